@@ -1,0 +1,829 @@
+/* config.c: reading rtschedd.conf and its drop-in directory with inih.
+ *
+ * inih does the INI grammar; a line-counting reader in front of it checks
+ * each line's shape and tracks sections, so every error names file:line, and
+ * the handler hands each key to a typed parser with a range. Nothing here
+ * touches the running configuration: config_load() builds a fresh struct. */
+#include "autoconfig.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <glob.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../common/cpulist.h"
+#include "../common/log.h"
+#include "../common/policy.h"
+#include "config.h"
+
+#define DEFAULT_SOCKET RUNDIR "/control"
+
+enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_BAD };
+
+enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK,
+		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_N };
+static const char *const daemon_keys[D_N] = {
+	"socket", "policy", "priority", "nice", "cpus", "reset-on-fork",
+	"max-priority", "log-level", "admin-group", "rate-limit", "rate-burst",
+};
+
+/* A rule's keys are the sched_spec keys of [daemon], in the same order. */
+enum rule_key { R_POLICY, R_PRIORITY, R_NICE, R_CPUS, R_RESET_ON_FORK, R_N };
+static const char *const rule_keys[R_N] = { "policy", "priority", "nice", "cpus", "reset-on-fork" };
+
+enum principal_key { P_MAX_PRIORITY, P_POLICIES, P_MAX_THREADS, P_CPUS, P_N };
+static const char *const principal_keys[P_N] = { "max-priority", "policies", "max-threads", "cpus" };
+
+struct parse_ctx {
+	struct config *c;
+	FILE *errors;
+	FILE *in;
+	const char *file;
+	short file_idx;
+	unsigned line;
+	int nerr;
+	char *buf;
+	size_t cap;
+	enum section_kind kind;
+	size_t idx;                       /* rule or principal index */
+	char (*seen)[CONFIG_NAME_MAX * 2]; /* sections met in this file */
+	unsigned *seen_line;
+	size_t n_seen;
+	cpu_set_t present;
+};
+
+/* Record one error; the message already says what to do. */
+__attribute__((format(printf, 3, 4)))
+static void perr(struct parse_ctx *ctx, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(ctx->errors, "%s:%u: ", ctx->file, ctx->line);
+	if (key)
+		fprintf(ctx->errors, "%s: ", key);
+	va_start(ap, fmt);
+	vfprintf(ctx->errors, fmt, ap);
+	va_end(ap);
+	fputc('\n', ctx->errors);
+	ctx->nerr++;
+}
+
+static void origin_reset(struct key_origin *o)
+{
+	for (int i = 0; i < CONFIG_KEYS_MAX; i++) {
+		o->file[i] = CONFIG_ORIGIN_DEFAULT;
+		o->line[i] = 0;
+	}
+}
+
+static bool origin_set(const struct key_origin *o, int key)
+{
+	return o->file[key] != CONFIG_ORIGIN_DEFAULT;
+}
+
+/* Strict integer: the whole string, base 10, within [min, max]. */
+static int parse_long(const char *v, long min, long max, long *out)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (end == v || *end != '\0')
+		return -EINVAL;
+	if (errno == ERANGE || n < min || n > max)
+		return -ERANGE;
+	*out = n;
+	return 0;
+}
+
+/* A key that takes an integer: message names the range on failure. */
+static bool key_int(struct parse_ctx *ctx, const char *key, const char *v, long min, long max, int *out)
+{
+	long n;
+	int r = parse_long(v, min, max, &n);
+
+	if (r == -EINVAL)
+		perr(ctx, key, "'%s' is not a whole number; use a value in %ld..%ld", v, min, max);
+	else if (r < 0)
+		perr(ctx, key, "%s is out of range; use a value in %ld..%ld", v, min, max);
+	else
+		*out = (int)n;
+	return r == 0;
+}
+
+/* yes/no/true/false/on/off/1/0, as systemd spells booleans. */
+static bool key_bool(struct parse_ctx *ctx, const char *key, const char *v, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(v, yes[i]) == 0) {
+			*out = true;
+			return true;
+		}
+		if (strcasecmp(v, no[i]) == 0) {
+			*out = false;
+			return true;
+		}
+	}
+	perr(ctx, key, "'%s' is not a boolean; use yes or no", v);
+	return false;
+}
+
+static bool key_policy(struct parse_ctx *ctx, const char *key, const char *v, int *out)
+{
+	int p = policy_from_string(v);
+
+	if (p < 0) {
+		perr(ctx, key, "unknown policy '%s'; use one of %s", v, policy_names());
+		return false;
+	}
+	*out = p;
+	return true;
+}
+
+static bool key_cpus(struct parse_ctx *ctx, const char *key, const char *v, cpu_set_t *out)
+{
+	const char *bad = NULL;
+	cpu_set_t missing;
+	char have[256], miss[256];
+	int r = cpulist_parse(v, out, &bad);
+
+	if (r < 0) {
+		perr(ctx, key, "bad CPU list '%s' at '%s'; use the kernel's syntax, e.g. 0-3,6", v,
+		     bad ? bad : v);
+		return false;
+	}
+	if (CPU_COUNT(out) == 0) {
+		perr(ctx, key, "empty CPU list; name at least one CPU");
+		return false;
+	}
+	if (cpulist_missing(out, &ctx->present, &missing) > 0) {
+		cpulist_format(&missing, miss, sizeof(miss));
+		cpulist_format(&ctx->present, have, sizeof(have));
+		perr(ctx, key, "CPU %s does not exist on this machine; present CPUs are %s", miss, have);
+		return false;
+	}
+	return true;
+}
+
+static bool key_name(struct parse_ctx *ctx, const char *key, const char *v, char *out, size_t len)
+{
+	if (strlen(v) >= len) {
+		perr(ctx, key, "value is longer than %zu characters", len - 1);
+		return false;
+	}
+	strcpy(out, v);
+	return true;
+}
+
+/* Look a key up in a section's key list; -1 if the section has no such key. */
+static int key_index(const char *const *keys, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(keys[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* Refuse a key given twice in one file; a later file overrides an earlier one. */
+static bool key_claim(struct parse_ctx *ctx, struct key_origin *o, int k, const char *name)
+{
+	if (o->file[k] == ctx->file_idx) {
+		perr(ctx, name, "duplicate key (first set at line %u); remove one of them",
+		     o->line[k]);
+		return false;
+	}
+	o->file[k] = ctx->file_idx;
+	o->line[k] = ctx->line;
+	return true;
+}
+
+/* Keys shared by [daemon] (default spec) and [rule NAME]; k is a rule_key. */
+static bool spec_key(struct parse_ctx *ctx, struct sched_spec *s, int k, const char *name, const char *v)
+{
+	switch (k) {
+	case R_POLICY:
+		return key_policy(ctx, name, v, &s->policy);
+	case R_PRIORITY:
+		return key_int(ctx, name, v, 0, 99, &s->priority);
+	case R_NICE:
+		return key_int(ctx, name, v, -20, 19, &s->nice);
+	case R_CPUS:
+		return (s->has_cpus = key_cpus(ctx, name, v, &s->cpus));
+	case R_RESET_ON_FORK:
+		return key_bool(ctx, name, v, &s->reset_on_fork);
+	}
+	return false;
+}
+
+/* Report an unknown key with the list of keys the section does take. */
+static void unknown_key(struct parse_ctx *ctx, const char *name, const char *const *keys, int n)
+{
+	char list[512] = "";
+	size_t off = 0;
+
+	for (int i = 0; i < n && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "", keys[i]);
+	perr(ctx, name, "unknown key in this section; valid keys are: %s", list);
+}
+
+static int daemon_key(struct parse_ctx *ctx, const char *name, const char *v)
+{
+	struct config *c = ctx->c;
+	int k = key_index(daemon_keys, D_N, name);
+	int lvl;
+
+	if (k < 0) {
+		unknown_key(ctx, name, daemon_keys, D_N);
+		return 0;
+	}
+	if (!key_claim(ctx, &c->origin, k, name))
+		return 0;
+	switch (k) {
+	case D_SOCKET:
+		if (v[0] != '/') {
+			perr(ctx, name, "'%s' is not an absolute path", v);
+			return 0;
+		}
+		return key_name(ctx, name, v, c->socket_path, sizeof(c->socket_path));
+	case D_POLICY: case D_PRIORITY: case D_NICE: case D_CPUS: case D_RESET_ON_FORK:
+		return spec_key(ctx, &c->dflt, k - D_POLICY, name, v);
+	case D_MAX_PRIORITY:
+		return key_int(ctx, name, v, 1, 99, &c->max_priority);
+	case D_LOG_LEVEL:
+		lvl = log_level_from_string(v);
+		if (lvl < 0) {
+			perr(ctx, name, "unknown level '%s'; use err, warning, notice, info or debug", v);
+			return 0;
+		}
+		c->log_level = lvl;
+		return 1;
+	case D_ADMIN_GROUP:
+		return key_name(ctx, name, v, c->admin_group, sizeof(c->admin_group));
+	case D_RATE_LIMIT:
+		return key_int(ctx, name, v, 0, 1000000, (int *)&c->rate_limit);
+	case D_RATE_BURST:
+		return key_int(ctx, name, v, 1, 1000000, (int *)&c->rate_burst);
+	}
+	return 0;
+}
+
+static int rule_key(struct parse_ctx *ctx, const char *name, const char *v)
+{
+	struct rule *r = &ctx->c->rules[ctx->idx];
+	int k = key_index(rule_keys, R_N, name);
+
+	if (k < 0) {
+		unknown_key(ctx, name, rule_keys, R_N);
+		return 0;
+	}
+	if (!key_claim(ctx, &r->origin, k, name))
+		return 0;
+	return spec_key(ctx, &r->spec, k, name, v);
+}
+
+static int principal_key(struct parse_ctx *ctx, const char *name, const char *v)
+{
+	struct principal *p = &ctx->c->principals[ctx->idx];
+	int k = key_index(principal_keys, P_N, name);
+	int r;
+
+	if (k < 0) {
+		unknown_key(ctx, name, principal_keys, P_N);
+		return 0;
+	}
+	if (!key_claim(ctx, &p->origin, k, name))
+		return 0;
+	switch (k) {
+	case P_MAX_PRIORITY:
+		return key_int(ctx, name, v, 0, 99, &p->max_priority);
+	case P_POLICIES:
+		r = policy_mask_from_string(v, &p->policies);
+		if (r < 0)
+			perr(ctx, name, "bad policy list '%s'; use a comma-separated list of %s", v,
+			     policy_names());
+		return r == 0;
+	case P_MAX_THREADS:
+		return key_int(ctx, name, v, 0, 1000000, &p->max_threads);
+	case P_CPUS:
+		return (p->has_cpus = key_cpus(ctx, name, v, &p->cpus));
+	}
+	return 0;
+}
+
+/* inih handler: the reader has already set ctx->kind for the current section. */
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_ctx *ctx = user;
+
+	switch (ctx->kind) {
+	case SEC_NONE:
+		perr(ctx, name, "key outside any section; put it under [daemon] or [rule NAME]");
+		return 0;
+	case SEC_BAD:
+		return 1; /* the section header was already reported */
+	case SEC_DAEMON:
+		return daemon_key(ctx, name, value);
+	case SEC_RULE:
+		return rule_key(ctx, name, value);
+	case SEC_USER:
+	case SEC_GROUP:
+		return principal_key(ctx, name, value);
+	}
+	return 0;
+}
+
+/* Names of rules, users and groups: what a shell and the protocol can carry. */
+static bool valid_name(const char *s, bool allow_star)
+{
+	if (allow_star && strcmp(s, "*") == 0)
+		return true;
+	if (!*s || strlen(s) >= CONFIG_NAME_MAX)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("_.-", *s))
+			return false;
+	return true;
+}
+
+/* Find or add the rule/user/group section `name`; sections from a later file
+ * with the same name override key by key, as systemd drop-ins do. */
+static int section_open(struct parse_ctx *ctx, enum section_kind kind, const char *name)
+{
+	struct config *c = ctx->c;
+
+	if (kind == SEC_RULE) {
+		for (size_t i = 0; i < c->n_rules; i++)
+			if (strcmp(c->rules[i].name, name) == 0) {
+				ctx->idx = i;
+				return 0;
+			}
+		struct rule *n = realloc(c->rules, (c->n_rules + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->rules = n;
+		memset(&n[c->n_rules], 0, sizeof(*n));
+		strcpy(n[c->n_rules].name, name);
+		origin_reset(&n[c->n_rules].origin);
+		n[c->n_rules].file = ctx->file_idx;
+		n[c->n_rules].line = ctx->line;
+		ctx->idx = c->n_rules++;
+		return 0;
+	}
+	bool group = kind == SEC_GROUP;
+	for (size_t i = 0; i < c->n_principals; i++)
+		if (c->principals[i].is_group == group && strcmp(c->principals[i].name, name) == 0) {
+			ctx->idx = i;
+			return 0;
+		}
+	struct principal *p = realloc(c->principals, (c->n_principals + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	c->principals = p;
+	p += c->n_principals;
+	memset(p, 0, sizeof(*p));
+	strcpy(p->name, name);
+	p->is_group = group;
+	p->max_priority = -1;
+	p->max_threads = -1;
+	origin_reset(&p->origin);
+	p->file = ctx->file_idx;
+	p->line = ctx->line;
+	ctx->idx = c->n_principals++;
+	return 0;
+}
+
+/* A section header line "[...]" (already trimmed): classify it, refuse
+ * duplicates within one file, and make it current. */
+static void section_header(struct parse_ctx *ctx, char *hdr)
+{
+	char kind_s[16], name[CONFIG_NAME_MAX * 2] = "", extra[2];
+	size_t len = strlen(hdr);
+	int n;
+
+	ctx->kind = SEC_BAD;
+	if (hdr[len - 1] != ']') {
+		perr(ctx, NULL, "section header '%s' has no closing ']'", hdr);
+		return;
+	}
+	hdr[len - 1] = '\0';
+	n = sscanf(hdr + 1, "%15s %127s %1s", kind_s, name, extra);
+	for (size_t i = 0; i < ctx->n_seen; i++)
+		if (strcmp(ctx->seen[i], hdr + 1) == 0) {
+			perr(ctx, NULL, "duplicate section [%s] (first at line %u); merge them into one",
+			     hdr + 1, ctx->seen_line[i]);
+			return;
+		}
+	void *s = realloc(ctx->seen, (ctx->n_seen + 1) * sizeof(*ctx->seen));
+	void *l = s ? realloc(ctx->seen_line, (ctx->n_seen + 1) * sizeof(unsigned)) : NULL;
+	if (!s || !l) {
+		if (s)
+			ctx->seen = s;
+		perr(ctx, NULL, "out of memory");
+		return;
+	}
+	ctx->seen = s;
+	ctx->seen_line = l;
+	snprintf(ctx->seen[ctx->n_seen], sizeof(ctx->seen[0]), "%s", hdr + 1);
+	ctx->seen_line[ctx->n_seen++] = ctx->line;
+
+	enum section_kind kind = SEC_BAD;
+	if (n == 1 && strcmp(kind_s, "daemon") == 0)
+		kind = SEC_DAEMON;
+	else if (n == 2 && strcmp(kind_s, "rule") == 0)
+		kind = SEC_RULE;
+	else if (n == 2 && strcmp(kind_s, "user") == 0)
+		kind = SEC_USER;
+	else if (n == 2 && strcmp(kind_s, "group") == 0)
+		kind = SEC_GROUP;
+	if (kind == SEC_BAD) {
+		perr(ctx, NULL, "unknown section [%s]; use [daemon], [rule NAME], [user NAME] or [group NAME]",
+		     hdr + 1);
+		return;
+	}
+	if (kind != SEC_DAEMON && !valid_name(name, kind == SEC_USER)) {
+		perr(ctx, NULL, "bad name '%s' in [%s]; use up to %d letters, digits, '_', '.' or '-'",
+		     name, hdr + 1, CONFIG_NAME_MAX - 1);
+		return;
+	}
+	if (kind != SEC_DAEMON && section_open(ctx, kind, name) < 0) {
+		perr(ctx, NULL, "out of memory");
+		return;
+	}
+	ctx->kind = kind;
+}
+
+/* inih reader: one line per call, counted, checked for shape before inih sees
+ * it. Bad lines are reported here and replaced by a comment. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parse_ctx *ctx = stream;
+	ssize_t n = getline(&ctx->buf, &ctx->cap, ctx->in);
+	char *p, *end;
+
+	if (n < 0)
+		return NULL;
+	ctx->line++;
+	if (memchr(ctx->buf, '\0', (size_t)n)) {
+		perr(ctx, NULL, "binary data (a NUL byte); this is not a text config file");
+		goto skip;
+	}
+	if (n >= num - 2) {
+		perr(ctx, NULL, "line longer than %d characters", num - 3);
+		goto skip;
+	}
+	for (p = ctx->buf; isspace((unsigned char)*p); p++)
+		;
+	for (end = ctx->buf + n; end > p && isspace((unsigned char)end[-1]); end--)
+		;
+	*end = '\0';
+	if (*p == '\0' || *p == '#' || *p == ';')
+		goto skip;
+	if (*p == '[') {
+		section_header(ctx, p);
+		goto skip;
+	}
+	if (!strchr(p, '=')) {
+		perr(ctx, NULL, "expected 'key = value', got '%s'", p);
+		goto skip;
+	}
+	snprintf(str, (size_t)num, "%s\n", p);
+	return str;
+skip:
+	snprintf(str, (size_t)num, "#\n");
+	return str;
+}
+
+/* Parse one file into ctx->c. */
+static int parse_file(struct parse_ctx *ctx, const char *path)
+{
+	struct config *c = ctx->c;
+	char **files;
+	int r;
+
+	ctx->in = fopen(path, "re");
+	if (!ctx->in)
+		return -errno;
+	files = realloc(c->files, (c->n_files + 1) * sizeof(*files));
+	if (!files || !(files[c->n_files] = strdup(path))) {
+		if (files)
+			c->files = files;
+		fclose(ctx->in);
+		return -ENOMEM;
+	}
+	c->files = files;
+	ctx->file = c->files[c->n_files];
+	ctx->file_idx = (short)c->n_files++;
+	ctx->line = 0;
+	ctx->kind = SEC_NONE;
+	ctx->n_seen = 0;
+	r = ini_parse_stream(read_line, ctx, on_key, ctx);
+	fclose(ctx->in);
+	ctx->in = NULL;
+	/* inih reports the first bad line; ours are already reported with reasons. */
+	if (r > 0 && ctx->nerr == 0) {
+		ctx->line = (unsigned)r;
+		perr(ctx, NULL, "syntax error");
+	}
+	return r < 0 ? -EIO : 0;
+}
+
+int config_dropin_dir(const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path);
+	int w;
+
+	if (n > 5 && strcmp(path + n - 5, ".conf") == 0)
+		n -= 5;
+	w = snprintf(buf, len, "%.*s.d", (int)n, path);
+	return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The built-in values, used for whatever no file sets. */
+static void config_defaults(struct config *c)
+{
+	snprintf(c->socket_path, sizeof(c->socket_path), "%s", DEFAULT_SOCKET);
+	c->dflt.policy = SCHED_FIFO;
+	c->dflt.priority = 10;
+	c->dflt.reset_on_fork = true;
+	c->max_priority = 80;
+	c->log_level = LOG_LEVEL_INFO;
+	c->rate_limit = 50;
+	c->rate_burst = 100;
+	origin_reset(&c->origin);
+}
+
+int config_load(const char *path, bool required, struct config **ret, FILE *errors)
+{
+	struct parse_ctx ctx = { .errors = errors };
+	char dir[PATH_MAX], pattern[PATH_MAX + 8];
+	glob_t g = { 0 };
+	int r;
+
+	ctx.c = calloc(1, sizeof(*ctx.c));
+	if (!ctx.c)
+		return -ENOMEM;
+	config_defaults(ctx.c);
+	if ((r = cpulist_present(&ctx.present)) < 0)
+		goto out;
+
+	r = parse_file(&ctx, path);
+	if (r == -ENOENT && !required)
+		r = 0;
+	else if (r < 0) {
+		fprintf(errors, "%s: cannot read: %s\n", path, strerror(-r));
+		goto out;
+	}
+	/* Drop-ins in lexical (C locale) order: glob sorts with strcoll, and the
+	 * daemon runs in the C locale. */
+	if ((r = config_dropin_dir(path, dir, sizeof(dir))) < 0)
+		goto out;
+	snprintf(pattern, sizeof(pattern), "%s/*.conf", dir);
+	r = glob(pattern, GLOB_ERR, NULL, &g);
+	if (r != 0 && r != GLOB_NOMATCH && !(r == GLOB_ABORTED && errno == ENOENT)) {
+		fprintf(errors, "%s: cannot list drop-ins: %s\n", dir, strerror(errno));
+		r = -EIO;
+		goto out;
+	}
+	r = 0;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		if ((r = parse_file(&ctx, g.gl_pathv[i])) < 0) {
+			fprintf(errors, "%s: cannot read: %s\n", g.gl_pathv[i], strerror(-r));
+			goto out;
+		}
+	}
+	r = ctx.nerr ? -EINVAL : 0;
+out:
+	globfree(&g);
+	free(ctx.buf);
+	free(ctx.seen);
+	free(ctx.seen_line);
+	if (r < 0) {
+		config_free(ctx.c);
+		return r;
+	}
+	*ret = ctx.c;
+	return 0;
+}
+
+/* "file:line" of a key, or "built-in default". */
+static void origin_str(const struct config *c, const struct key_origin *o, int k, char *buf, size_t len)
+{
+	if (o->file[k] == CONFIG_ORIGIN_DEFAULT)
+		snprintf(buf, len, "built-in default");
+	else if (o->file[k] == CONFIG_ORIGIN_CMDLINE)
+		snprintf(buf, len, "command line");
+	else
+		snprintf(buf, len, "%s:%u", c->files[o->file[k]], o->line[k]);
+}
+
+/* Priority against policy and the global ceiling. `base` maps rule key
+ * numbers onto the section's own (the [daemon] spec keys start at D_POLICY);
+ * `where` names the section. */
+static int spec_validate(const struct config *c, struct sched_spec *s, const struct key_origin *o,
+			 int base, const char *where, FILE *errors)
+{
+	char at[PATH_MAX + 16];
+	int lo, hi;
+
+	if (policy_priority_range(s->policy, &lo, &hi) < 0)
+		return -EINVAL;
+	/* other, batch and idle have only priority 0: an unset priority means it. */
+	if (!origin_set(o, base + R_PRIORITY) && lo == 0)
+		s->priority = 0;
+	if (base == 0 && !origin_set(o, R_PRIORITY) && lo > 0) {
+		origin_str(c, o, base + R_POLICY, at, sizeof(at));
+		fprintf(errors, "%s: %s: policy %s needs a priority; add 'priority = N' (%d..%d)\n",
+			at, where, policy_to_string(s->policy), lo, hi);
+		return -EINVAL;
+	}
+	bool cmdline = o->file[base + R_PRIORITY] == CONFIG_ORIGIN_CMDLINE;
+	origin_str(c, o, base + R_PRIORITY, at, sizeof(at));
+	if (s->priority < lo || s->priority > hi) {
+		fprintf(errors, "%s: %s: priority %d is out of range for %s (%d..%d)%s\n", at, where,
+			s->priority, policy_to_string(s->policy), lo, hi,
+			lo == 0 ? "; other, batch and idle take priority 0 and use nice instead" : "");
+		return -EINVAL;
+	}
+	if (s->priority > c->max_priority) {
+		fprintf(errors, "%s: %s: priority %d is above max-priority %d; lower it or raise max-priority in [daemon]\n",
+			at, where, s->priority, c->max_priority);
+		return cmdline ? -EDOM : -EINVAL;
+	}
+	if (origin_set(o, base + R_NICE) && s->nice != 0 &&
+	    s->policy != SCHED_OTHER && s->policy != SCHED_BATCH) {
+		origin_str(c, o, base + R_NICE, at, sizeof(at));
+		fprintf(errors, "%s: %s: nice has no effect with policy %s; remove it or use policy other or batch\n",
+			at, where, policy_to_string(s->policy));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int config_validate(struct config *c, FILE *errors)
+{
+	char where[CONFIG_NAME_MAX + 16];
+	int r;
+
+	r = spec_validate(c, &c->dflt, &c->origin, D_POLICY, "[daemon]", errors);
+	for (size_t i = 0; i < c->n_rules; i++) {
+		struct rule *rl = &c->rules[i];
+
+		snprintf(where, sizeof(where), "[rule %s]", rl->name);
+		if (!origin_set(&rl->origin, R_POLICY)) {
+			fprintf(errors, "%s:%u: %s: no policy; add 'policy = fifo' (or rr, other, batch, idle)\n",
+				c->files[rl->file], rl->line, where);
+			r = -EINVAL;
+			continue;
+		}
+		if (!origin_set(&rl->origin, R_RESET_ON_FORK)) {
+			rl->spec.reset_on_fork = c->dflt.reset_on_fork;
+			rl->origin.file[R_RESET_ON_FORK] = c->origin.file[D_RESET_ON_FORK];
+			rl->origin.line[R_RESET_ON_FORK] = c->origin.line[D_RESET_ON_FORK];
+		}
+		if (spec_validate(c, &rl->spec, &rl->origin, 0, where, errors) < 0)
+			r = -EINVAL;
+	}
+	return r;
+}
+
+/* Print one "key = value  # origin" line. */
+static void print_kv(const struct config *c, FILE *f, const struct key_origin *o, int k,
+		     const char *key, const char *value)
+{
+	char at[PATH_MAX + 16];
+
+	origin_str(c, o, k, at, sizeof(at));
+	fprintf(f, "%-14s = %-24s # %s\n", key, value, at);
+}
+
+/* The spec keys of [daemon] or a rule, from `base` in the section's key numbers. */
+static void print_spec(const struct config *c, FILE *f, const struct sched_spec *s,
+		       const struct key_origin *o, int base)
+{
+	char buf[256];
+
+	print_kv(c, f, o, base + R_POLICY, "policy", policy_to_string(s->policy));
+	snprintf(buf, sizeof(buf), "%d", s->priority);
+	print_kv(c, f, o, base + R_PRIORITY, "priority", buf);
+	if (s->policy == SCHED_OTHER || s->policy == SCHED_BATCH) {
+		snprintf(buf, sizeof(buf), "%d", s->nice);
+		print_kv(c, f, o, base + R_NICE, "nice", buf);
+	}
+	if (s->has_cpus)
+		cpulist_format(&s->cpus, buf, sizeof(buf));
+	else
+		snprintf(buf, sizeof(buf), "(unchanged)");
+	if (s->has_cpus)
+		print_kv(c, f, o, base + R_CPUS, "cpus", buf);
+	else
+		fprintf(f, "# cpus: not set, affinity is left as the thread has it\n");
+	print_kv(c, f, o, base + R_RESET_ON_FORK, "reset-on-fork", s->reset_on_fork ? "yes" : "no");
+}
+
+void config_print(const struct config *c, FILE *f)
+{
+	char buf[256];
+
+	fprintf(f, "# rtschedd effective configuration, read from:\n");
+	for (size_t i = 0; i < c->n_files; i++)
+		fprintf(f, "#   %s\n", c->files[i]);
+	if (c->n_files == 0)
+		fprintf(f, "#   (no file: built-in defaults)\n");
+	fprintf(f, "\n[daemon]\n");
+	print_kv(c, f, &c->origin, D_SOCKET, "socket", c->socket_path);
+	print_spec(c, f, &c->dflt, &c->origin, D_POLICY);
+	snprintf(buf, sizeof(buf), "%d", c->max_priority);
+	print_kv(c, f, &c->origin, D_MAX_PRIORITY, "max-priority", buf);
+	print_kv(c, f, &c->origin, D_LOG_LEVEL, "log-level", log_level_to_string(c->log_level));
+	if (c->admin_group[0])
+		print_kv(c, f, &c->origin, D_ADMIN_GROUP, "admin-group", c->admin_group);
+	snprintf(buf, sizeof(buf), "%u", c->rate_limit);
+	print_kv(c, f, &c->origin, D_RATE_LIMIT, "rate-limit", buf);
+	snprintf(buf, sizeof(buf), "%u", c->rate_burst);
+	print_kv(c, f, &c->origin, D_RATE_BURST, "rate-burst", buf);
+
+	for (size_t i = 0; i < c->n_rules; i++) {
+		fprintf(f, "\n[rule %s]\n", c->rules[i].name);
+		print_spec(c, f, &c->rules[i].spec, &c->rules[i].origin, 0);
+	}
+	for (size_t i = 0; i < c->n_principals; i++) {
+		const struct principal *p = &c->principals[i];
+
+		fprintf(f, "\n[%s %s]\n", p->is_group ? "group" : "user", p->name);
+		if (p->max_priority >= 0) {
+			snprintf(buf, sizeof(buf), "%d", p->max_priority);
+			print_kv(c, f, &p->origin, P_MAX_PRIORITY, "max-priority", buf);
+		}
+		if (p->policies) {
+			policy_mask_to_string(p->policies, buf, sizeof(buf));
+			print_kv(c, f, &p->origin, P_POLICIES, "policies", buf);
+		}
+		if (p->max_threads >= 0) {
+			snprintf(buf, sizeof(buf), "%d", p->max_threads);
+			print_kv(c, f, &p->origin, P_MAX_THREADS, "max-threads", buf);
+		}
+		if (p->has_cpus) {
+			cpulist_format(&p->cpus, buf, sizeof(buf));
+			print_kv(c, f, &p->origin, P_CPUS, "cpus", buf);
+		}
+	}
+}
+
+void config_override_default(struct config *c, int policy, int priority)
+{
+	c->dflt.policy = policy;
+	c->dflt.priority = priority;
+	c->origin.file[D_POLICY] = c->origin.file[D_PRIORITY] = CONFIG_ORIGIN_CMDLINE;
+}
+
+int config_override_socket(struct config *c, const char *path)
+{
+	if (strlen(path) >= sizeof(c->socket_path))
+		return -ENAMETOOLONG;
+	strcpy(c->socket_path, path);
+	c->origin.file[D_SOCKET] = CONFIG_ORIGIN_CMDLINE;
+	return 0;
+}
+
+void config_override_log_level(struct config *c, int level)
+{
+	c->log_level = level;
+	c->origin.file[D_LOG_LEVEL] = CONFIG_ORIGIN_CMDLINE;
+}
+
+const struct rule *config_find_rule(const struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_rules; i++)
+		if (strcmp(c->rules[i].name, name) == 0)
+			return &c->rules[i];
+	return NULL;
+}
+
+const struct principal *config_find_principal(const struct config *c, const char *name, bool group)
+{
+	for (size_t i = 0; i < c->n_principals; i++)
+		if (c->principals[i].is_group == group && strcmp(c->principals[i].name, name) == 0)
+			return &c->principals[i];
+	return NULL;
+}
+
+void config_free(struct config *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_files; i++)
+		free(c->files[i]);
+	free(c->files);
+	free(c->rules);
+	free(c->principals);
+	free(c);
+}

@@ -1,0 +1,101 @@
+/* config.h: rtschedd.conf and its drop-ins, read with inih into a fresh
+ * struct config that is validated before it replaces the running one. */
+#ifndef RTSCHED_CONFIG_H
+#define RTSCHED_CONFIG_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/un.h>
+
+#define CONFIG_NAME_MAX 64
+#define CONFIG_SOCKET_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
+#define CONFIG_KEYS_MAX 16
+#define CONFIG_ORIGIN_DEFAULT (-1)
+#define CONFIG_ORIGIN_CMDLINE (-2)
+
+/* What a thread gets: the [daemon] default or one [rule NAME]. */
+struct sched_spec {
+	int policy;
+	int priority;
+	int nice;
+	bool reset_on_fork;
+	bool has_cpus;
+	cpu_set_t cpus;
+};
+
+/* Where each key of one section was set, to refuse duplicates and to say
+ * where an effective value came from. */
+struct key_origin {
+	short file[CONFIG_KEYS_MAX]; /* index into config.files, or CONFIG_ORIGIN_* */
+	unsigned line[CONFIG_KEYS_MAX];
+};
+
+/* [rule NAME]: a role a thread can ask for. */
+struct rule {
+	char name[CONFIG_NAME_MAX];
+	struct sched_spec spec;
+	struct key_origin origin;
+	short file;
+	unsigned line;
+};
+
+/* [user NAME] / [group NAME]: what a non-root client may ask for.
+ * [user *] holds the defaults for every non-root user. */
+struct principal {
+	char name[CONFIG_NAME_MAX];
+	bool is_group;
+	int max_priority;     /* -1: not set here */
+	unsigned policies;    /* mask of 1 << SCHED_*, 0: not set here */
+	int max_threads;      /* -1: not set here */
+	bool has_cpus;
+	cpu_set_t cpus;
+	struct key_origin origin;
+	short file;
+	unsigned line;
+};
+
+struct config {
+	char socket_path[CONFIG_SOCKET_MAX];
+	struct sched_spec dflt;
+	int max_priority;
+	int log_level;
+	char admin_group[CONFIG_NAME_MAX];
+	unsigned rate_limit;  /* requests per second per uid, 0 = off */
+	unsigned rate_burst;
+	struct key_origin origin;
+
+	struct rule *rules;
+	size_t n_rules;
+	struct principal *principals;
+	size_t n_principals;
+
+	char **files;         /* every file read, in order */
+	size_t n_files;
+};
+
+/* The drop-in directory that belongs to a main config path:
+ * "/etc/rtschedd.conf" -> "/etc/rtschedd.d". */
+int config_dropin_dir(const char *path, char *buf, size_t len);
+/* Read `path` and its drop-ins into a new config. Problems go to `errors`,
+ * one "file:line: key: message" line each. A missing `path` is an error only
+ * when `required`. Returns 0, -EINVAL when any error was written, or -errno.
+ * The result still needs config_validate(), after any overrides. */
+int config_load(const char *path, bool required, struct config **ret, FILE *errors);
+/* Command-line overrides: they win over every file, and say so when printed. */
+void config_override_default(struct config *c, int policy, int priority);
+int config_override_socket(struct config *c, const char *path);
+void config_override_log_level(struct config *c, int level);
+/* Check cross-key rules (priority against policy and max-priority, ...).
+ * Returns 0, -EINVAL, or -EDOM when a command-line value is what fails. */
+int config_validate(struct config *c, FILE *errors);
+/* Print the effective configuration as a loadable file with each value's origin. */
+void config_print(const struct config *c, FILE *f);
+/* The rule called `name`, or NULL. */
+const struct rule *config_find_rule(const struct config *c, const char *name);
+/* The [user NAME] or [group NAME] section, or NULL. */
+const struct principal *config_find_principal(const struct config *c, const char *name, bool group);
+/* Free a config from config_load(); NULL is fine. */
+void config_free(struct config *c);
+
+#endif

@@ -1,0 +1,42 @@
+/* daemon.h: the daemon object: its event loop, configuration and the
+ * command-line overrides that every reload keeps. */
+#ifndef RTSCHED_DAEMON_H
+#define RTSCHED_DAEMON_H
+
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+
+/* Exit codes, documented in rtschedd(8). */
+enum {
+	EXIT_OK = 0,
+	EXIT_CONFIG = 1,   /* the configuration is invalid */
+	EXIT_USAGE = 64,   /* EX_USAGE: bad command line */
+	EXIT_OSERR = 71,   /* EX_OSERR: the event loop or socket could not be set up */
+};
+
+/* What the command line says, applied on top of every configuration loaded. */
+struct overrides {
+	bool has_sched;
+	int policy;
+	int priority;
+	const char *socket;
+	int log_level; /* -1: not given */
+};
+
+struct daemon;
+
+/* Command-line overrides onto a freshly loaded config, then validation. */
+int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors);
+/* Load, override and validate the config at `path`; errors are logged. */
+int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret);
+/* Create the daemon around a loaded config (ownership moves to it). */
+int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
+	       const struct overrides *o, struct config *c);
+/* Run until SIGTERM/SIGINT; returns an exit code. */
+int daemon_run(struct daemon *d);
+/* Tear everything down in reverse order of set-up; NULL is fine. */
+void daemon_free(struct daemon *d);
+
+#endif

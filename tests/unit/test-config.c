@@ -1,0 +1,360 @@
+/* test-config.c: every class of config error names file:line and the key;
+ * drop-ins are read in lexical order and later files win. */
+#include "autoconfig.h"
+
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/config.h"
+
+static char dir[PATH_MAX];
+static char main_path[PATH_MAX + 32];
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+	fclose(f);
+}
+
+static void setup(void)
+{
+	char d[PATH_MAX + 16];
+
+	snprintf(dir, sizeof(dir), "/tmp/rtschedd-test-config.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(main_path, sizeof(main_path), "%s/rtschedd.conf", dir);
+	snprintf(d, sizeof(d), "%s/rtschedd.d", dir);
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void dropin(const char *name, const char *text)
+{
+	char p[PATH_MAX * 2];
+
+	snprintf(p, sizeof(p), "%s/rtschedd.d/%s", dir, name);
+	write_file(p, text, strlen(text));
+}
+
+/* Load and validate; returns the error text (caller frees) and sets *r. */
+static char *load(const char *text, struct config **c, int *r)
+{
+	char *err = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&err, &len);
+
+	if (text)
+		write_file(main_path, text, strlen(text));
+	*c = NULL;
+	*r = config_load(main_path, true, c, f);
+	if (*r == 0) {
+		*r = config_validate(*c, f);
+		if (*r < 0) {
+			config_free(*c);
+			*c = NULL;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+/* The text must fail and its error must contain each of the needles. */
+static void expect_error(const char *text, const char *n1, const char *n2)
+{
+	struct config *c;
+	int r;
+	char *err = load(text, &c, &r);
+
+	ck_assert_msg(r < 0, "accepted: %s", text);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(err, n1), "'%s' not in: %s", n1, err);
+	if (n2)
+		ck_assert_msg(strstr(err, n2), "'%s' not in: %s", n2, err);
+	free(err);
+}
+
+static struct config *expect_ok(const char *text)
+{
+	struct config *c;
+	int r;
+	char *err = load(text, &c, &r);
+
+	ck_assert_msg(r == 0, "rejected: %s", err);
+	ck_assert_str_eq(err, "");
+	free(err);
+	return c;
+}
+
+START_TEST(test_shipped_config)
+{
+	struct config *c;
+	char *err = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&err, &len);
+
+	ck_assert_int_eq(config_load(TOP_SRCDIR "/conf/rtschedd.conf", true, &c, f), 0);
+	ck_assert_int_eq(config_validate(c, f), 0);
+	fclose(f);
+	ck_assert_str_eq(err, "");
+	ck_assert_int_eq(c->dflt.policy, SCHED_FIFO);
+	ck_assert_int_eq(c->dflt.priority, 10);
+	ck_assert_ptr_nonnull(config_find_rule(c, "audio"));
+	ck_assert_ptr_nonnull(config_find_principal(c, "*", false));
+	free(err);
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_unknown_key)
+{
+	char want[PATH_MAX + 64];
+
+	snprintf(want, sizeof(want), "%s:3: prority: unknown key", main_path);
+	expect_error("[daemon]\npolicy = fifo\nprority = 5\n", want, "valid keys are");
+	snprintf(want, sizeof(want), "%s:2: cpu: unknown key", main_path);
+	expect_error("[rule a]\ncpu = 1\npolicy = rr\npriority = 3\n", want, NULL);
+}
+END_TEST
+
+START_TEST(test_duplicates)
+{
+	expect_error("[daemon]\npriority = 5\npriority = 6\n", ":3: priority: duplicate key",
+		     "first set at line 2");
+	expect_error("[rule a]\npolicy = rr\npriority = 1\n[daemon]\n[rule a]\n",
+		     ":5: duplicate section [rule a]", "first at line 1");
+}
+END_TEST
+
+START_TEST(test_ranges_and_types)
+{
+	expect_error("[daemon]\nmax-priority = 100\n", ":2: max-priority: 100 is out of range", "1..99");
+	expect_error("[daemon]\nmax-priority = 0\n", "out of range", NULL);
+	expect_error("[daemon]\nmax-priority = 99999999999999999999\n", "out of range", NULL);
+	expect_error("[daemon]\nmax-priority = ten\n", "'ten' is not a whole number", NULL);
+	expect_error("[daemon]\nmax-priority = 5x\n", "not a whole number", NULL);
+	expect_error("[rule a]\npolicy = fifo\npriority = 5\nnice = -21\n", ":4: nice:", "-20..19");
+	expect_error("[daemon]\npolicy = deadline\n", ":2: policy: unknown policy 'deadline'", NULL);
+	expect_error("[daemon]\nreset-on-fork = maybe\n", "not a boolean", NULL);
+	expect_error("[daemon]\nlog-level = loud\n", ":2: log-level: unknown level", NULL);
+	expect_error("[daemon]\nsocket = relative/path\n", "not an absolute path", NULL);
+	expect_error("[daemon]\nrate-burst = 0\n", ":2: rate-burst:", NULL);
+	expect_error("[user bob]\npolicies = fifo,warp\n", ":2: policies: bad policy list", NULL);
+}
+END_TEST
+
+START_TEST(test_cpus)
+{
+	expect_error("[daemon]\ncpus = 0-\n", ":2: cpus: bad CPU list", NULL);
+	expect_error("[daemon]\ncpus = 1000\n", ":2: cpus: CPU 1000 does not exist", "present CPUs");
+	expect_error("[daemon]\ncpus = 5000\n", "bad CPU list", NULL);
+	struct config *c = expect_ok("[daemon]\ncpus = 0\n");
+	ck_assert(c->dflt.has_cpus);
+	ck_assert(CPU_ISSET(0, &c->dflt.cpus));
+	ck_assert_int_eq(CPU_COUNT(&c->dflt.cpus), 1);
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_structure)
+{
+	expect_error("policy = fifo\n", ":1: policy: key outside any section", NULL);
+	expect_error("[daemon]\njust words\n", ":2: expected 'key = value'", NULL);
+	expect_error("[daemon\npolicy = rr\n", ":1: section header '[daemon' has no closing", NULL);
+	expect_error("[rules a]\n", ":1: unknown section [rules a]", NULL);
+	expect_error("[rule]\n", "unknown section [rule]", NULL);
+	expect_error("[rule a b]\n", "unknown section", NULL);
+	expect_error("[rule a/b]\npolicy = rr\n", "bad name 'a/b'", NULL);
+	expect_error("[user *]\nmax-threads = -1\n", ":2: max-threads:", NULL);
+}
+END_TEST
+
+START_TEST(test_binary_and_long)
+{
+	struct config *c;
+	char *err;
+	int r;
+	char longline[400];
+
+	write_file(main_path, "[daemon]\npolicy = fi\0fo\n", 24);
+	err = load(NULL, &c, &r);
+	ck_assert_int_lt(r, 0);
+	ck_assert_msg(strstr(err, ":2: binary data"), "%s", err);
+	free(err);
+
+	memset(longline, 'x', sizeof(longline));
+	memcpy(longline, "[daemon]\nsocket = /", 19);
+	longline[sizeof(longline) - 1] = '\0';
+	expect_error(longline, ":2: line longer than", NULL);
+}
+END_TEST
+
+START_TEST(test_cross_key_rules)
+{
+	expect_error("[rule a]\npriority = 5\n", ":1: [rule a]: no policy", NULL);
+	expect_error("[rule a]\npolicy = fifo\n", ":2: [rule a]: policy fifo needs a priority", "1..99");
+	expect_error("[rule a]\npolicy = other\npriority = 5\n", ":3: [rule a]: priority 5 is out of range for other",
+		     "use nice instead");
+	expect_error("[daemon]\nmax-priority = 40\n[rule a]\npolicy = rr\npriority = 50\n",
+		     ":5: [rule a]: priority 50 is above max-priority 40", NULL);
+	expect_error("[rule a]\npolicy = fifo\npriority = 5\nnice = 3\n", ":4: [rule a]: nice has no effect", NULL);
+	/* the default priority is checked against max-priority too */
+	expect_error("[daemon]\npriority = 90\n", ":2: [daemon]: priority 90 is above max-priority 80", NULL);
+	/* other takes priority 0 when none is given */
+	struct config *c = expect_ok("[daemon]\npolicy = other\nnice = -5\n");
+	ck_assert_int_eq(c->dflt.priority, 0);
+	ck_assert_int_eq(c->dflt.nice, -5);
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_every_error_reported)
+{
+	struct config *c;
+	int r;
+	char *err = load("[daemon]\nprority = 1\nmax-priority = 200\n[bogus]\nx = 1\n", &c, &r);
+
+	ck_assert_int_lt(r, 0);
+	ck_assert_msg(strstr(err, ":2: prority") && strstr(err, ":3: max-priority") &&
+		      strstr(err, ":4: unknown section"), "%s", err);
+	/* a key in an unknown section is not reported twice */
+	ck_assert_msg(!strstr(err, ":5:"), "%s", err);
+	free(err);
+}
+END_TEST
+
+START_TEST(test_dropin_order)
+{
+	struct config *c;
+	const struct rule *rl;
+
+	/* "10-..." sorts before "9-...": the 9 file is read last and wins. */
+	dropin("9-late.conf", "[daemon]\npriority = 30\n[rule a]\npriority = 7\n");
+	dropin("10-early.conf", "[daemon]\npriority = 20\nmax-priority = 60\n");
+	dropin("ignored.conf.bak", "[daemon]\npriority = 99\n");
+	dropin("README", "not a config\n");
+	c = expect_ok("[daemon]\npriority = 10\n[rule a]\npolicy = rr\npriority = 5\nnice = 0\n");
+	ck_assert_int_eq(c->dflt.priority, 30);
+	ck_assert_int_eq(c->max_priority, 60);
+	ck_assert_uint_eq(c->n_files, 3);
+	ck_assert_msg(strstr(c->files[1], "10-early.conf"), "%s", c->files[1]);
+	ck_assert_msg(strstr(c->files[2], "9-late.conf"), "%s", c->files[2]);
+	rl = config_find_rule(c, "a");
+	ck_assert_ptr_nonnull(rl);
+	ck_assert_int_eq(rl->spec.policy, SCHED_RR); /* merged from the main file */
+	ck_assert_int_eq(rl->spec.priority, 7);      /* overridden by the drop-in */
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_dropin_error_names_dropin)
+{
+	char want[PATH_MAX + 64];
+
+	dropin("50-bad.conf", "[daemon]\n\nmax-priority = 0\n");
+	snprintf(want, sizeof(want), "%s/rtschedd.d/50-bad.conf:3: max-priority", dir);
+	expect_error("[daemon]\n", want, NULL);
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	struct config *c = NULL;
+	char *err = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&err, &len);
+	char p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "%s/nope.conf", dir);
+	ck_assert_int_eq(config_load(p, true, &c, f), -ENOENT);
+	ck_assert_int_eq(config_load(p, false, &c, f), 0);
+	fclose(f);
+	ck_assert_int_eq(config_validate(c, stderr), 0);
+	ck_assert_uint_eq(c->n_files, 0);
+	ck_assert_int_eq(c->dflt.policy, SCHED_FIFO);
+	config_free(c);
+	free(err);
+}
+END_TEST
+
+START_TEST(test_overrides)
+{
+	struct config *c = expect_ok("[daemon]\nmax-priority = 40\n");
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	config_override_default(c, SCHED_RR, 50);
+	f = open_memstream(&out, &len);
+	ck_assert_int_eq(config_validate(c, f), -EDOM);
+	fclose(f);
+	ck_assert_msg(strstr(out, "command line: [daemon]: priority 50 is above max-priority 40"), "%s", out);
+	free(out);
+	config_override_default(c, SCHED_RR, 20);
+	ck_assert_int_eq(config_validate(c, stderr), 0);
+	f = open_memstream(&out, &len);
+	config_print(c, f);
+	fclose(f);
+	ck_assert_msg(strstr(out, "rr") && strstr(out, "# command line"), "%s", out);
+	free(out);
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_dropin_dir_name)
+{
+	char buf[64];
+
+	ck_assert_int_eq(config_dropin_dir("/etc/rtschedd.conf", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/etc/rtschedd.d");
+	ck_assert_int_eq(config_dropin_dir("/tmp/x", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/tmp/x.d");
+	ck_assert_int_eq(config_dropin_dir("/a/very/long/path/that/does/not/fit/in/the/buffer.conf", buf, 8),
+			 -ENAMETOOLONG);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_shipped_config);
+	tcase_add_test(tc, test_unknown_key);
+	tcase_add_test(tc, test_duplicates);
+	tcase_add_test(tc, test_ranges_and_types);
+	tcase_add_test(tc, test_cpus);
+	tcase_add_test(tc, test_structure);
+	tcase_add_test(tc, test_binary_and_long);
+	tcase_add_test(tc, test_cross_key_rules);
+	tcase_add_test(tc, test_every_error_reported);
+	tcase_add_test(tc, test_dropin_order);
+	tcase_add_test(tc, test_dropin_error_names_dropin);
+	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_overrides);
+	tcase_add_test(tc, test_dropin_dir_name);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
