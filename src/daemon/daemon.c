@@ -9,17 +9,18 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
+#include <sys/resource.h>
+#include <time.h>
+
 #include "../common/log.h"
 #include "../common/policy.h"
+#include "control.h"
 #include "daemon.h"
+#include "grant.h"
+#include "procev.h"
+#include "registry.h"
 
-struct daemon {
-	sd_event *event;
-	struct config *config;
-	char *config_path;
-	bool config_required;
-	struct overrides overrides;
-};
+#define RESCAN_USEC 1000000u /* task-list rescan when the connector is unavailable */
 
 int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors)
 {
@@ -65,30 +66,115 @@ int daemon_load_config(const char *path, bool required, const struct overrides *
 	return 0;
 }
 
-/* SIGHUP: a new config replaces the running one only if it is valid. */
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+/* A new config replaces the running one only if it is valid; then every
+ * managed thread is brought in line with it. */
+int daemon_reload(struct daemon *d, char *err, size_t len)
 {
-	struct daemon *d = userdata;
 	struct config *c = NULL;
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *errors;
 	int r;
 
 	sd_notify(0, "RELOADING=1\nSTATUS=Reloading configuration");
-	r = daemon_load_config(d->config_path, d->config_required, &d->overrides, &c);
+	errors = open_memstream(&text, &tlen);
+	if (!errors)
+		return -errno;
+	r = config_load(d->config_path, d->config_required, &c, errors);
+	if (r == 0)
+		r = daemon_apply_overrides(c, &d->overrides, errors);
+	fclose(errors);
 	if (r < 0) {
+		snprintf(err, len, "%.*s", (int)strcspn(text, "\n"), text);
+		log_lines(text);
+		free(text);
+		config_free(c);
 		log_warnx("reload: %s is not valid; keeping the running configuration", d->config_path);
 		sd_notify(0, "READY=1\nSTATUS=Reload failed; running configuration kept");
-		return 0;
+		return -EINVAL;
 	}
+	free(text);
 	if (strcmp(c->socket_path, d->config->socket_path) != 0)
 		log_warnx("reload: the socket path changed to %s; it takes effect at the next start",
 			  c->socket_path);
 	config_free(d->config);
 	d->config = c;
 	log_set_level(c->log_level);
-	log_info("configuration reloaded from %s (%zu file%s, %zu rule%s)", d->config_path,
-		 c->n_files, c->n_files == 1 ? "" : "s", c->n_rules, c->n_rules == 1 ? "" : "s");
+	d->reloads++;
+	registry_reapply(d->registry, c);
+	log_info("configuration reloaded from %s (%zu file%s, %zu rule%s), %zu thread%s managed", d->config_path,
+		 c->n_files, c->n_files == 1 ? "" : "s", c->n_rules, c->n_rules == 1 ? "" : "s",
+		 registry_n_threads(d->registry), registry_n_threads(d->registry) == 1 ? "" : "s");
 	sd_notify(0, "READY=1\nSTATUS=Running");
 	return 0;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	char err[512];
+
+	daemon_reload(userdata, err, sizeof(err));
+	return 0;
+}
+
+static void ev_fork(void *ud, pid_t tid, pid_t tgid)
+{
+	struct daemon *d = ud;
+
+	if (tid != tgid)
+		registry_on_new_thread(d->registry, d->config, tid, tgid);
+}
+
+static void ev_exit(void *ud, pid_t tid, pid_t tgid)
+{
+	struct daemon *d = ud;
+
+	registry_on_exit(d->registry, tid);
+}
+
+static void ev_overrun(void *ud)
+{
+	struct daemon *d = ud;
+
+	registry_rescan(d->registry, d->config);
+}
+
+/* Fallback for a kernel or a sandbox without the connector: rescan the task
+ * lists of registered processes while there are any, and sleep otherwise. */
+static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	registry_rescan(d->registry, d->config);
+	daemon_changed(d);
+	return 0;
+}
+
+void daemon_changed(struct daemon *d)
+{
+	bool need = !d->procev && (registry_n_processes(d->registry) > 0 ||
+				   (!registry_thread_pidfds(d->registry) && registry_n_threads(d->registry) > 0));
+	uint64_t now;
+
+	if (!d->rescan_timer || !need)
+		return;
+	if (sd_event_source_get_enabled(d->rescan_timer, NULL) > 0)
+		return;
+	sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(d->rescan_timer, now + RESCAN_USEC);
+	sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_ONESHOT);
+}
+
+/* Each managed thread can hold a pidfd: let the daemon use its whole hard
+ * limit of open files (raising the soft limit needs no privilege). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -120,6 +206,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	if (!d->config_path)
 		return -ENOMEM;
 	log_set_level(c->log_level);
+	raise_nofile();
 
 	r = sd_event_default(&d->event);
 	if (r < 0) {
@@ -141,6 +228,25 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	r = sd_event_set_watchdog(d->event, true);
 	if (r < 0)
 		log_errno(LOG_LEVEL_WARNING, r, "cannot enable the systemd watchdog");
+	sd_event_now(d->event, CLOCK_MONOTONIC, &d->start_usec);
+
+	if ((r = registry_new(&d->registry, d->event)) < 0 || (r = ratelimit_new(&d->ratelimit)) < 0)
+		return r;
+	static const struct procev_handlers h = { .on_fork = ev_fork, .on_exit = ev_exit,
+						  .on_overrun = ev_overrun };
+	r = procev_new(&d->procev, d->event, &h, d);
+	if (r < 0) {
+		d->procev_error = r;
+		log_errno(LOG_LEVEL_NOTICE, r, "process events connector unavailable; new threads of "
+			  "registered processes are found by rescanning every %u ms", RESCAN_USEC / 1000);
+		r = sd_event_add_time(d->event, &d->rescan_timer, CLOCK_MONOTONIC, 0, 0, on_rescan, d);
+		if (r < 0)
+			return r;
+		sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_OFF);
+	}
+	r = control_new(&d->control, d);
+	if (r < 0)
+		return r;
 	return 0;
 }
 
@@ -165,6 +271,15 @@ void daemon_free(struct daemon *d)
 {
 	if (!d)
 		return;
+	control_free(d->control);
+	/* every managed thread gets its original scheduling back */
+	if (d->registry && registry_n_threads(d->registry))
+		log_info("restoring %zu managed thread%s", registry_n_threads(d->registry),
+			 registry_n_threads(d->registry) == 1 ? "" : "s");
+	registry_free(d->registry);
+	procev_free(d->procev);
+	ratelimit_free(d->ratelimit);
+	sd_event_source_disable_unref(d->rescan_timer);
 	sd_event_unref(d->event);
 	config_free(d->config);
 	free(d->config_path);

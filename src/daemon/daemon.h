@@ -25,7 +25,26 @@ struct overrides {
 	int log_level; /* -1: not given */
 };
 
-struct daemon;
+struct registry;
+struct ratelimit;
+struct procev;
+struct control;
+
+struct daemon {
+	sd_event *event;
+	struct config *config;
+	char *config_path;
+	bool config_required;
+	struct overrides overrides;
+	struct registry *registry;
+	struct ratelimit *ratelimit;
+	struct procev *procev;          /* NULL: connector unavailable, rescans instead */
+	int procev_error;               /* why it is unavailable */
+	sd_event_source *rescan_timer;
+	struct control *control;
+	uint64_t start_usec;            /* CLOCK_MONOTONIC */
+	unsigned long grants, refusals, reloads;
+};
 
 /* Command-line overrides onto a freshly loaded config, then validation. */
 int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors);
@@ -34,6 +53,11 @@ int daemon_load_config(const char *path, bool required, const struct overrides *
 /* Create the daemon around a loaded config (ownership moves to it). */
 int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
 	       const struct overrides *o, struct config *c);
+/* Reload the config; on failure the first error goes to err and the running
+ * config stays. Returns 0 or -EINVAL. */
+int daemon_reload(struct daemon *d, char *err, size_t len);
+/* The registry changed: arm the fallback rescan if it is needed. */
+void daemon_changed(struct daemon *d);
 /* Run until SIGTERM/SIGINT; returns an exit code. */
 int daemon_run(struct daemon *d);
 /* Tear everything down in reverse order of set-up; NULL is fine. */

@@ -1,0 +1,21 @@
+/* client.h: the client side of the control protocol, shared by rtschedctl
+ * and librtsched: connect, send one request, collect the reply messages. */
+#ifndef RTSCHED_CLIENT_H
+#define RTSCHED_CLIENT_H
+
+#include <stddef.h>
+
+#include "protocol.h"
+
+/* The socket path: `path` if given, else $RTSCHED_SOCKET, else the default. */
+const char *client_socket_path(const char *path);
+/* Connect to the daemon; returns an fd or -errno. */
+int client_connect(const char *path);
+/* Send a request and pass each reply message to on_msg (ROW messages, then
+ * the final OK or ERR). Returns 0 when the final message is OK, the
+ * proto_error's errno negated for ERR (with *err set to the error), or
+ * -errno for transport failures. */
+int client_call(int fd, const char *req, size_t len, int (*on_msg)(void *ud, const struct proto_msg *m),
+		void *ud, int *err);
+
+#endif

@@ -1,0 +1,349 @@
+/* control.c: the control socket and its clients (see control.h). Requests
+ * are read one message at a time; replies queue per client and go out as
+ * the socket drains, so a slow reader never blocks the daemon. */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../common/protocol.h"
+#include "control.h"
+#include "request.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+#define MAX_CLIENTS 4096
+#define MAX_QUEUED (64u << 20)  /* bytes of unread replies before a client is dropped */
+
+struct outmsg {
+	struct outmsg *next;
+	size_t len;
+	char data[];
+};
+
+struct client {
+	struct control *ctl;
+	int fd;
+	sd_event_source *src;
+	struct peer peer;
+	struct outmsg *head, *tail;
+	size_t queued;
+	bool dead;
+	struct client *prev, *next;
+};
+
+struct control {
+	struct daemon *d;
+	int fd;
+	bool activated;
+	bool created;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	sd_event_source *src;
+	struct client *clients;
+	unsigned n_clients;
+};
+
+static void client_free(struct client *cl)
+{
+	struct control *c = cl->ctl;
+
+	while (cl->head) {
+		struct outmsg *m = cl->head;
+		cl->head = m->next;
+		free(m);
+	}
+	sd_event_source_disable_unref(cl->src);
+	close(cl->fd);
+	if (cl->peer.pidfd >= 0)
+		close(cl->peer.pidfd);
+	if (cl->prev)
+		cl->prev->next = cl->next;
+	else
+		c->clients = cl->next;
+	if (cl->next)
+		cl->next->prev = cl->prev;
+	c->n_clients--;
+	free(cl);
+}
+
+/* Send what is queued; returns -errno if the client must go. */
+static int client_flush(struct client *cl)
+{
+	while (cl->head) {
+		struct outmsg *m = cl->head;
+		ssize_t n = send(cl->fd, m->data, m->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EAGAIN)
+				break;
+			return -errno;
+		}
+		cl->head = m->next;
+		if (!cl->head)
+			cl->tail = NULL;
+		cl->queued -= m->len;
+		free(m);
+	}
+	return sd_event_source_set_io_events(cl->src, cl->head ? EPOLLIN | EPOLLOUT : EPOLLIN);
+}
+
+/* reply_fn: queue one message. */
+static void client_reply(void *ud, const char *data, size_t len)
+{
+	struct client *cl = ud;
+	struct outmsg *m;
+
+	if (cl->dead)
+		return;
+	if (cl->queued + len > MAX_QUEUED || !(m = malloc(sizeof(*m) + len))) {
+		log_warnx("client pid %d does not read its replies; dropping it", (int)cl->peer.pid);
+		cl->dead = true;
+		return;
+	}
+	m->next = NULL;
+	m->len = len;
+	memcpy(m->data, data, len);
+	if (cl->tail)
+		cl->tail->next = m;
+	else
+		cl->head = m;
+	cl->tail = m;
+	cl->queued += len;
+}
+
+/* Close any file descriptors a client sent: the protocol takes none. */
+static bool drop_fds(struct msghdr *mh)
+{
+	bool had = false;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int *fds = (int *)CMSG_DATA(c);
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		had = true;
+	}
+	return had || (mh->msg_flags & MSG_CTRUNC);
+}
+
+static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct client *cl = userdata;
+	char buf[PROTO_MSG_MAX + 1];
+	char cbuf[CMSG_SPACE(sizeof(int) * 16)];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	ssize_t n;
+
+	if (revents & EPOLLIN) {
+		n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC | MSG_TRUNC);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			client_free(cl);
+			return 0;
+		}
+		if (n > 0) {
+			struct proto_buf out;
+
+			if (drop_fds(&mh)) {
+				proto_error(&out, PE_BAD_REQUEST, "file descriptors are not accepted; send text only");
+				client_reply(cl, out.data, out.len);
+			} else {
+				/* MSG_TRUNC: n is the real length, so oversize is seen, not cut */
+				request_handle(cl->ctl->d, &cl->peer, buf, (size_t)n, client_reply, cl);
+			}
+		}
+	}
+	if (cl->dead || client_flush(cl) < 0 || (revents & (EPOLLHUP | EPOLLERR) && !(revents & EPOLLIN)))
+		client_free(cl);
+	return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct control *c = userdata;
+
+	for (;;) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		struct client *cl;
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (cfd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_warn("accept");
+			return 0;
+		}
+		if (c->n_clients >= MAX_CLIENTS ||
+		    getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || !(cl = calloc(1, sizeof(*cl)))) {
+			log_warnx("refusing a client: %u connected (at most %d) or no credentials",
+				  c->n_clients, MAX_CLIENTS);
+			close(cfd);
+			continue;
+		}
+		cl->ctl = c;
+		cl->fd = cfd;
+		cl->peer.pid = cred.pid;
+		cl->peer.uid = cred.uid;
+		cl->peer.gid = cred.gid;
+		len = sizeof(cl->peer.pidfd);
+		if (getsockopt(cfd, SOL_SOCKET, SO_PEERPIDFD, &cl->peer.pidfd, &len) < 0)
+			cl->peer.pidfd = -1;
+		if (sd_event_add_io(c->d->event, &cl->src, cfd, EPOLLIN, on_client, cl) < 0) {
+			close(cfd);
+			if (cl->peer.pidfd >= 0)
+				close(cl->peer.pidfd);
+			free(cl);
+			continue;
+		}
+		cl->next = c->clients;
+		if (cl->next)
+			cl->next->prev = cl;
+		c->clients = cl;
+		c->n_clients++;
+	}
+}
+
+/* mkdir -p for the socket's directory. */
+static int make_parent(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *p;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	p = strrchr(dir, '/');
+	if (!p || p == dir)
+		return 0;
+	*p = '\0';
+	for (p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Create, bind and listen; a stale socket file is replaced, a live one is
+ * another rtschedd and an error. */
+static int create_socket(struct control *c, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	if ((r = make_parent(path)) < 0) {
+		log_errno(LOG_LEVEL_ERR, r, "cannot create the directory of %s", path);
+		return r;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		log_err("%s: another rtschedd is listening there; stop it or use --socket", path);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* Anyone may connect: what a client may do is decided per request from
+	 * its credentials, not by the socket's mode. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 || listen(fd, 128) < 0) {
+		r = -errno;
+		log_errno(LOG_LEVEL_ERR, r, "cannot listen on %s", path);
+		close(fd);
+		return r;
+	}
+	c->fd = fd;
+	c->created = true;
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	return 0;
+}
+
+int control_new(struct control **ret, struct daemon *d)
+{
+	struct control *c = calloc(1, sizeof(*c));
+	int n, r;
+
+	if (!c)
+		return -ENOMEM;
+	c->d = d;
+	c->fd = -1;
+	n = sd_listen_fds(1);
+	if (n < 0) {
+		r = n;
+		log_errno(LOG_LEVEL_ERR, r, "sd_listen_fds");
+		goto fail;
+	}
+	if (n > 0) {
+		if (n > 1)
+			log_warnx("systemd passed %d sockets; using the first", n);
+		if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
+			log_err("the socket from systemd is not a listening AF_UNIX SOCK_SEQPACKET socket; "
+				"use ListenSequentialPacket= in rtschedd.socket");
+			r = -EINVAL;
+			goto fail;
+		}
+		c->fd = SD_LISTEN_FDS_START;
+		c->activated = true;
+		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+		fcntl(c->fd, F_SETFD, FD_CLOEXEC);
+	} else if ((r = create_socket(c, d->config->socket_path)) < 0) {
+		goto fail;
+	}
+	r = sd_event_add_io(d->event, &c->src, c->fd, EPOLLIN, on_accept, c);
+	if (r < 0)
+		goto fail;
+	log_info("listening on %s%s", c->activated ? "the socket from systemd" : c->path,
+		 c->activated ? " (socket activation)" : "");
+	*ret = c;
+	return 0;
+fail:
+	control_free(c);
+	return r;
+}
+
+bool control_activated(const struct control *c)
+{
+	return c && c->activated;
+}
+
+unsigned control_n_clients(const struct control *c)
+{
+	return c ? c->n_clients : 0;
+}
+
+void control_free(struct control *c)
+{
+	if (!c)
+		return;
+	while (c->clients)
+		client_free(c->clients);
+	sd_event_source_disable_unref(c->src);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->created)
+		unlink(c->path);
+	free(c);
+}

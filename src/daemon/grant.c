@@ -1,0 +1,253 @@
+/* grant.c: request resolution, per-user limits and rate limits (see grant.h). */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/cpulist.h"
+#include "../common/policy.h"
+#include "grant.h"
+
+#define MAX_GROUPS 256
+
+/* Groups of a user (primary and supplementary), as the kernel would see after login. */
+static int user_groups(const char *user, gid_t gid, gid_t *groups, int *n)
+{
+	if (getgrouplist(user, gid, groups, n) < 0)
+		return -ENOSPC;
+	return 0;
+}
+
+static bool in_group(const struct grant_subject *s, const char *group)
+{
+	gid_t groups[MAX_GROUPS];
+	int n = MAX_GROUPS;
+	struct group *g = getgrnam(group);
+
+	if (!g)
+		return false;
+	if (g->gr_gid == s->gid)
+		return true;
+	if (!s->user[0] || user_groups(s->user, s->gid, groups, &n) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == g->gr_gid)
+			return true;
+	return false;
+}
+
+int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	memset(s, 0, sizeof(*s));
+	s->uid = uid;
+	s->gid = gid;
+	s->pid = pid;
+	if (pw)
+		snprintf(s->user, sizeof(s->user), "%s", pw->pw_name);
+	s->privileged = uid == 0 || (c->admin_group[0] && in_group(s, c->admin_group));
+	return 0;
+}
+
+/* Copy one principal's keys into l where set; widen when `widen`. */
+static void merge(struct grant_limits *l, const struct principal *p, bool widen)
+{
+	char from[CONFIG_NAME_MAX + 16];
+
+	snprintf(from, sizeof(from), "[%s %s]", p->is_group ? "group" : "user", p->name);
+	if (p->max_priority >= 0 && (!widen || p->max_priority > l->max_priority)) {
+		l->max_priority = p->max_priority;
+		snprintf(l->prio_from, sizeof(l->prio_from), "%s", from);
+	}
+	if (p->policies && (!widen || (p->policies & ~l->policies))) {
+		l->policies = widen ? l->policies | p->policies : p->policies;
+		snprintf(l->policies_from, sizeof(l->policies_from), "%s", from);
+	}
+	if (p->max_threads >= 0 && (!widen || p->max_threads > l->max_threads)) {
+		l->max_threads = p->max_threads;
+		snprintf(l->threads_from, sizeof(l->threads_from), "%s", from);
+	}
+	if (p->has_cpus) {
+		if (widen && l->has_cpus)
+			CPU_OR(&l->cpus, &l->cpus, &p->cpus);
+		else
+			l->cpus = p->cpus;
+		l->has_cpus = true;
+		snprintf(l->cpus_from, sizeof(l->cpus_from), "%s", from);
+	}
+}
+
+void grant_limits_get(const struct config *c, const struct grant_subject *s, struct grant_limits *l)
+{
+	const struct principal *u = s->user[0] ? config_find_principal(c, s->user, false) : NULL;
+
+	/* Built in: nothing real-time for non-root users unless configured. */
+	memset(l, 0, sizeof(*l));
+	l->max_priority = 0;
+	l->policies = 1u << SCHED_OTHER | 1u << SCHED_BATCH | 1u << SCHED_IDLE;
+	l->max_threads = 32;
+	snprintf(l->prio_from, sizeof(l->prio_from), "built-in default");
+	snprintf(l->policies_from, sizeof(l->policies_from), "built-in default");
+	snprintf(l->threads_from, sizeof(l->threads_from), "built-in default");
+	if (!u)
+		u = config_find_principal(c, "*", false);
+	if (u)
+		merge(l, u, false);
+	for (size_t i = 0; i < c->n_principals; i++)
+		if (c->principals[i].is_group && in_group(s, c->principals[i].name))
+			merge(l, &c->principals[i], true);
+}
+
+int grant_resolve(const struct config *c, const struct grant_request *req, struct sched_spec *out,
+		  char *msg, size_t len)
+{
+	const struct rule *rl = NULL;
+
+	if (req->role[0]) {
+		rl = config_find_rule(c, req->role);
+		if (!rl) {
+			snprintf(msg, len, "no rule '%s' in the configuration; add [rule %s] or use one of the configured roles",
+				 req->role, req->role);
+			return PE_UNKNOWN_ROLE;
+		}
+	}
+	*out = rl ? rl->spec : c->dflt;
+	if (req->has_policy) {
+		out->policy = req->policy;
+		/* switching class: a real-time policy needs a priority, others have 0 */
+		if (!policy_is_realtime(out->policy))
+			out->priority = 0;
+		else if (out->priority == 0)
+			out->priority = c->dflt.priority;
+	}
+	if (req->has_priority)
+		out->priority = req->priority;
+	if (req->has_nice)
+		out->nice = req->nice;
+	if (req->has_cpus) {
+		out->cpus = req->cpus;
+		out->has_cpus = true;
+	}
+	return -1;
+}
+
+int grant_check(const struct config *c, const struct grant_subject *s, const struct grant_request *req,
+		const struct sched_spec *spec, size_t held, size_t adding, char *msg, size_t len)
+{
+	const char *what = req->role[0] ? req->role : "the [daemon] default";
+	struct grant_limits l;
+	int lo, hi;
+
+	if (policy_priority_range(spec->policy, &lo, &hi) < 0 || spec->priority < lo || spec->priority > hi) {
+		snprintf(msg, len, "priority %d is not valid for %s; use %d..%d", spec->priority,
+			 policy_to_string(spec->policy), lo, hi);
+		return PE_BAD_REQUEST;
+	}
+	if (spec->priority > c->max_priority) {
+		snprintf(msg, len, "priority %d (%s) is above max-priority %d in [daemon]", spec->priority,
+			 req->has_priority ? "requested" : what, c->max_priority);
+		return PE_PRIORITY_DENIED;
+	}
+	if (s->privileged)
+		return -1;
+	grant_limits_get(c, s, &l);
+	if (!(l.policies & (1u << spec->policy))) {
+		char allowed[64];
+		policy_mask_to_string(l.policies, allowed, sizeof(allowed));
+		snprintf(msg, len, "policy %s (%s) is not allowed for user %s by %s (policies = %s)",
+			 policy_to_string(spec->policy), req->has_policy ? "requested" : what,
+			 s->user, l.policies_from, allowed);
+		return PE_POLICY_DENIED;
+	}
+	if (spec->priority > l.max_priority) {
+		snprintf(msg, len, "priority %d (%s) is above max-priority %d for user %s set by %s",
+			 spec->priority, req->has_priority ? "requested" : what, l.max_priority, s->user,
+			 l.prio_from);
+		return PE_PRIORITY_DENIED;
+	}
+	if (spec->has_cpus && l.has_cpus) {
+		cpu_set_t extra;
+		char ex[128], allowed[128];
+
+		CPU_XOR(&extra, &spec->cpus, &l.cpus);
+		CPU_AND(&extra, &extra, &spec->cpus);
+		if (CPU_COUNT(&extra) > 0) {
+			cpulist_format(&extra, ex, sizeof(ex));
+			cpulist_format(&l.cpus, allowed, sizeof(allowed));
+			snprintf(msg, len, "CPU %s (%s) is outside the CPUs %s allowed for user %s by %s",
+				 ex, req->has_cpus ? "requested" : what, allowed, s->user, l.cpus_from);
+			return PE_CPU_DENIED;
+		}
+	}
+	if (held + adding > (size_t)l.max_threads) {
+		snprintf(msg, len, "user %s holds %zu thread%s and may hold %d (max-threads in %s)",
+			 s->user, held, held == 1 ? "" : "s", l.max_threads, l.threads_from);
+		return PE_QUOTA;
+	}
+	return -1;
+}
+
+struct bucket {
+	uid_t uid;
+	double tokens;
+	uint64_t last;
+};
+
+struct ratelimit {
+	struct bucket *b;
+	size_t n, cap;
+};
+
+int ratelimit_new(struct ratelimit **ret)
+{
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
+}
+
+bool ratelimit_take(struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate, unsigned burst)
+{
+	struct bucket *b = NULL;
+
+	if (rate == 0)
+		return true;
+	for (size_t i = 0; i < rl->n; i++)
+		if (rl->b[i].uid == uid) {
+			b = &rl->b[i];
+			break;
+		}
+	if (!b) {
+		if (rl->n == rl->cap) {
+			size_t cap = rl->cap ? rl->cap * 2 : 16;
+			struct bucket *nb = realloc(rl->b, cap * sizeof(*nb));
+			if (!nb)
+				return false;
+			rl->b = nb;
+			rl->cap = cap;
+		}
+		b = &rl->b[rl->n++];
+		b->uid = uid;
+		b->tokens = burst;
+		b->last = now;
+	}
+	b->tokens += (double)(now - b->last) * rate / 1e6;
+	if (b->tokens > burst)
+		b->tokens = burst;
+	b->last = now;
+	if (b->tokens < 1.0)
+		return false;
+	b->tokens -= 1.0;
+	return true;
+}
+
+void ratelimit_free(struct ratelimit *rl)
+{
+	if (!rl)
+		return;
+	free(rl->b);
+	free(rl);
+}

@@ -1,0 +1,30 @@
+/* procev.h: the kernel's process events connector (netlink, CN_IDX_PROC):
+ * fork (including new threads), exec, comm (a thread renamed itself) and
+ * exit, delivered into the event loop. Needs CAP_NET_ADMIN. */
+#ifndef RTSCHED_PROCEV_H
+#define RTSCHED_PROCEV_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+struct procev_handlers {
+	void (*on_fork)(void *ud, pid_t tid, pid_t tgid);       /* new task tid in process tgid */
+	void (*on_exec)(void *ud, pid_t tid, pid_t tgid);
+	void (*on_comm)(void *ud, pid_t tid, pid_t tgid, const char *comm);
+	void (*on_exit)(void *ud, pid_t tid, pid_t tgid);
+	void (*on_overrun)(void *ud);                           /* events were lost (ENOBUFS) */
+};
+
+struct procev;
+
+/* Subscribe; -errno (e.g. -EPERM without CAP_NET_ADMIN) when the connector
+ * can't be used, so the caller falls back to rescans. */
+int procev_new(struct procev **ret, sd_event *e, const struct procev_handlers *h, void *ud);
+/* Parse one netlink datagram and dispatch its events (exposed for tests and fuzzing). */
+int procev_dispatch(const struct procev_handlers *h, void *ud, const void *buf, size_t len);
+/* Events received and overruns seen so far. */
+void procev_stats(const struct procev *p, unsigned long *events, unsigned long *overruns);
+void procev_free(struct procev *p);
+
+#endif

@@ -1,0 +1,476 @@
+/* registry.c: managed threads and processes (see registry.h). */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../common/policy.h"
+#include "proc.h"
+#include "registry.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+#define REG_BUCKETS 4096
+
+struct registry {
+	sd_event *event;
+	struct reg_thread *buckets[REG_BUCKETS];
+	struct reg_thread *threads;
+	struct reg_process *procs;
+	size_t n_threads, n_procs;
+	int thread_pidfd; /* 1 yes, 0 no, -1 not probed yet */
+};
+
+static unsigned bucket_of(pid_t tid)
+{
+	return (unsigned)tid % REG_BUCKETS;
+}
+
+static uint64_t now_realtime_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int registry_new(struct registry **ret, sd_event *e)
+{
+	struct registry *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->event = sd_event_ref(e);
+	r->thread_pidfd = -1;
+	*ret = r;
+	return 0;
+}
+
+struct reg_thread *registry_find(struct registry *r, pid_t tid)
+{
+	for (struct reg_thread *t = r->buckets[bucket_of(tid)]; t; t = t->hnext)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+struct reg_process *registry_find_process(struct registry *r, pid_t pid)
+{
+	for (struct reg_process *p = r->procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+struct reg_thread *registry_threads(struct registry *r) { return r->threads; }
+struct reg_process *registry_processes(struct registry *r) { return r->procs; }
+size_t registry_n_threads(struct registry *r) { return r->n_threads; }
+size_t registry_n_processes(struct registry *r) { return r->n_procs; }
+bool registry_thread_pidfds(struct registry *r) { return r->thread_pidfd == 1; }
+
+size_t registry_count_owner(struct registry *r, uid_t uid)
+{
+	size_t n = 0;
+
+	for (struct reg_thread *t = r->threads; t; t = t->next)
+		n += t->owner == uid;
+	return n;
+}
+
+/* A pidfd that becomes readable when the thread (or, for a process, the
+ * whole process) exits. -1 where the kernel can't give one per thread. */
+static int open_pidfd(struct registry *r, pid_t id, bool thread)
+{
+	int fd;
+
+	if (thread && r->thread_pidfd == 0)
+		return -1;
+	fd = (int)syscall(SYS_pidfd_open, id, thread ? PIDFD_THREAD : 0);
+	if (thread && r->thread_pidfd < 0) {
+		r->thread_pidfd = fd >= 0 || errno != EINVAL;
+		if (!r->thread_pidfd)
+			log_info("kernel has no PIDFD_THREAD (Linux < 6.9): thread exits are noticed "
+				 "through the process events connector and task list rescans");
+	}
+	return fd;
+}
+
+static int on_thread_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/* Unlink from the hash and the list and free; the caller restored or not. */
+static void thread_free(struct registry *r, struct reg_thread *t)
+{
+	struct reg_thread **pp = &r->buckets[bucket_of(t->tid)];
+
+	while (*pp && *pp != t)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = t->hnext;
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		r->threads = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	if (t->proc)
+		t->proc->n_threads--;
+	sd_event_source_disable_unref(t->exit_src);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	r->n_threads--;
+	free(t);
+}
+
+/* Is tid still the thread we pinned? */
+static bool same_thread(const struct reg_thread *t)
+{
+	struct proc_stat st;
+
+	return proc_read_stat(t->tid, &st) == 0 && st.starttime == t->starttime;
+}
+
+/* Apply a spec to a pinned thread and read back what the kernel holds. */
+static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, char *msg, size_t len)
+{
+	struct task_sched want = t->original;
+	const char *what = "";
+	char desc[128];
+	int r;
+
+	want.policy = spec->policy;
+	want.priority = spec->priority;
+	if (spec->policy == SCHED_OTHER || spec->policy == SCHED_BATCH)
+		want.nice = spec->nice;
+	want.reset_on_fork = spec->reset_on_fork;
+	if (spec->has_cpus)
+		want.cpus = spec->cpus;
+	if (!same_thread(t)) {
+		snprintf(msg, len, "tid %d is no longer the thread that was registered (it exited; the id may be reused)",
+			 (int)t->tid);
+		return PE_STALE_THREAD;
+	}
+	r = task_sched_write(t->tid, &want, spec->has_cpus || t->cpus_changed, &what);
+	if (r < 0) {
+		task_sched_format(&want, desc, sizeof(desc));
+		snprintf(msg, len, "%s(tid %d, %s) failed: %s", what, (int)t->tid, desc, strerror(-r));
+		return r == -ESRCH ? PE_NO_SUCH_THREAD : PE_APPLY_FAILED;
+	}
+	t->cpus_changed = spec->has_cpus;
+	if (!same_thread(t)) {
+		snprintf(msg, len, "tid %d exited while its scheduling was being set", (int)t->tid);
+		return PE_STALE_THREAD;
+	}
+	r = task_sched_read(t->tid, &t->applied);
+	if (r < 0) {
+		snprintf(msg, len, "reading back tid %d failed: %s", (int)t->tid, strerror(-r));
+		return r == -ESRCH ? PE_NO_SUCH_THREAD : PE_APPLY_FAILED;
+	}
+	return -1;
+}
+
+/* Put back what the thread had, if it is still the same thread. */
+static void thread_restore(struct reg_thread *t)
+{
+	const char *what = "";
+	int r;
+
+	if (!same_thread(t))
+		return;
+	r = task_sched_write(t->tid, &t->original, t->cpus_changed, &what);
+	if (r < 0 && r != -ESRCH)
+		log_errno(LOG_LEVEL_WARNING, r, "restoring tid %d: %s", (int)t->tid, what);
+}
+
+int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, const struct grant_request *req,
+			const struct sched_spec *spec, struct reg_process *proc, struct reg_thread **out,
+			char *msg, size_t len)
+{
+	struct reg_thread *t = registry_find(r, tid);
+	struct proc_stat st;
+	int e, rr;
+
+	if (t) {
+		/* Asked again: the new request replaces the old, originals stay. */
+		e = thread_apply(t, spec, msg, len);
+		if (e >= 0)
+			return e;
+		t->req = *req;
+		t->owner = owner;
+		if (out)
+			*out = t;
+		return -1;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(msg, len, "out of memory");
+		return PE_INTERNAL;
+	}
+	t->reg = r;
+	t->tid = tid;
+	t->pid = pid;
+	t->owner = owner;
+	t->req = *req;
+	t->proc = proc;
+	t->source = proc ? REG_SOURCE_PROCESS : REG_SOURCE_THREAD;
+	t->since_usec = now_realtime_usec();
+	/* The pidfd first: from here on the thread cannot vanish unnoticed. */
+	t->pidfd = open_pidfd(r, tid, true);
+	if ((rr = proc_read_stat(tid, &st)) < 0 || (rr = task_sched_read(tid, &t->original)) < 0) {
+		snprintf(msg, len, "tid %d: %s", (int)tid, rr == -ESRCH ? "no such thread" : strerror(-rr));
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		free(t);
+		return rr == -ESRCH ? PE_NO_SUCH_THREAD : PE_INTERNAL;
+	}
+	t->starttime = st.starttime;
+	if (t->pidfd >= 0 &&
+	    sd_event_add_io(r->event, &t->exit_src, t->pidfd, EPOLLIN, on_thread_exit, t) < 0) {
+		close(t->pidfd);
+		t->pidfd = -1;
+	}
+	e = thread_apply(t, spec, msg, len);
+	if (e >= 0) {
+		sd_event_source_disable_unref(t->exit_src);
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		free(t);
+		return e;
+	}
+	t->hnext = r->buckets[bucket_of(tid)];
+	r->buckets[bucket_of(tid)] = t;
+	t->next = r->threads;
+	if (t->next)
+		t->next->prev = t;
+	r->threads = t;
+	r->n_threads++;
+	if (proc)
+		proc->n_threads++;
+	if (out)
+		*out = t;
+	return -1;
+}
+
+void registry_remove_thread(struct registry *r, struct reg_thread *t, bool restore)
+{
+	if (restore)
+		thread_restore(t);
+	thread_free(r, t);
+}
+
+static int on_thread_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct reg_thread *t = userdata;
+
+	log_debug("tid %d exited", (int)t->tid);
+	thread_free(t->reg, t);
+	return 0;
+}
+
+static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct reg_process *p = userdata;
+
+	log_debug("process %d exited", (int)p->pid);
+	registry_remove_process(p->reg, p, false);
+	return 0;
+}
+
+/* Manage the threads of p that are not managed yet. Returns how many failed. */
+static int process_adopt(struct registry *r, struct reg_process *p, const struct sched_spec *spec,
+			 char *msg, size_t len)
+{
+	pid_t *tids = NULL;
+	size_t n = 0;
+	int failed = 0, e;
+
+	if (proc_list_tasks(p->pid, &tids, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct reg_thread *t = registry_find(r, tids[i]);
+
+		if (t && t->proc == p)
+			continue;
+		if (t) /* registered on its own before: the process registration takes it over */
+			registry_remove_thread(r, t, true);
+		e = registry_add_thread(r, tids[i], p->pid, p->owner, &p->req, spec, p, NULL, msg, len);
+		if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
+			failed++;
+	}
+	free(tids);
+	return failed;
+}
+
+int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
+			 const struct sched_spec *spec, struct reg_process **out, char *msg, size_t len)
+{
+	struct reg_process *p = registry_find_process(r, pid);
+	struct proc_stat st;
+	int rr;
+
+	if (!p) {
+		if ((rr = proc_read_stat(pid, &st)) < 0) {
+			snprintf(msg, len, "pid %d: %s", (int)pid, rr == -ESRCH ? "no such process" : strerror(-rr));
+			return rr == -ESRCH ? PE_NO_SUCH_THREAD : PE_INTERNAL;
+		}
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			snprintf(msg, len, "out of memory");
+			return PE_INTERNAL;
+		}
+		p->reg = r;
+		p->pid = pid;
+		p->starttime = st.starttime;
+		p->pidfd = open_pidfd(r, pid, false);
+		if (p->pidfd >= 0)
+			sd_event_add_io(r->event, &p->exit_src, p->pidfd, EPOLLIN, on_process_exit, p);
+		p->next = r->procs;
+		if (p->next)
+			p->next->prev = p;
+		r->procs = p;
+		r->n_procs++;
+	} else {
+		/* new settings for every thread already managed */
+		for (struct reg_thread *t = r->threads; t; t = t->next)
+			if (t->proc == p && thread_apply(t, spec, msg, len) >= 0)
+				log_warnx("pid %d: %s", (int)pid, msg);
+	}
+	p->owner = owner;
+	p->req = *req;
+	msg[0] = '\0';
+	if (process_adopt(r, p, spec, msg, len) > 0 && p->n_threads == 0) {
+		registry_remove_process(r, p, true);
+		return PE_APPLY_FAILED;
+	}
+	if (out)
+		*out = p;
+	return -1;
+}
+
+void registry_remove_process(struct registry *r, struct reg_process *p, bool restore)
+{
+	struct reg_thread *t = r->threads, *next;
+
+	for (; t; t = next) {
+		next = t->next;
+		if (t->proc == p)
+			registry_remove_thread(r, t, restore);
+	}
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		r->procs = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	sd_event_source_disable_unref(p->exit_src);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	r->n_procs--;
+	free(p);
+}
+
+void registry_on_new_thread(struct registry *r, const struct config *c, pid_t tid, pid_t pid)
+{
+	struct reg_process *p = registry_find_process(r, pid);
+	struct sched_spec spec;
+	char msg[512];
+	int e;
+
+	if (!p || registry_find(r, tid))
+		return;
+	if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0)
+		return;
+	e = registry_add_thread(r, tid, pid, p->owner, &p->req, &spec, p, NULL, msg, sizeof(msg));
+	if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
+		log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
+}
+
+void registry_on_exit(struct registry *r, pid_t tid)
+{
+	struct reg_thread *t = registry_find(r, tid);
+	struct reg_process *p;
+
+	if (t && !same_thread(t))
+		thread_free(r, t);
+	p = registry_find_process(r, tid);
+	if (p && p->pidfd < 0) {
+		struct proc_stat st;
+		if (proc_read_stat(tid, &st) < 0 || st.starttime != p->starttime)
+			registry_remove_process(r, p, false);
+	}
+}
+
+void registry_rescan(struct registry *r, const struct config *c)
+{
+	struct reg_thread *t, *tn;
+	struct reg_process *p, *pn;
+	struct sched_spec spec;
+	char msg[512];
+
+	for (t = r->threads; t; t = tn) {
+		tn = t->next;
+		if (!same_thread(t))
+			thread_free(r, t);
+	}
+	for (p = r->procs; p; p = pn) {
+		pn = p->next;
+		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) < 0)
+			process_adopt(r, p, &spec, msg, sizeof(msg));
+		else if (p->n_threads == 0)
+			registry_remove_process(r, p, false);
+	}
+}
+
+void registry_reapply(struct registry *r, const struct config *c)
+{
+	struct reg_thread *t, *tn;
+	struct reg_process *p, *pn;
+	struct sched_spec spec;
+	char msg[512];
+	int e;
+
+	for (p = r->procs; p; p = pn) {
+		pn = p->next;
+		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0) {
+			log_notice("pid %d: %s; restoring its threads", (int)p->pid, msg);
+			registry_remove_process(r, p, true);
+		}
+	}
+	for (t = r->threads; t; t = tn) {
+		struct grant_subject subj;
+		struct passwd *pw = getpwuid(t->owner);
+
+		tn = t->next;
+		/* the owner's limits may have shrunk: check again (not the quota) */
+		grant_subject_init(&subj, c, t->owner, pw ? pw->pw_gid : (gid_t)-1, t->pid);
+		e = grant_resolve(c, &t->req, &spec, msg, sizeof(msg));
+		if (e < 0)
+			e = grant_check(c, &subj, &t->req, &spec, 0, 0, msg, sizeof(msg));
+		if (e < 0)
+			e = thread_apply(t, &spec, msg, sizeof(msg));
+		if (e >= 0) {
+			log_notice("tid %d: %s; restoring it", (int)t->tid, msg);
+			registry_remove_thread(r, t, e != PE_STALE_THREAD);
+		}
+	}
+}
+
+void registry_free(struct registry *r)
+{
+	if (!r)
+		return;
+	while (r->procs)
+		registry_remove_process(r, r->procs, true);
+	while (r->threads)
+		registry_remove_thread(r, r->threads, true);
+	sd_event_unref(r->event);
+	free(r);
+}

@@ -1,0 +1,90 @@
+/* registry.h: the threads rtschedd manages. Each entry remembers what the
+ * thread had before (restored when it leaves), what was asked (resolved again
+ * on reload) and what the kernel reported after the change. A thread is
+ * pinned by its start time so a reused tid is never touched. */
+#ifndef RTSCHED_REGISTRY_H
+#define RTSCHED_REGISTRY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "grant.h"
+#include "task.h"
+
+enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS };
+
+struct reg_process;
+
+struct reg_thread {
+	pid_t tid, pid;
+	uint64_t starttime;
+	uid_t owner;
+	enum reg_source source;
+	struct grant_request req;
+	struct task_sched original;
+	struct task_sched applied;
+	bool cpus_changed;
+	uint64_t since_usec;          /* CLOCK_REALTIME */
+	int pidfd;
+	sd_event_source *exit_src;
+	struct reg_process *proc;
+	struct registry *reg;
+	struct reg_thread *hnext, *prev, *next;
+};
+
+struct reg_process {
+	pid_t pid;
+	uint64_t starttime;
+	uid_t owner;
+	struct grant_request req;
+	int pidfd;
+	sd_event_source *exit_src;
+	size_t n_threads;
+	struct registry *reg;
+	struct reg_process *prev, *next;
+};
+
+struct registry;
+
+int registry_new(struct registry **ret, sd_event *e);
+/* Restore every thread and free; NULL is fine. */
+void registry_free(struct registry *r);
+/* The managed thread `tid`, or NULL. */
+struct reg_thread *registry_find(struct registry *r, pid_t tid);
+/* The registered process `pid`, or NULL. */
+struct reg_process *registry_find_process(struct registry *r, pid_t pid);
+/* First thread and process, for iteration through ->next. */
+struct reg_thread *registry_threads(struct registry *r);
+struct reg_process *registry_processes(struct registry *r);
+size_t registry_n_threads(struct registry *r);
+size_t registry_n_processes(struct registry *r);
+/* Threads held by an owner uid. */
+size_t registry_count_owner(struct registry *r, uid_t uid);
+/* Manage thread `tid` of process `pid` with `spec` (or re-apply to one already
+ * managed). Returns -1 on success, else a proto_error with msg filled. */
+int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, const struct grant_request *req,
+			const struct sched_spec *spec, struct reg_process *proc, struct reg_thread **out,
+			char *msg, size_t len);
+/* Manage process `pid` and all its threads, now and later. */
+int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
+			 const struct sched_spec *spec, struct reg_process **out, char *msg, size_t len);
+/* Stop managing a thread; put its original settings back when `restore`. */
+void registry_remove_thread(struct registry *r, struct reg_thread *t, bool restore);
+/* Stop managing a process and its threads. */
+void registry_remove_process(struct registry *r, struct reg_process *p, bool restore);
+/* A thread was created (proc connector): manage it if its process is registered. */
+void registry_on_new_thread(struct registry *r, const struct config *c, pid_t tid, pid_t pid);
+/* A task exited (proc connector, or a pidfd). */
+void registry_on_exit(struct registry *r, pid_t tid);
+/* Re-read the task lists of registered processes: new threads are managed,
+ * vanished ones dropped. Used after a connector overrun and as the fallback. */
+void registry_rescan(struct registry *r, const struct config *c);
+/* A new configuration: resolve every registration again and apply it; a
+ * thread whose role is gone gets its original settings back and leaves. */
+void registry_reapply(struct registry *r, const struct config *c);
+/* Whether threads get their own pidfd (PIDFD_THREAD, Linux 6.9+). */
+bool registry_thread_pidfds(struct registry *r);
+
+#endif

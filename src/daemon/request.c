@@ -1,0 +1,451 @@
+/* request.c: the control requests: version, status, list, register,
+ * unregister, reload (see rtschedd-protocol(7)). Every refusal carries its
+ * own error code and a message naming the rule that refused it. */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/cpulist.h"
+#include "../common/log.h"
+#include "../common/policy.h"
+#include "../common/protocol.h"
+#include "control.h"
+#include "grant.h"
+#include "proc.h"
+#include "procev.h"
+#include "registry.h"
+#include "request.h"
+
+struct ctx {
+	struct daemon *d;
+	const struct peer *peer;
+	struct proto_msg *m;
+	reply_fn reply;
+	void *ud;
+	struct proto_buf out;
+};
+
+static void send_buf(struct ctx *x)
+{
+	if (x->out.overflow)
+		proto_error(&x->out, PE_INTERNAL, "reply too long");
+	x->reply(x->ud, x->out.data, x->out.len);
+}
+
+__attribute__((format(printf, 3, 4)))
+static void refuse(struct ctx *x, int e, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	proto_error(&x->out, (enum proto_error)e, "%s", msg);
+	x->d->refusals++;
+	log_debug("refused pid %d uid %u: %s %s", (int)x->peer->pid, (unsigned)x->peer->uid,
+		  proto_error_code((enum proto_error)e), msg);
+	send_buf(x);
+}
+
+static uint64_t now_usec(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Add the kernel's view of a thread's scheduling to a message. */
+static void add_sched(struct proto_buf *b, const struct task_sched *s)
+{
+	char cpus[256];
+
+	proto_add(b, "policy", policy_to_string(s->policy));
+	proto_add_long(b, "priority", s->priority);
+	proto_add_long(b, "nice", s->nice);
+	if (cpulist_format(&s->cpus, cpus, sizeof(cpus)) < 0)
+		snprintf(cpus, sizeof(cpus), "?");
+	proto_add(b, "cpus", cpus);
+	proto_add_long(b, "reset_on_fork", s->reset_on_fork);
+}
+
+static void op_version(struct ctx *x)
+{
+	proto_begin(&x->out, "OK");
+	proto_add(&x->out, "version", PACKAGE_VERSION);
+	proto_add_long(&x->out, "proto", PROTO_VERSION);
+	send_buf(x);
+}
+
+static void op_status(struct ctx *x)
+{
+	struct daemon *d = x->d;
+	const struct config *c = d->config;
+	unsigned long ev, ov;
+
+	procev_stats(d->procev, &ev, &ov);
+	proto_begin(&x->out, "OK");
+	proto_add(&x->out, "version", PACKAGE_VERSION);
+	proto_add_long(&x->out, "proto", PROTO_VERSION);
+	proto_add_long(&x->out, "pid", getpid());
+	proto_add_long(&x->out, "uptime_s", (long)((now_usec(CLOCK_MONOTONIC) - d->start_usec) / 1000000u));
+	proto_add_long(&x->out, "threads", (long)registry_n_threads(d->registry));
+	proto_add_long(&x->out, "processes", (long)registry_n_processes(d->registry));
+	proto_add_long(&x->out, "clients", control_n_clients(d->control));
+	proto_add_long(&x->out, "grants", (long)d->grants);
+	proto_add_long(&x->out, "refusals", (long)d->refusals);
+	proto_add_long(&x->out, "reloads", (long)d->reloads);
+	proto_add(&x->out, "config", d->config_path);
+	proto_add_long(&x->out, "config_files", (long)c->n_files);
+	proto_add(&x->out, "socket", c->socket_path);
+	proto_add(&x->out, "socket_activated", control_activated(d->control) ? "yes" : "no");
+	proto_add(&x->out, "default_policy", policy_to_string(c->dflt.policy));
+	proto_add_long(&x->out, "default_priority", c->dflt.priority);
+	proto_add_long(&x->out, "max_priority", c->max_priority);
+	proto_add(&x->out, "thread_exit", registry_thread_pidfds(d->registry) ? "pidfd-thread" : "connector+rescan");
+	if (d->procev) {
+		proto_add(&x->out, "new_threads", "connector");
+		proto_add_long(&x->out, "connector_events", (long)ev);
+		proto_add_long(&x->out, "connector_overruns", (long)ov);
+	} else {
+		char why[96];
+		snprintf(why, sizeof(why), "rescan (connector unavailable: %s)", strerror(-d->procev_error));
+		proto_add(&x->out, "new_threads", why);
+	}
+	send_buf(x);
+}
+
+static void op_list(struct ctx *x)
+{
+	long rows = 0;
+
+	for (struct reg_thread *t = registry_threads(x->d->registry); t; t = t->next) {
+		struct proc_stat st;
+
+		proto_begin(&x->out, "ROW");
+		proto_add_long(&x->out, "tid", t->tid);
+		proto_add_long(&x->out, "pid", t->pid);
+		proto_add(&x->out, "comm", proc_read_stat(t->tid, &st) == 0 ? st.comm : "?");
+		add_sched(&x->out, &t->applied);
+		proto_add(&x->out, "rule", t->req.role[0] ? t->req.role : "default");
+		proto_add(&x->out, "source", t->source == REG_SOURCE_PROCESS ? "process" : "thread");
+		proto_add_long(&x->out, "owner", (long)t->owner);
+		proto_add_long(&x->out, "since", (long)(t->since_usec / 1000000u));
+		send_buf(x);
+		rows++;
+	}
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "rows", rows);
+	send_buf(x);
+}
+
+/* The client's process must still be the one that connected. */
+static bool peer_alive(const struct peer *p)
+{
+	if (p->pidfd < 0)
+		return true;
+	return syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) == 0;
+}
+
+/* Parse the optional scheduling fields of a register request. */
+static int parse_request_fields(struct ctx *x, struct grant_request *req)
+{
+	const char *v;
+	long n;
+	int r;
+
+	memset(req, 0, sizeof(*req));
+	if ((v = proto_get(x->m, "role"))) {
+		if (!*v || strlen(v) >= sizeof(req->role)) {
+			refuse(x, PE_BAD_REQUEST, "role must be 1..%zu characters", sizeof(req->role) - 1);
+			return -1;
+		}
+		strcpy(req->role, v);
+	}
+	if ((v = proto_get(x->m, "policy"))) {
+		if ((req->policy = policy_from_string(v)) < 0) {
+			refuse(x, PE_BAD_REQUEST, "unknown policy '%s'; use one of %s", v, policy_names());
+			return -1;
+		}
+		req->has_policy = true;
+	}
+	if ((r = proto_get_long(x->m, "priority", 0, 99, &n)) != -ENOENT) {
+		if (r < 0) {
+			refuse(x, PE_BAD_REQUEST, "priority must be a number in 0..99");
+			return -1;
+		}
+		req->priority = (int)n;
+		req->has_priority = true;
+	}
+	if ((r = proto_get_long(x->m, "nice", -20, 19, &n)) != -ENOENT) {
+		if (r < 0) {
+			refuse(x, PE_BAD_REQUEST, "nice must be a number in -20..19");
+			return -1;
+		}
+		req->nice = (int)n;
+		req->has_nice = true;
+	}
+	if ((v = proto_get(x->m, "cpus"))) {
+		cpu_set_t present, missing;
+		char have[128];
+
+		if (cpulist_parse(v, &req->cpus, NULL) < 0 || CPU_COUNT(&req->cpus) == 0) {
+			refuse(x, PE_BAD_REQUEST, "bad CPU list '%s'; use the kernel's syntax, e.g. 0-3,6", v);
+			return -1;
+		}
+		if (cpulist_present(&present) == 0 && cpulist_missing(&req->cpus, &present, &missing) > 0) {
+			cpulist_format(&present, have, sizeof(have));
+			refuse(x, PE_CPU_DENIED, "CPU list '%s' names CPUs that do not exist; present CPUs are %s",
+			       v, have);
+			return -1;
+		}
+		req->has_cpus = true;
+	}
+	return 0;
+}
+
+/* Rate limit: one token per state-changing request. */
+static bool rate_ok(struct ctx *x)
+{
+	const struct config *c = x->d->config;
+
+	if (ratelimit_take(x->d->ratelimit, x->peer->uid, now_usec(CLOCK_MONOTONIC), c->rate_limit,
+			   c->rate_burst))
+		return true;
+	refuse(x, PE_RATE_LIMITED, "more than %u requests per second (burst %u) from uid %u; "
+	       "slow down or raise rate-limit in [daemon]", c->rate_limit, c->rate_burst, (unsigned)x->peer->uid);
+	return false;
+}
+
+/* tid= or pid=, exactly one. */
+static int get_target(struct ctx *x, long *id, bool *is_pid)
+{
+	long tid = 0, pid = 0;
+	int rt = proto_get_long(x->m, "tid", 1, INT32_MAX, &tid);
+	int rp = proto_get_long(x->m, "pid", 1, INT32_MAX, &pid);
+
+	if ((rt == -ENOENT) == (rp == -ENOENT)) {
+		refuse(x, PE_BAD_REQUEST, "give exactly one of tid=TID or pid=PID");
+		return -1;
+	}
+	if ((rt != -ENOENT && rt < 0) || (rp != -ENOENT && rp < 0)) {
+		refuse(x, PE_BAD_REQUEST, "tid and pid must be positive numbers");
+		return -1;
+	}
+	*is_pid = rp == 0;
+	*id = *is_pid ? pid : tid;
+	return 0;
+}
+
+static void op_register(struct ctx *x)
+{
+	struct daemon *d = x->d;
+	struct grant_subject subj;
+	struct grant_request req;
+	struct sched_spec spec;
+	struct proc_status ps;
+	char msg[768];
+	size_t adding = 1;
+	bool is_pid;
+	long id;
+	int e, r;
+
+	if (get_target(x, &id, &is_pid) < 0 || parse_request_fields(x, &req) < 0 || !rate_ok(x))
+		return;
+	grant_subject_init(&subj, d->config, x->peer->uid, x->peer->gid, x->peer->pid);
+	if ((r = proc_read_status((pid_t)id, &ps)) < 0) {
+		refuse(x, PE_NO_SUCH_THREAD, "%s %ld: %s", is_pid ? "pid" : "tid", id,
+		       r == -ESRCH ? "no such task" : strerror(-r));
+		return;
+	}
+	if (is_pid && ps.tgid != id) {
+		refuse(x, PE_BAD_REQUEST, "%ld is a thread of process %d, not a process; use tid=%ld",
+		       id, (int)ps.tgid, id);
+		return;
+	}
+	if (!subj.privileged && (ps.tgid != x->peer->pid || !peer_alive(x->peer))) {
+		refuse(x, PE_NOT_OWN_THREAD, "%s %ld belongs to process %d, not to the caller (pid %d); "
+		       "registering another process's threads needs root or admin-group",
+		       is_pid ? "pid" : "tid", id, (int)ps.tgid, (int)x->peer->pid);
+		return;
+	}
+	if ((e = grant_resolve(d->config, &req, &spec, msg, sizeof(msg))) >= 0) {
+		refuse(x, e, "%s", msg);
+		return;
+	}
+	if (is_pid) {
+		pid_t *tids;
+		if (proc_list_tasks((pid_t)id, &tids, &adding) == 0)
+			free(tids);
+	} else if (registry_find(d->registry, (pid_t)id)) {
+		adding = 0;
+	}
+	e = grant_check(d->config, &subj, &req, &spec, subj.privileged ? 0 : registry_count_owner(d->registry, subj.uid),
+			adding, msg, sizeof(msg));
+	if (e >= 0) {
+		refuse(x, e, "%s", msg);
+		return;
+	}
+	if (is_pid) {
+		struct reg_process *p;
+		e = registry_add_process(d->registry, (pid_t)id, subj.uid, &req, &spec, &p, msg, sizeof(msg));
+		if (e >= 0) {
+			refuse(x, e, "%s", msg);
+			return;
+		}
+		d->grants++;
+		daemon_changed(d);
+		proto_begin(&x->out, "OK");
+		proto_add_long(&x->out, "pid", id);
+		proto_add_long(&x->out, "threads", (long)p->n_threads);
+		proto_add(&x->out, "rule", req.role[0] ? req.role : "default");
+		struct reg_thread *t = registry_find(d->registry, (pid_t)id);
+		if (t)
+			add_sched(&x->out, &t->applied);
+		if (msg[0])
+			proto_add(&x->out, "warning", msg);
+		log_info("registered process %d (%zu threads) for uid %u, rule %s", (int)id, p->n_threads,
+			 (unsigned)subj.uid, req.role[0] ? req.role : "default");
+		send_buf(x);
+		return;
+	}
+	struct reg_thread *t;
+	e = registry_add_thread(d->registry, (pid_t)id, ps.tgid, subj.uid, &req, &spec, NULL, &t, msg, sizeof(msg));
+	if (e >= 0) {
+		refuse(x, e, "%s", msg);
+		return;
+	}
+	d->grants++;
+	daemon_changed(d);
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "tid", t->tid);
+	proto_add_long(&x->out, "pid", t->pid);
+	proto_add(&x->out, "rule", req.role[0] ? req.role : "default");
+	add_sched(&x->out, &t->applied);
+	task_sched_format(&t->applied, msg, sizeof(msg));
+	log_info("registered tid %d (pid %d) for uid %u, rule %s: %s", (int)t->tid, (int)t->pid,
+		 (unsigned)subj.uid, req.role[0] ? req.role : "default", msg);
+	send_buf(x);
+}
+
+static void op_unregister(struct ctx *x)
+{
+	struct daemon *d = x->d;
+	struct grant_subject subj;
+	struct task_sched now;
+	bool is_pid;
+	long id;
+
+	if (get_target(x, &id, &is_pid) < 0 || !rate_ok(x))
+		return;
+	grant_subject_init(&subj, d->config, x->peer->uid, x->peer->gid, x->peer->pid);
+	if (is_pid) {
+		struct reg_process *p = registry_find_process(d->registry, (pid_t)id);
+		if (!p) {
+			refuse(x, PE_NOT_REGISTERED, "process %ld is not registered", id);
+			return;
+		}
+		if (!subj.privileged && p->owner != subj.uid) {
+			refuse(x, PE_NOT_OWN_THREAD, "process %ld was registered by uid %u; only it, root or admin-group may unregister it",
+			       id, (unsigned)p->owner);
+			return;
+		}
+		registry_remove_process(d->registry, p, true);
+	} else {
+		struct reg_thread *t = registry_find(d->registry, (pid_t)id);
+		if (!t) {
+			refuse(x, PE_NOT_REGISTERED, "tid %ld is not managed", id);
+			return;
+		}
+		if (!subj.privileged && t->owner != subj.uid) {
+			refuse(x, PE_NOT_OWN_THREAD, "tid %ld was registered by uid %u; only it, root or admin-group may unregister it",
+			       id, (unsigned)t->owner);
+			return;
+		}
+		registry_remove_thread(d->registry, t, true);
+	}
+	log_info("unregistered %s %ld", is_pid ? "process" : "tid", id);
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, is_pid ? "pid" : "tid", id);
+	if (task_sched_read((pid_t)id, &now) == 0)
+		add_sched(&x->out, &now);
+	send_buf(x);
+}
+
+static void op_reload(struct ctx *x)
+{
+	struct grant_subject subj;
+	char err[512];
+
+	grant_subject_init(&subj, x->d->config, x->peer->uid, x->peer->gid, x->peer->pid);
+	if (!subj.privileged) {
+		refuse(x, PE_NOT_ADMIN, "reload needs root or admin-group");
+		return;
+	}
+	if (!rate_ok(x))
+		return;
+	if (daemon_reload(x->d, err, sizeof(err)) < 0) {
+		refuse(x, PE_CONFIG_INVALID, "%s; the running configuration was kept", err);
+		return;
+	}
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "threads", (long)registry_n_threads(x->d->registry));
+	proto_add_long(&x->out, "rules", (long)x->d->config->n_rules);
+	send_buf(x);
+}
+
+void request_handle(struct daemon *d, const struct peer *p, const void *data, size_t len,
+		    reply_fn reply, void *ud)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(struct ctx *);
+	} ops[] = {
+		{ "version", op_version }, { "status", op_status }, { "list", op_list },
+		{ "register", op_register }, { "unregister", op_unregister }, { "reload", op_reload },
+	};
+	struct proto_msg m;
+	struct ctx x = { .d = d, .peer = p, .m = &m, .reply = reply, .ud = ud };
+	const char *op;
+	long v;
+	int r;
+
+	r = proto_parse_request(&m, data, len);
+	if (r == -E2BIG) {
+		refuse(&x, len > PROTO_MSG_MAX ? PE_TOO_LARGE : PE_BAD_REQUEST,
+		       len > PROTO_MSG_MAX ? "request over %d bytes" : "more than %d fields",
+		       len > PROTO_MSG_MAX ? PROTO_MSG_MAX : PROTO_FIELDS_MAX);
+		return;
+	}
+	if (r < 0) {
+		refuse(&x, PE_BAD_REQUEST, "malformed request; send 'v=%d op=NAME key=value ...' in printable ASCII",
+		       PROTO_VERSION);
+		return;
+	}
+	if (proto_get_long(&m, "v", 0, 1000000, &v) < 0) {
+		refuse(&x, PE_BAD_REQUEST, "no protocol version; start the request with v=%d", PROTO_VERSION);
+		return;
+	}
+	if (v != PROTO_VERSION) {
+		refuse(&x, PE_VERSION, "protocol version %ld is not supported; this rtschedd %s speaks v=%d, "
+		       "use a matching rtschedctl/librtsched", v, PACKAGE_VERSION, PROTO_VERSION);
+		return;
+	}
+	op = proto_get(&m, "op");
+	for (size_t i = 0; op && i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strcmp(op, ops[i].name) == 0) {
+			ops[i].fn(&x);
+			return;
+		}
+	refuse(&x, PE_UNKNOWN_OP, "unknown op '%s'; use version, status, list, register, unregister or reload",
+	       op ? op : "");
+}

@@ -1,0 +1,26 @@
+/* request.h: handling of one control request, apart from socket I/O so it
+ * can be tested and fuzzed on its own. */
+#ifndef RTSCHED_REQUEST_H
+#define RTSCHED_REQUEST_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "daemon.h"
+
+/* The client, from SO_PEERCRED (and SO_PEERPIDFD where the kernel has it). */
+struct peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	int pidfd; /* -1 if none */
+};
+
+/* Where reply messages go (each call is one message). */
+typedef void (*reply_fn)(void *ud, const char *msg, size_t len);
+
+/* Parse, authorize and carry out one request, replying through `reply`. */
+void request_handle(struct daemon *d, const struct peer *p, const void *data, size_t len,
+		    reply_fn reply, void *ud);
+
+#endif
