@@ -42,3 +42,78 @@ expect_in() {
 }
 # lines TEXT: number of lines
 lines() { printf '%s\n' "$1" | grep -c .; }
+
+HELPER="$top_builddir/tests/task-helper"
+NCPU=$(nproc)
+LASTCPU=$((NCPU - 1))
+# other users (nobody) must reach the socket and binaries under $TMP
+chmod 755 "$TMP"
+
+need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root (CAP_SYS_NICE) to apply real-time policies"; }
+
+# daemon_start CONF [ARGS...]: run rtschedd on a private socket, wait until it answers.
+daemon_start() {
+	SOCK="$TMP/control"
+	DLOG="$TMP/daemon.log"
+	conf=$1; shift
+	"$RTSCHEDD" --config "$conf" --socket "$SOCK" "$@" >>"$DLOG" 2>&1 &
+	DPID=$!
+	for _ in $(seq 100); do
+		"$RTSCHEDCTL" --socket "$SOCK" version >/dev/null 2>&1 && return 0
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "daemon did not start:"; cat "$DLOG"
+	exit 1
+}
+daemon_stop() {
+	[ -n "${DPID:-}" ] || return 0
+	kill -TERM "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DRC=$?
+	DPID=
+}
+at_exit daemon_stop
+ctl() { run "$RTSCHEDCTL" --socket "$SOCK" "$@"; }
+
+# helper_start NAME [AS_USER]: a task-helper process driven through FIFOs
+# (fd 3 writes its commands, fd 4 reads its answers).
+helper_start() {
+	hin="$TMP/helper.in"; hout="$TMP/helper.out"
+	rm -f "$hin" "$hout"; mkfifo "$hin" "$hout"; chmod 666 "$hin" "$hout"
+	if [ -n "${1:-}" ]; then
+		RTSCHED_SOCKET="$SOCK" setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups \
+			"$HELPER" <"$hin" >"$hout" &
+	else
+		RTSCHED_SOCKET="$SOCK" "$HELPER" <"$hin" >"$hout" &
+	fi
+	HPID=$!
+	exec 3>"$hin" 4<"$hout"
+}
+helper_stop() {
+	[ -n "${HPID:-}" ] || return 0
+	echo quit >&3 2>/dev/null
+	exec 3>&- 4<&-
+	wait "$HPID" 2>/dev/null
+	HPID=
+}
+at_exit helper_stop
+# h CMD...: one command, its answer in HR
+h() {
+	echo "$*" >&3
+	if ! read -r -t 10 HR <&4; then HR="(no answer)"; fi
+}
+# spawn NAME: a thread; its tid in the variable named by NAME's value? -> echo
+spawn() { h spawn "$1"; set -- $HR; echo "$3"; }
+# q TID: the kernel's view of TID
+q() { "$HELPER" query "$1"; }
+# expect_sched TID "policy=fifo priority=10" DESC: substring of the kernel's view
+expect_sched() {
+	got=$(q "$1")
+	case " $got " in *" $2 "*|*" $2"*) pass "$3 ($got)" ;; *) fail "$3: kernel reports '$got', want '$2'" ;; esac
+}
+# wait_for CMD...: retry a command up to 5 s (for asynchronous effects)
+wait_for() {
+	for _ in $(seq 50); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
+}
