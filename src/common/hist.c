@@ -65,18 +65,13 @@ struct u128 {
 /* a + b, wrapping at 2^128. */
 static inline struct u128 u128_add(struct u128 a, struct u128 b)
 {
-	struct u128 r = { a.hi + b.hi, a.lo + b.lo };
-
-	r.hi += r.lo < a.lo;
-	return r;
+	return (struct u128){ a.hi + b.hi + (a.lo + b.lo < a.lo), a.lo + b.lo };
 }
 
 /* a - b, wrapping at 2^128. */
 static inline struct u128 u128_sub(struct u128 a, struct u128 b)
 {
-	struct u128 r = { a.hi - b.hi - (a.lo < b.lo), a.lo - b.lo };
-
-	return r;
+	return (struct u128){ a.hi - b.hi - (a.lo < b.lo), a.lo - b.lo };
 }
 
 /* a < b. */
@@ -91,10 +86,9 @@ static inline struct u128 u128_mul(uint64_t a, uint64_t b)
 	uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
 	uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0;
 	uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
-	struct u128 r = { a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32),
-			  mid << 32 | (uint32_t)p00 };
 
-	return r;
+	return (struct u128){ a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32),
+			      mid << 32 | (uint32_t)p00 };
 }
 
 /* Rounded to long double's precision, which only matters past 2^64. */
@@ -106,9 +100,7 @@ static long double u128_ld(struct u128 a)
 /* The sum of squares, split over two fields to keep the layout fixed. */
 static inline struct u128 sumsq_get(const struct hist *h)
 {
-	struct u128 r = { h->sumsq_hi, h->sumsq_lo };
-
-	return r;
+	return (struct u128){ h->sumsq_hi, h->sumsq_lo };
 }
 
 /* Set the sum of squares of a private copy. */
@@ -135,14 +127,21 @@ static inline void write_end(struct hist *h, uint64_t s)
 	__atomic_store_n(&h->seq, s + 2, __ATOMIC_RELEASE);
 }
 
-/* min starts at UINT64_MAX so that recording needs no "is it the first" test. */
-void hist_init(struct hist *h)
+/* Stamp a private copy with this build's layout, which it now has. */
+static void set_header(struct hist *h, uint64_t seq)
 {
-	memset(h, 0, sizeof(*h));
 	h->magic = HIST_MAGIC;
 	h->version = HIST_VERSION;
 	h->size = sizeof(*h);
 	h->nbuckets = HIST_NBUCKETS;
+	h->seq = seq;
+}
+
+/* min starts at UINT64_MAX so that recording needs no "is it the first" test. */
+void hist_init(struct hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	set_header(h, 0);
 	h->min = UINT64_MAX;
 }
 
@@ -221,11 +220,7 @@ int hist_snapshot(const struct hist *src, struct hist *dst, unsigned int tries)
 			dst->bucket[i] = LOAD(&src->bucket[i]);
 		atomic_thread_fence(memory_order_acquire);
 		if (LOAD(&src->seq) == s1) {
-			dst->magic = HIST_MAGIC;
-			dst->version = HIST_VERSION;
-			dst->size = sizeof(*dst);
-			dst->nbuckets = HIST_NBUCKETS;
-			dst->seq = s1;
+			set_header(dst, s1);
 			return 0;
 		}
 	}
@@ -291,11 +286,7 @@ int hist_sub(struct hist *dst, const struct hist *a, const struct hist *b)
 	sumsq_set(dst, u128_sub(sumsq_get(a), sumsq_get(b)));
 	for (int i = 0; i < HIST_NBUCKETS; i++)
 		dst->bucket[i] = a->bucket[i] - b->bucket[i];
-	dst->magic = HIST_MAGIC;
-	dst->version = HIST_VERSION;
-	dst->size = sizeof(*dst);
-	dst->nbuckets = HIST_NBUCKETS;
-	dst->seq = a->seq;
+	set_header(dst, a->seq);
 
 	lo = hist_bucket_next(dst, 0);
 	if (lo < 0) {
@@ -308,42 +299,6 @@ int hist_sub(struct hist *dst, const struct hist *a, const struct hist *b)
 	dst->min = amin < bmin ? amin : rep_in(lo, amin, amax);
 	dst->max = amax > bmax ? amax : rep_in(hi, amin, amax);
 	return 0;
-}
-
-/* Accessors, so callers need not know the empty-histogram sentinels. */
-uint64_t hist_count(const struct hist *h)
-{
-	return h->count;
-}
-
-/* Early wake-ups: a clock or deadline bug if it is ever non-zero. */
-uint64_t hist_early(const struct hist *h)
-{
-	return h->early;
-}
-
-/* Missed periods, which have no lateness sample of their own. */
-uint64_t hist_overruns(const struct hist *h)
-{
-	return h->overruns;
-}
-
-/* 0 for an empty histogram rather than the UINT64_MAX sentinel. */
-int64_t hist_min(const struct hist *h)
-{
-	return h->count ? (int64_t)h->min : 0;
-}
-
-/* Samples are clamped int64_t, so the max always fits back. */
-int64_t hist_max(const struct hist *h)
-{
-	return h->count ? (int64_t)h->max : 0;
-}
-
-/* The exact sum, for Prometheus _sum. */
-uint64_t hist_sum(const struct hist *h)
-{
-	return h->sum;
 }
 
 /* Exact sum over exact count: no bucket error in the mean. */

@@ -88,8 +88,10 @@ void hist_record(struct hist *h, int64_t ns);
 void hist_add_overruns(struct hist *h, uint64_t n);
 
 /* Reader side. */
-/* Copy the live *src into the private *dst once no update overlaps the copy;
- * -EAGAIN after `tries` overlapping attempts, -EBADMSG/-EPROTO as hist_check. */
+/* Copy the live *src into the private *dst once no update overlaps the copy
+ * (dst->seq tells which update it is); -EAGAIN after `tries` overlapping
+ * attempts, and for good if the writer died inside an update; -EBADMSG or
+ * -EPROTO as hist_check. */
 int hist_snapshot(const struct hist *src, struct hist *dst, unsigned int tries);
 /* Add *src into *dst, as if dst's writer had also recorded src's samples. */
 int hist_merge(struct hist *dst, const struct hist *src);
@@ -97,22 +99,34 @@ int hist_merge(struct hist *dst, const struct hist *src);
  * reset baseline); -EINVAL if it is not. dst may alias a or b. */
 int hist_sub(struct hist *dst, const struct hist *a, const struct hist *b);
 
-/* Queries on a private copy. */
-uint64_t hist_count(const struct hist *h);
-uint64_t hist_early(const struct hist *h);
-uint64_t hist_overruns(const struct hist *h);
-/* Smallest sample in ns, 0 if there is none. */
-int64_t hist_min(const struct hist *h);
-/* Largest sample in ns, 0 if there is none. */
-int64_t hist_max(const struct hist *h);
-/* Sum of the samples in ns (early ones count as 0). */
-uint64_t hist_sum(const struct hist *h);
+/* Queries on a private copy. The getters only read a field: inline. */
+/* Samples recorded, early and overflow ones included. */
+static inline uint64_t hist_count(const struct hist *h) { return h->count; }
+/* Early wake-ups: a clock or deadline bug whenever it is not 0. */
+static inline uint64_t hist_early(const struct hist *h) { return h->early; }
+/* Missed periods, which have no lateness sample of their own. */
+static inline uint64_t hist_overruns(const struct hist *h) { return h->overruns; }
+/* Exact sum of the samples in ns (early ones count as 0), for `_sum`. */
+static inline uint64_t hist_sum(const struct hist *h) { return h->sum; }
+/* Smallest sample in ns; 0, not the UINT64_MAX sentinel, if there is none. */
+static inline int64_t hist_min(const struct hist *h)
+{
+	return h->count ? (int64_t)h->min : 0;
+}
+/* Largest sample in ns, 0 if there is none; samples are clamped int64_t. */
+static inline int64_t hist_max(const struct hist *h)
+{
+	return h->count ? (int64_t)h->max : 0;
+}
 /* Mean in ns; -ENODATA if empty. */
 int hist_mean(const struct hist *h, double *mean);
 /* Population standard deviation in ns; -ENODATA if empty. */
 int hist_stddev(const struct hist *h, double *stddev);
-/* The nearest-rank q-th percentile (q in [0, 100]) in ns, within 1% of the
- * exact sample below 10 s; -EINVAL for a bad q, -ENODATA if empty. */
+/* The q-th percentile (q in [0, 100]) in ns by nearest rank: the smallest
+ * sample with at least q% of all at or below it (q = 0 is the min). Given as
+ * the bucket's midpoint clamped to [min, max], so within 0.78% of the exact
+ * sample below 10 s; in the overflow bucket, the max. -EINVAL for a bad q or
+ * NaN, -ENODATA if empty, -EIO if the buckets don't add up to count. */
 int hist_percentile(const struct hist *h, double q, int64_t *ns);
 
 /* Buckets, for Prometheus `le` buckets and terminal drawings. */

@@ -42,12 +42,19 @@ static bool in_group(const struct grant_subject *s, const char *group)
 
 int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid)
 {
-	struct passwd *pw = getpwuid(uid);
+	struct passwd *pw;
 
 	memset(s, 0, sizeof(*s));
 	s->uid = uid;
 	s->gid = gid;
 	s->pid = pid;
+	/* root needs no name: it is privileged whatever the groups say */
+	if (uid == 0) {
+		snprintf(s->user, sizeof(s->user), "root");
+		s->privileged = true;
+		return 0;
+	}
+	pw = getpwuid(uid);
 	if (pw)
 		snprintf(s->user, sizeof(s->user), "%s", pw->pw_name);
 	s->privileged = uid == 0 || (c->admin_group[0] && in_group(s, c->admin_group));

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,11 +131,17 @@ static void thread_free(struct registry *r, struct reg_thread *t)
 	free(t);
 }
 
-/* Is tid still the thread we pinned? */
+/* Is tid still the thread we pinned? A thread pidfd answers with one poll:
+ * while it is not readable the thread lives, so its tid cannot have been
+ * reused. Without one, compare the start time in /proc. */
 static bool same_thread(const struct reg_thread *t)
 {
 	struct proc_stat st;
 
+	if (t->pidfd >= 0 && registry_thread_pidfds(t->reg)) {
+		struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
+		return poll(&p, 1, 0) == 0;
+	}
 	return proc_read_stat(t->tid, &st) == 0 && st.starttime == t->starttime;
 }
 
