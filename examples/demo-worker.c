@@ -2,13 +2,15 @@
  * scheduling with librtsched, shows what the kernel now reports, does a
  * little periodic work, and gives the scheduling back.
  *
- *   demo-worker [ROLE [SECONDS]]       (ROLE defaults to "audio")
+ *   demo-worker [ROLE [SECONDS]]   (ROLE defaults to "audio"; "" or "-" asks
+ *                                   for the daemon's default policy)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,7 +84,7 @@ int main(int argc, char **argv)
 	void *ret;
 
 	if (argc > 1)
-		role = argv[1];
+		role = argv[1][0] && strcmp(argv[1], "-") ? argv[1] : NULL; /* "" or "-": the default */
 	if (argc > 2)
 		seconds = atoi(argv[2]);
 	if (pthread_create(&t, NULL, worker, NULL) != 0)
