@@ -24,6 +24,10 @@ priority = 10
 [rule bench-b]
 policy = fifo
 priority = 11
+[rule bench-m]
+thread-name = bench-m-*
+policy = fifo
+priority = 12
 EOC
 "$top_builddir/rtschedd" --config "$TMP/bench.conf" --socket "$TMP/control" &
 DPID=$!
@@ -31,3 +35,21 @@ for _ in $(seq 50); do [ -S "$TMP/control" ] && break; sleep 0.1; done
 
 echo
 RTSCHED_SOCKET="$TMP/control" "$top_builddir/bench/bench-register" "$N" | tee "$RESULTS/register.txt"
+
+echo
+M=$([ "${BENCH_QUICK:-0}" = 1 ] && echo 300 || echo 2000)
+{ "$top_builddir/bench/bench-match" rename "$M"; "$top_builddir/bench/bench-match" create "$M" | tail -1; } | tee "$RESULTS/match.txt"
+
+echo
+# start-up scan: a second daemon starts while 10,000 threads exist
+coproc HOLD { "$top_builddir/bench/bench-match" hold 10000; }
+read -r _ <&"${HOLD[0]}"
+"$top_builddir/rtschedd" --config "$TMP/bench.conf" --socket "$TMP/control2" &
+D2=$!
+for _ in $(seq 100); do [ -S "$TMP/control2" ] && break; sleep 0.1; done
+"$top_builddir/rtschedctl" --socket "$TMP/control2" --json status |
+	jq -r '"start-up scan: \(.scan_tasks) tasks in \(.scan_us / 1000) ms (\(.scan_us * 1000 / .scan_tasks | floor) ns per task)"' |
+	tee -a "$RESULTS/match.txt"
+kill $D2; wait $D2 2>/dev/null
+exec {HOLD[1]}>&-
+wait $HOLD_PID 2>/dev/null

@@ -55,7 +55,8 @@ static bool numeric_key(const char *k)
 	static const char *const nums[] = { "tid", "pid", "priority", "nice", "reset_on_fork", "owner", "since",
 					    "threads", "processes", "clients", "grants", "refusals", "reloads",
 					    "uptime_s", "proto", "rows", "config_files", "default_priority",
-					    "max_priority", "connector_events", "connector_overruns", "rules" };
+					    "max_priority", "connector_events", "connector_overruns", "rules",
+					    "match_rules", "scan_tasks", "scan_us" };
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (strcmp(k, nums[i]) == 0)
 			return true;

@@ -8,7 +8,10 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <glob.h>
+#include <grp.h>
+#include <pwd.h>
 #include <ini.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -26,15 +29,19 @@
 enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_BAD };
 
 enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK,
-		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_N };
+		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS, D_N };
 static const char *const daemon_keys[D_N] = {
 	"socket", "policy", "priority", "nice", "cpus", "reset-on-fork",
-	"max-priority", "log-level", "admin-group", "rate-limit", "rate-burst",
+	"max-priority", "log-level", "admin-group", "rate-limit", "rate-burst", "rescan-interval",
+	"process-events",
 };
 
 /* A rule's keys are the sched_spec keys of [daemon], in the same order. */
-enum rule_key { R_POLICY, R_PRIORITY, R_NICE, R_CPUS, R_RESET_ON_FORK, R_N };
-static const char *const rule_keys[R_N] = { "policy", "priority", "nice", "cpus", "reset-on-fork" };
+enum rule_key { R_POLICY, R_PRIORITY, R_NICE, R_CPUS, R_RESET_ON_FORK,
+		R_THREAD_NAME, R_PROCESS_NAME, R_EXE, R_USER, R_GROUP, R_UNIT, R_CGROUP, R_N };
+static const char *const rule_keys[R_N] = { "policy", "priority", "nice", "cpus", "reset-on-fork",
+					    "thread-name", "process-name", "exe", "user", "group", "unit",
+					    "cgroup" };
 
 enum principal_key { P_MAX_PRIORITY, P_POLICIES, P_MAX_THREADS, P_CPUS, P_N };
 static const char *const principal_keys[P_N] = { "max-priority", "policies", "max-threads", "cpus" };
@@ -272,8 +279,71 @@ static int daemon_key(struct parse_ctx *ctx, const char *name, const char *v)
 		return key_int(ctx, name, v, 0, 1000000, (int *)&c->rate_limit);
 	case D_RATE_BURST:
 		return key_int(ctx, name, v, 1, 1000000, (int *)&c->rate_burst);
+	case D_RESCAN:
+		return key_int(ctx, name, v, 100, 3600000, (int *)&c->rescan_ms);
+	case D_PROCESS_EVENTS:
+		return key_bool(ctx, name, v, &c->process_events);
 	}
 	return 0;
+}
+
+/* A glob for fnmatch(3): refuse what can never match so a typo is seen. */
+static bool key_glob(struct parse_ctx *ctx, const char *key, const char *v, char *out, size_t len)
+{
+	if (!*v) {
+		perr(ctx, key, "empty pattern; remove the key to match anything");
+		return false;
+	}
+	return key_name(ctx, key, v, out, len);
+}
+
+/* user = NAME|UID, group = NAME|GID: resolved now, so a name that doesn't
+ * exist is an error instead of a rule that silently never matches. */
+static bool key_id(struct parse_ctx *ctx, const char *key, const char *v, bool group, unsigned *out)
+{
+	long n;
+
+	if (parse_long(v, 0, 0x7fffffff, &n) == 0) {
+		*out = (unsigned)n;
+		return true;
+	}
+	if (group) {
+		struct group *g = getgrnam(v);
+		if (g) {
+			*out = g->gr_gid;
+			return true;
+		}
+	} else {
+		struct passwd *pw = getpwnam(v);
+		if (pw) {
+			*out = pw->pw_uid;
+			return true;
+		}
+	}
+	perr(ctx, key, "no %s '%s' on this system; use an existing name or a number", group ? "group" : "user", v);
+	return false;
+}
+
+/* The match keys of a rule; k is a rule_key past R_RESET_ON_FORK. */
+static bool match_key(struct parse_ctx *ctx, struct rule_match *m, int k, const char *name, const char *v)
+{
+	switch (k) {
+	case R_THREAD_NAME:
+		return key_glob(ctx, name, v, m->thread_name, sizeof(m->thread_name));
+	case R_PROCESS_NAME:
+		return key_glob(ctx, name, v, m->process_name, sizeof(m->process_name));
+	case R_EXE:
+		return key_glob(ctx, name, v, m->exe, sizeof(m->exe));
+	case R_UNIT:
+		return key_glob(ctx, name, v, m->unit, sizeof(m->unit));
+	case R_CGROUP:
+		return key_glob(ctx, name, v, m->cgroup, sizeof(m->cgroup));
+	case R_USER:
+		return (m->has_user = key_id(ctx, name, v, false, &m->uid));
+	case R_GROUP:
+		return (m->has_group = key_id(ctx, name, v, true, &m->gid));
+	}
+	return false;
 }
 
 static int rule_key(struct parse_ctx *ctx, const char *name, const char *v)
@@ -287,6 +357,8 @@ static int rule_key(struct parse_ctx *ctx, const char *name, const char *v)
 	}
 	if (!key_claim(ctx, &r->origin, k, name))
 		return 0;
+	if (k > R_RESET_ON_FORK)
+		return match_key(ctx, &r->match, k, name, v);
 	return spec_key(ctx, &r->spec, k, name, v);
 }
 
@@ -558,6 +630,8 @@ static void config_defaults(struct config *c)
 	c->log_level = LOG_LEVEL_INFO;
 	c->rate_limit = 50;
 	c->rate_burst = 100;
+	c->rescan_ms = 1000;
+	c->process_events = true;
 	origin_reset(&c->origin);
 }
 
@@ -673,6 +747,8 @@ int config_validate(struct config *c, FILE *errors)
 	char where[CONFIG_NAME_MAX + 16];
 	int r;
 
+	c->n_auto_rules = 0;
+	c->match_needs = 0;
 	r = spec_validate(c, &c->dflt, &c->origin, D_POLICY, "[daemon]", errors);
 	for (size_t i = 0; i < c->n_rules; i++) {
 		struct rule *rl = &c->rules[i];
@@ -684,6 +760,19 @@ int config_validate(struct config *c, FILE *errors)
 			r = -EINVAL;
 			continue;
 		}
+		rl->match.n_keys = 0;
+		for (int k = R_THREAD_NAME; k < R_N; k++)
+			rl->match.n_keys += origin_set(&rl->origin, k);
+		if (rl->match.n_keys)
+			c->n_auto_rules++;
+		if (rl->match.process_name[0])
+			c->match_needs |= MATCH_NEED_PROCESS_NAME;
+		if (rl->match.exe[0])
+			c->match_needs |= MATCH_NEED_EXE;
+		if (rl->match.unit[0] || rl->match.cgroup[0])
+			c->match_needs |= MATCH_NEED_CGROUP;
+		if (rl->match.has_user || rl->match.has_group)
+			c->match_needs |= MATCH_NEED_IDS;
 		if (!origin_set(&rl->origin, R_RESET_ON_FORK)) {
 			rl->spec.reset_on_fork = c->dflt.reset_on_fork;
 			rl->origin.file[R_RESET_ON_FORK] = c->origin.file[D_RESET_ON_FORK];
@@ -751,9 +840,35 @@ void config_print(const struct config *c, FILE *f)
 	snprintf(buf, sizeof(buf), "%u", c->rate_burst);
 	print_kv(c, f, &c->origin, D_RATE_BURST, "rate-burst", buf);
 
+	snprintf(buf, sizeof(buf), "%u", c->rescan_ms);
+	print_kv(c, f, &c->origin, D_RESCAN, "rescan-interval", buf);
+	print_kv(c, f, &c->origin, D_PROCESS_EVENTS, "process-events", c->process_events ? "yes" : "no");
+
 	for (size_t i = 0; i < c->n_rules; i++) {
-		fprintf(f, "\n[rule %s]\n", c->rules[i].name);
-		print_spec(c, f, &c->rules[i].spec, &c->rules[i].origin, 0);
+		const struct rule *rl = &c->rules[i];
+		const struct rule_match *m = &rl->match;
+
+		fprintf(f, "\n[rule %s]\n", rl->name);
+		print_spec(c, f, &rl->spec, &rl->origin, 0);
+		if (m->thread_name[0])
+			print_kv(c, f, &rl->origin, R_THREAD_NAME, "thread-name", m->thread_name);
+		if (m->process_name[0])
+			print_kv(c, f, &rl->origin, R_PROCESS_NAME, "process-name", m->process_name);
+		if (m->exe[0])
+			print_kv(c, f, &rl->origin, R_EXE, "exe", m->exe);
+		if (m->has_user) {
+			snprintf(buf, sizeof(buf), "%u", (unsigned)m->uid);
+			print_kv(c, f, &rl->origin, R_USER, "user", buf);
+		}
+		if (m->has_group) {
+			snprintf(buf, sizeof(buf), "%u", (unsigned)m->gid);
+			print_kv(c, f, &rl->origin, R_GROUP, "group", buf);
+		}
+		if (m->unit[0])
+			print_kv(c, f, &rl->origin, R_UNIT, "unit", m->unit);
+		if (m->cgroup[0])
+			print_kv(c, f, &rl->origin, R_CGROUP, "cgroup", m->cgroup);
+		fprintf(f, "# %s\n", m->n_keys ? "matches threads automatically" : "a role: applied when a thread asks for it");
 	}
 	for (size_t i = 0; i < c->n_principals; i++) {
 		const struct principal *p = &c->principals[i];
@@ -798,6 +913,46 @@ void config_override_log_level(struct config *c, int level)
 {
 	c->log_level = level;
 	c->origin.file[D_LOG_LEVEL] = CONFIG_ORIGIN_CMDLINE;
+}
+
+/* One rule against one thread. */
+static bool rule_matches(const struct rule_match *m, const struct match_subject *s)
+{
+	if (m->thread_name[0] && (!s->thread_name || fnmatch(m->thread_name, s->thread_name, 0) != 0))
+		return false;
+	if (m->process_name[0] && (!s->process_name || fnmatch(m->process_name, s->process_name, 0) != 0))
+		return false;
+	if (m->exe[0] && (!s->exe || fnmatch(m->exe, s->exe, 0) != 0))
+		return false;
+	if (m->unit[0] && (!s->unit || fnmatch(m->unit, s->unit, 0) != 0))
+		return false;
+	if (m->cgroup[0] && (!s->cgroup || fnmatch(m->cgroup, s->cgroup, 0) != 0))
+		return false;
+	if (m->has_user && s->uid != m->uid)
+		return false;
+	if (m->has_group) {
+		bool in = s->gid == m->gid;
+		for (size_t i = 0; !in && i < s->n_groups; i++)
+			in = s->groups[i] == m->gid;
+		if (!in)
+			return false;
+	}
+	return true;
+}
+
+const struct rule *config_match(const struct config *c, const struct match_subject *s)
+{
+	const struct rule *best = NULL;
+
+	for (size_t i = 0; i < c->n_rules; i++) {
+		const struct rule *rl = &c->rules[i];
+
+		/* strictly more keys wins; on a tie the earlier rule stays */
+		if (rl->match.n_keys && (!best || rl->match.n_keys > best->match.n_keys) &&
+		    rule_matches(&rl->match, s))
+			best = rl;
+	}
+	return best;
 }
 
 const struct rule *config_find_rule(const struct config *c, const char *name)

@@ -31,10 +31,32 @@ struct key_origin {
 	unsigned line[CONFIG_KEYS_MAX];
 };
 
-/* [rule NAME]: a role a thread can ask for. */
+enum {
+	MATCH_NEED_PROCESS_NAME = 1 << 0,
+	MATCH_NEED_EXE = 1 << 1,
+	MATCH_NEED_CGROUP = 1 << 2,
+	MATCH_NEED_IDS = 1 << 3,
+};
+
+/* What a rule matches automatically; empty strings match anything. A rule
+ * with none of these is a role only, applied when a thread asks for it. */
+struct rule_match {
+	char thread_name[64];   /* glob on the thread's comm */
+	char process_name[64];  /* glob on the process's comm */
+	char exe[256];          /* glob on the executable's path */
+	char unit[128];         /* glob on the systemd unit (from the cgroup path) */
+	char cgroup[256];       /* glob on the cgroup path */
+	bool has_user, has_group;
+	uid_t uid;
+	gid_t gid;
+	int n_keys;             /* how many match keys are set: the specificity */
+};
+
+/* [rule NAME]: what a thread gets, by request (a role) or by matching. */
 struct rule {
 	char name[CONFIG_NAME_MAX];
 	struct sched_spec spec;
+	struct rule_match match;
 	struct key_origin origin;
 	short file;
 	unsigned line;
@@ -63,6 +85,10 @@ struct config {
 	char admin_group[CONFIG_NAME_MAX];
 	unsigned rate_limit;  /* requests per second per uid, 0 = off */
 	unsigned rate_burst;
+	unsigned rescan_ms;   /* /proc rescan period when the process events connector is unavailable */
+	bool process_events;  /* use the connector at all (a sandbox may forbid AF_NETLINK) */
+	size_t n_auto_rules;  /* rules with match keys */
+	unsigned match_needs; /* MATCH_NEED_*: what the matcher must read from /proc */
 	struct key_origin origin;
 
 	struct rule *rules;
@@ -91,6 +117,21 @@ void config_override_log_level(struct config *c, int level);
 int config_validate(struct config *c, FILE *errors);
 /* Print the effective configuration as a loadable file with each value's origin. */
 void config_print(const struct config *c, FILE *f);
+/* The rule that applies to a thread with these properties, or NULL: the most
+ * specific (most match keys) first, then the first in file order. The
+ * lookups are lazy: get() is asked only for what some rule needs. */
+struct match_subject {
+	const char *thread_name;
+	const char *process_name;
+	const char *exe;
+	const char *unit;
+	const char *cgroup;
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t n_groups;
+};
+const struct rule *config_match(const struct config *c, const struct match_subject *s);
 /* The rule called `name`, or NULL. */
 const struct rule *config_find_rule(const struct config *c, const char *name);
 /* The [user NAME] or [group NAME] section, or NULL. */

@@ -19,8 +19,8 @@
 #include "grant.h"
 #include "procev.h"
 #include "registry.h"
+#include "rules.h"
 
-#define RESCAN_USEC 1000000u /* task-list rescan when the connector is unavailable */
 
 int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors)
 {
@@ -102,11 +102,29 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	log_set_level(c->log_level);
 	d->reloads++;
 	registry_reapply(d->registry, c);
+	daemon_scan(d, true);
+	daemon_changed(d);
 	log_info("configuration reloaded from %s (%zu file%s, %zu rule%s), %zu thread%s managed", d->config_path,
 		 c->n_files, c->n_files == 1 ? "" : "s", c->n_rules, c->n_rules == 1 ? "" : "s",
 		 registry_n_threads(d->registry), registry_n_threads(d->registry) == 1 ? "" : "s");
 	sd_notify(0, "READY=1\nSTATUS=Running");
 	return 0;
+}
+
+void daemon_scan(struct daemon *d, bool force)
+{
+	struct timespec a, b;
+
+	if (!d->config->n_auto_rules && !force)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	d->scan_tasks = rules_scan(d, force);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	d->scan_usec = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000);
+	if (d->config->n_auto_rules)
+		log_info("scanned %zu tasks for %zu matching rule%s in %.1f ms, %zu thread%s managed", d->scan_tasks,
+			 d->config->n_auto_rules, d->config->n_auto_rules == 1 ? "" : "s", d->scan_usec / 1000.0,
+			 registry_n_threads(d->registry), registry_n_threads(d->registry) == 1 ? "" : "s");
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -123,6 +141,23 @@ static void ev_fork(void *ud, pid_t tid, pid_t tgid)
 
 	if (tid != tgid)
 		registry_on_new_thread(d->registry, d->config, tid, tgid);
+	rules_on_task(d, tid, tgid, false);
+}
+
+static void ev_exec(void *ud, pid_t tid, pid_t tgid)
+{
+	rules_on_process(ud, tgid);
+}
+
+/* A thread renamed itself; the main thread's name is the process name too. */
+static void ev_comm(void *ud, pid_t tid, pid_t tgid, const char *comm)
+{
+	struct daemon *d = ud;
+
+	if (tid == tgid && (d->config->match_needs & MATCH_NEED_PROCESS_NAME))
+		rules_on_process(d, tgid);
+	else
+		rules_on_task(d, tid, tgid, false);
 }
 
 static void ev_exit(void *ud, pid_t tid, pid_t tgid)
@@ -137,6 +172,7 @@ static void ev_overrun(void *ud)
 	struct daemon *d = ud;
 
 	registry_rescan(d->registry, d->config);
+	rules_scan(d, false);
 }
 
 /* Fallback for a kernel or a sandbox without the connector: rescan the task
@@ -146,13 +182,14 @@ static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 	struct daemon *d = userdata;
 
 	registry_rescan(d->registry, d->config);
+	rules_scan(d, false);
 	daemon_changed(d);
 	return 0;
 }
 
 void daemon_changed(struct daemon *d)
 {
-	bool need = !d->procev && (registry_n_processes(d->registry) > 0 ||
+	bool need = !d->procev && (registry_n_processes(d->registry) > 0 || d->config->n_auto_rules > 0 ||
 				   (!registry_thread_pidfds(d->registry) && registry_n_threads(d->registry) > 0));
 	uint64_t now;
 
@@ -161,7 +198,7 @@ void daemon_changed(struct daemon *d)
 	if (sd_event_source_get_enabled(d->rescan_timer, NULL) > 0)
 		return;
 	sd_event_now(d->event, CLOCK_MONOTONIC, &now);
-	sd_event_source_set_time(d->rescan_timer, now + RESCAN_USEC);
+	sd_event_source_set_time(d->rescan_timer, now + (uint64_t)d->config->rescan_ms * 1000u);
 	sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_ONESHOT);
 }
 
@@ -232,18 +269,22 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 
 	if ((r = registry_new(&d->registry, d->event)) < 0 || (r = ratelimit_new(&d->ratelimit)) < 0)
 		return r;
-	static const struct procev_handlers h = { .on_fork = ev_fork, .on_exit = ev_exit,
-						  .on_overrun = ev_overrun };
-	r = procev_new(&d->procev, d->event, &h, d);
+	static const struct procev_handlers h = { .on_fork = ev_fork, .on_exec = ev_exec, .on_comm = ev_comm,
+						  .on_exit = ev_exit, .on_overrun = ev_overrun };
+	r = c->process_events ? procev_new(&d->procev, d->event, &h, d) : -ENOTSUP;
 	if (r < 0) {
 		d->procev_error = r;
-		log_errno(LOG_LEVEL_NOTICE, r, "process events connector unavailable; new threads of "
-			  "registered processes are found by rescanning every %u ms", RESCAN_USEC / 1000);
+		log_errno(LOG_LEVEL_NOTICE, r == -ENOTSUP ? 0 : r, "process events connector %s; new and renamed "
+			  "threads are found by rescanning /proc every %u ms", r == -ENOTSUP ? "off (process-events = no)" : "unavailable",
+			  d->config->rescan_ms);
 		r = sd_event_add_time(d->event, &d->rescan_timer, CLOCK_MONOTONIC, 0, 0, on_rescan, d);
 		if (r < 0)
 			return r;
 		sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_OFF);
 	}
+	/* after subscribing, so no thread created meanwhile is missed */
+	daemon_scan(d, false);
+	daemon_changed(d);
 	r = control_new(&d->control, d);
 	if (r < 0)
 		return r;

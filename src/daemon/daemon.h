@@ -4,6 +4,7 @@
 #define RTSCHED_DAEMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <systemd/sd-event.h>
 
 #include "config.h"
@@ -44,6 +45,8 @@ struct daemon {
 	struct control *control;
 	uint64_t start_usec;            /* CLOCK_MONOTONIC */
 	unsigned long grants, refusals, reloads;
+	uint64_t scan_usec;             /* duration of the last full /proc scan */
+	size_t scan_tasks;              /* tasks it looked at */
 };
 
 /* Command-line overrides onto a freshly loaded config, then validation. */
@@ -56,6 +59,8 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 /* Reload the config; on failure the first error goes to err and the running
  * config stays. Returns 0 or -EINVAL. */
 int daemon_reload(struct daemon *d, char *err, size_t len);
+/* Scan /proc for threads the rules match, timing it for status. */
+void daemon_scan(struct daemon *d, bool force);
 /* The registry changed: arm the fallback rescan if it is needed. */
 void daemon_changed(struct daemon *d);
 /* Run until SIGTERM/SIGINT; returns an exit code. */

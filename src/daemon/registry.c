@@ -453,9 +453,12 @@ void registry_reapply(struct registry *r, const struct config *c)
 	}
 	for (t = r->threads; t; t = tn) {
 		struct grant_subject subj;
-		struct passwd *pw = getpwuid(t->owner);
+		struct passwd *pw;
 
 		tn = t->next;
+		if (t->source == REG_SOURCE_RULE) /* matching is redone by the rules scan */
+			continue;
+		pw = getpwuid(t->owner);
 		/* the owner's limits may have shrunk: check again (not the quota) */
 		grant_subject_init(&subj, c, t->owner, pw ? pw->pw_gid : (gid_t)-1, t->pid);
 		e = grant_resolve(c, &t->req, &spec, msg, sizeof(msg));

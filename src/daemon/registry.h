@@ -13,7 +13,7 @@
 #include "grant.h"
 #include "task.h"
 
-enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS };
+enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS, REG_SOURCE_RULE };
 
 struct reg_process;
 

@@ -112,13 +112,17 @@ static void op_status(struct ctx *x)
 	proto_add_long(&x->out, "default_priority", c->dflt.priority);
 	proto_add_long(&x->out, "max_priority", c->max_priority);
 	proto_add(&x->out, "thread_exit", registry_thread_pidfds(d->registry) ? "pidfd-thread" : "connector+rescan");
+	proto_add_long(&x->out, "match_rules", (long)c->n_auto_rules);
+	proto_add_long(&x->out, "scan_tasks", (long)d->scan_tasks);
+	proto_add_long(&x->out, "scan_us", (long)d->scan_usec);
 	if (d->procev) {
 		proto_add(&x->out, "new_threads", "connector");
 		proto_add_long(&x->out, "connector_events", (long)ev);
 		proto_add_long(&x->out, "connector_overruns", (long)ov);
 	} else {
 		char why[96];
-		snprintf(why, sizeof(why), "rescan (connector unavailable: %s)", strerror(-d->procev_error));
+		snprintf(why, sizeof(why), "rescan every %u ms (connector %s)", c->rescan_ms,
+			 d->procev_error == -ENOTSUP ? "off: process-events = no" : strerror(-d->procev_error));
 		proto_add(&x->out, "new_threads", why);
 	}
 	send_buf(x);
@@ -137,7 +141,8 @@ static void op_list(struct ctx *x)
 		proto_add(&x->out, "comm", proc_read_stat(t->tid, &st) == 0 ? st.comm : "?");
 		add_sched(&x->out, &t->applied);
 		proto_add(&x->out, "rule", t->req.role[0] ? t->req.role : "default");
-		proto_add(&x->out, "source", t->source == REG_SOURCE_PROCESS ? "process" : "thread");
+		proto_add(&x->out, "source", t->source == REG_SOURCE_PROCESS ? "process" :
+					     t->source == REG_SOURCE_RULE ? "match" : "thread");
 		proto_add_long(&x->out, "owner", (long)t->owner);
 		proto_add_long(&x->out, "since", (long)(t->since_usec / 1000000u));
 		send_buf(x);
@@ -324,6 +329,7 @@ static void op_register(struct ctx *x)
 		refuse(x, e, "%s", msg);
 		return;
 	}
+	t->source = REG_SOURCE_THREAD; /* explicit now, even if a rule had matched it */
 	d->grants++;
 	daemon_changed(d);
 	proto_begin(&x->out, "OK");

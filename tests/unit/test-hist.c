@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,68 +477,80 @@ static void check_snapshot(const struct hist *s, uint64_t *last_count)
 	*last_count = s->count;
 }
 
-/* Record the stream with an overrun every 64 samples, in bursts with a
- * busy pause between them so that some snapshots fit in a gap. */
-static void write_stream(struct hist *h, uint64_t n, const int *stop)
+/* What the writer and the reader share besides the histogram: the reader's
+ * attempt count lets the writer leave gaps tied to the reader's progress
+ * rather than to time, so the test passes the same on an idle machine, a
+ * loaded one and under valgrind. */
+struct race {
+	struct hist h;
+	uint64_t reads;   /* snapshot attempts the reader has finished */
+	int reader_done;  /* stop waiting for the reader */
+	int stop;         /* stop writing */
+};
+
+/* Record the stream, an overrun every 64 samples, in bursts of 256. After a
+ * burst, wait for two more snapshot attempts: the second one starts after
+ * the burst ended, so it cannot overlap an update and must succeed, while
+ * the attempts during bursts race with the writer. */
+static void write_stream(struct race *x, uint64_t n)
 {
-	for (uint64_t i = 0; i < n && !__atomic_load_n(stop, __ATOMIC_RELAXED); i++) {
-		hist_record(h, stream_value(i));
+	for (uint64_t i = 0; i < n && !__atomic_load_n(&x->stop, __ATOMIC_SEQ_CST); i++) {
+		hist_record(&x->h, stream_value(i));
 		if ((i + 1) % 64 == 0)
-			hist_add_overruns(h, 1);
-		if ((i + 1) % 256 == 0)
-			for (volatile int j = 0; j < 10000; j++)
-				;
+			hist_add_overruns(&x->h, 1);
+		if ((i + 1) % 256 == 0) {
+			uint64_t until = __atomic_load_n(&x->reads, __ATOMIC_SEQ_CST) + 2;
+
+			while (__atomic_load_n(&x->reads, __ATOMIC_SEQ_CST) < until &&
+			       !__atomic_load_n(&x->reader_done, __ATOMIC_SEQ_CST))
+				sched_yield(); /* lets a serialised valgrind run the reader */
+		}
 	}
 }
-
-struct writer_arg {
-	struct hist *h;
-	int stop;
-};
 
 /* The thread body for the in-process writer. */
 static void *writer_thread(void *p)
 {
-	struct writer_arg *w = p;
-
-	write_stream(w->h, UINT64_MAX, &w->stop);
+	write_stream(p, UINT64_MAX);
 	return NULL;
 }
 
-/* Take `iters` snapshot attempts of a live histogram; returns the successes. */
-static unsigned read_snapshots(const struct hist *h, unsigned iters)
+/* Take `iters` snapshot attempts of a live histogram, checking every one
+ * that succeeds; returns how many did. */
+static unsigned read_snapshots(struct race *x, unsigned iters)
 {
 	static struct hist s; /* 14 KiB: keep it off a small thread stack */
 	uint64_t last = 0;
 	unsigned ok = 0;
 
 	for (unsigned i = 0; i < iters; i++) {
-		int r = hist_snapshot(h, &s, 4);
+		int r = hist_snapshot(&x->h, &s, 4);
 
+		__atomic_add_fetch(&x->reads, 1, __ATOMIC_SEQ_CST);
 		if (r == -EAGAIN)
 			continue;
 		ck_assert_int_eq(r, 0);
 		check_snapshot(&s, &last);
 		ok++;
 	}
+	__atomic_store_n(&x->reader_done, 1, __ATOMIC_SEQ_CST);
 	return ok;
 }
 
 START_TEST(test_seqlock_thread)
 {
-	struct hist *h = malloc(sizeof(*h));
-	struct writer_arg w = { h, 0 };
+	struct race *x = calloc(1, sizeof(*x));
 	pthread_t t;
 	unsigned ok;
 
-	ck_assert_ptr_nonnull(h);
-	hist_init(h);
-	ck_assert_int_eq(pthread_create(&t, NULL, writer_thread, &w), 0);
-	ok = read_snapshots(h, 20000);
-	__atomic_store_n(&w.stop, 1, __ATOMIC_RELAXED);
+	ck_assert_ptr_nonnull(x);
+	hist_init(&x->h);
+	ck_assert_int_eq(pthread_create(&t, NULL, writer_thread, x), 0);
+	ok = read_snapshots(x, 20000);
+	__atomic_store_n(&x->stop, 1, __ATOMIC_SEQ_CST);
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	ck_assert_uint_gt(ok, 0);
-	free(h);
+	free(x);
 }
 END_TEST
 
@@ -545,29 +558,28 @@ START_TEST(test_seqlock_process)
 {
 	/* The daemon's situation: the writer is another process, the memory a
 	 * shared mapping. */
-	struct hist *h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE,
+	struct race *x = mmap(NULL, sizeof(*x), PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	static const int never = 0;
 	struct hist s;
 	uint64_t last = 0;
 	int status;
 	pid_t pid;
 
-	ck_assert_ptr_ne(h, MAP_FAILED);
-	hist_init(h);
+	ck_assert_ptr_ne(x, MAP_FAILED);
+	hist_init(&x->h);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		write_stream(h, 2000000, &never);
+		write_stream(x, 2000000);
 		_exit(0);
 	}
-	read_snapshots(h, 5000);
+	ck_assert_uint_gt(read_snapshots(x, 5000), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	ck_assert_int_eq(hist_snapshot(h, &s, 1), 0);
+	ck_assert_int_eq(hist_snapshot(&x->h, &s, 1), 0);
 	check_snapshot(&s, &last);
 	ck_assert_uint_eq(hist_count(&s), 2000000);
-	munmap(h, sizeof(*h));
+	munmap(x, sizeof(*x));
 }
 END_TEST
 

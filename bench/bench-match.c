@@ -1,0 +1,132 @@
+/* bench-match.c: how fast rules find threads. Needs a running rtschedd with
+ * a rule `thread-name = bench-m-*` (policy fifo). Modes:
+ *   bench-match rename N   a thread renames itself to match, N times; time
+ *                          from the rename to SCHED_FIFO as the thread itself
+ *                          sees it (then renames away and waits for the restore)
+ *   bench-match create N   N threads that name themselves to match at start;
+ *                          time from pthread_create to SCHED_FIFO
+ *   bench-match hold N     N idle threads (for the start-up scan benchmark);
+ *                          prints "ready" and waits for stdin to close */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TIMEOUT_US 2e6
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Spin until this thread's policy is (or is not) FIFO; the time it took, or -1. */
+static double wait_policy(double start, int fifo)
+{
+	while (((sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO) != fifo) {
+		if (now_us() - start > TIMEOUT_US)
+			return -1;
+		sched_yield();
+	}
+	return now_us() - start;
+}
+
+struct created {
+	double t0, lat;
+};
+
+static void *created_main(void *arg)
+{
+	struct created *c = arg;
+
+	pthread_setname_np(pthread_self(), "bench-m-new");
+	c->lat = wait_policy(c->t0, 1);
+	return NULL;
+}
+
+static void *idle_main(void *arg)
+{
+	pause();
+	return NULL;
+}
+
+static void report(const char *what, double *lat, int n, int timeouts)
+{
+	qsort(lat, (size_t)n, sizeof(double), cmp);
+	printf("%-34s %8d %10.1f %10.1f %10.1f %9d\n", what, n, lat[n / 2], lat[(int)(n * 0.99)], lat[n - 1], timeouts);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 2 ? atoi(argv[2]) : 1000, timeouts = 0, got = 0;
+	double *lat = calloc((size_t)n, sizeof(double));
+
+	if (argc < 2 || !lat || n < 1)
+		return 64;
+	if (strcmp(argv[1], "hold") == 0) {
+		pthread_attr_t a;
+		pthread_t t;
+		char name[16];
+		pthread_attr_init(&a);
+		pthread_attr_setstacksize(&a, 64 * 1024);
+		for (int i = 0; i < n; i++) {
+			if (pthread_create(&t, &a, idle_main, NULL) != 0) {
+				fprintf(stderr, "bench-match: only %d threads\n", i);
+				break;
+			}
+			snprintf(name, sizeof(name), "bench-idle-%d", i % 10000);
+			pthread_setname_np(t, name);
+		}
+		printf("ready\n");
+		fflush(stdout);
+		while (getchar() != EOF)
+			;
+		return 0;
+	}
+	printf("%-34s %8s %10s %10s %10s %9s\n", "rule matching", "samples", "p50_us", "p99_us", "max_us", "timeouts");
+	if (strcmp(argv[1], "rename") == 0) {
+		for (int i = 0; i < n; i++) {
+			double t0 = now_us(), l;
+			pthread_setname_np(pthread_self(), "bench-m-x");
+			l = wait_policy(t0, 1);
+			if (l < 0)
+				timeouts++;
+			else
+				lat[got++] = l;
+			pthread_setname_np(pthread_self(), "bench-plain");
+			if (wait_policy(now_us(), 0) < 0)
+				timeouts++;
+		}
+		if (got)
+			report("rename -> policy applied", lat, got, timeouts);
+	} else if (strcmp(argv[1], "create") == 0) {
+		for (int i = 0; i < n; i++) {
+			struct created c = { .t0 = now_us() };
+			pthread_t t;
+			pthread_create(&t, NULL, created_main, &c);
+			pthread_join(t, NULL);
+			if (c.lat < 0)
+				timeouts++;
+			else
+				lat[got++] = c.lat;
+		}
+		if (got)
+			report("create+name -> policy applied", lat, got, timeouts);
+	} else {
+		return 64;
+	}
+	free(lat);
+	return timeouts ? 1 : 0;
+}
