@@ -316,6 +316,34 @@ START_TEST(test_overrides)
 }
 END_TEST
 
+START_TEST(test_match_keys)
+{
+	expect_error("[rule a]\npolicy = rr\npriority = 1\nthread-name =\n", ":4: thread-name: empty pattern", NULL);
+	expect_error("[rule a]\npolicy = rr\npriority = 1\nuser = no-such-user-xyz\n", ":4: user: no user 'no-such-user-xyz'", NULL);
+	expect_error("[rule a]\npolicy = rr\npriority = 1\ngroup = no-such-group-xyz\n", ":4: group: no group", NULL);
+	struct config *c = expect_ok("[rule loose]\nthread-name = w-*\npolicy = fifo\npriority = 5\n"
+				     "[rule tight]\nthread-name = w-*\nprocess-name = app\npolicy = rr\npriority = 6\n"
+				     "[rule first]\nthread-name = x-*\npolicy = fifo\npriority = 7\n"
+				     "[rule second]\nthread-name = x-?\npolicy = fifo\npriority = 8\n"
+				     "[rule byuser]\nuser = root\nthread-name = u-*\npolicy = fifo\npriority = 9\n"
+				     "[rule role-only]\npolicy = fifo\npriority = 3\n");
+	struct match_subject s = { .thread_name = "w-1", .process_name = "app", .uid = 1000 };
+	ck_assert_uint_eq(c->n_auto_rules, 5);
+	ck_assert_str_eq(config_match(c, &s)->name, "tight");      /* two keys beat one */
+	s.process_name = "other";
+	ck_assert_str_eq(config_match(c, &s)->name, "loose");
+	s.thread_name = "x-1";
+	ck_assert_str_eq(config_match(c, &s)->name, "first");      /* tie: file order */
+	s.thread_name = "u-1";
+	ck_assert_ptr_null(config_match(c, &s));                    /* uid 1000 is not root */
+	s.uid = 0;
+	ck_assert_str_eq(config_match(c, &s)->name, "byuser");
+	s.thread_name = "none";
+	ck_assert_ptr_null(config_match(c, &s));                    /* role-only rules never match */
+	config_free(c);
+}
+END_TEST
+
 START_TEST(test_dropin_dir_name)
 {
 	char buf[64];
@@ -351,6 +379,7 @@ int main(void)
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_overrides);
 	tcase_add_test(tc, test_dropin_dir_name);
+	tcase_add_test(tc, test_match_keys);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
