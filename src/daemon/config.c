@@ -29,11 +29,12 @@
 enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_BAD };
 
 enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK,
-		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS, D_N };
+		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS,
+		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_N };
 static const char *const daemon_keys[D_N] = {
 	"socket", "policy", "priority", "nice", "cpus", "reset-on-fork",
 	"max-priority", "log-level", "admin-group", "rate-limit", "rate-burst", "rescan-interval",
-	"process-events",
+	"process-events", "rtprio-cap", "over-cap", "limits-conf", "limits-dir",
 };
 
 /* A rule's keys are the sched_spec keys of [daemon], in the same order. */
@@ -44,6 +45,8 @@ static const char *const rule_keys[R_N] = { "policy", "priority", "nice", "cpus"
 					    "cgroup" };
 
 enum principal_key { P_MAX_PRIORITY, P_POLICIES, P_MAX_THREADS, P_CPUS, P_N };
+_Static_assert(D_N <= CONFIG_KEYS_MAX && R_N <= CONFIG_KEYS_MAX, "raise CONFIG_KEYS_MAX");
+
 static const char *const principal_keys[P_N] = { "max-priority", "policies", "max-threads", "cpus" };
 
 struct parse_ctx {
@@ -283,6 +286,33 @@ static int daemon_key(struct parse_ctx *ctx, const char *name, const char *v)
 		return key_int(ctx, name, v, 100, 3600000, (int *)&c->rescan_ms);
 	case D_PROCESS_EVENTS:
 		return key_bool(ctx, name, v, &c->process_events);
+	case D_RTPRIO_CAP:
+		if (strcmp(v, "config") == 0)
+			c->rtprio_cap = CAP_CONFIG;
+		else if (strcmp(v, "limits-conf") == 0)
+			c->rtprio_cap = CAP_LIMITS_CONF;
+		else if (strcmp(v, "rlimit") == 0)
+			c->rtprio_cap = CAP_RLIMIT;
+		else {
+			perr(ctx, name, "'%s' is not a cap source; use config, limits-conf or rlimit", v);
+			return 0;
+		}
+		return 1;
+	case D_OVER_CAP:
+		if (strcmp(v, "refuse") != 0 && strcmp(v, "clamp") != 0) {
+			perr(ctx, name, "'%s' is not valid; use refuse or clamp", v);
+			return 0;
+		}
+		c->clamp = v[0] == 'c';
+		return 1;
+	case D_LIMITS_CONF:
+	case D_LIMITS_DIR:
+		if (v[0] != '/') {
+			perr(ctx, name, "'%s' is not an absolute path", v);
+			return 0;
+		}
+		return key_name(ctx, name, v, k == D_LIMITS_CONF ? c->limits_conf : c->limits_dir,
+				sizeof(c->limits_conf));
 	}
 	return 0;
 }
@@ -632,6 +662,9 @@ static void config_defaults(struct config *c)
 	c->rate_burst = 100;
 	c->rescan_ms = 1000;
 	c->process_events = true;
+	c->rtprio_cap = CAP_CONFIG;
+	snprintf(c->limits_conf, sizeof(c->limits_conf), "/etc/security/limits.conf");
+	snprintf(c->limits_dir, sizeof(c->limits_dir), "/etc/security/limits.d");
 	origin_reset(&c->origin);
 }
 
@@ -843,6 +876,11 @@ void config_print(const struct config *c, FILE *f)
 	snprintf(buf, sizeof(buf), "%u", c->rescan_ms);
 	print_kv(c, f, &c->origin, D_RESCAN, "rescan-interval", buf);
 	print_kv(c, f, &c->origin, D_PROCESS_EVENTS, "process-events", c->process_events ? "yes" : "no");
+	print_kv(c, f, &c->origin, D_RTPRIO_CAP, "rtprio-cap",
+		 c->rtprio_cap == CAP_CONFIG ? "config" : c->rtprio_cap == CAP_LIMITS_CONF ? "limits-conf" : "rlimit");
+	print_kv(c, f, &c->origin, D_OVER_CAP, "over-cap", c->clamp ? "clamp" : "refuse");
+	print_kv(c, f, &c->origin, D_LIMITS_CONF, "limits-conf", c->limits_conf);
+	print_kv(c, f, &c->origin, D_LIMITS_DIR, "limits-dir", c->limits_dir);
 
 	for (size_t i = 0; i < c->n_rules; i++) {
 		const struct rule *rl = &c->rules[i];

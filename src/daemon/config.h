@@ -10,7 +10,7 @@
 
 #define CONFIG_NAME_MAX 64
 #define CONFIG_SOCKET_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
-#define CONFIG_KEYS_MAX 16
+#define CONFIG_KEYS_MAX 24
 #define CONFIG_ORIGIN_DEFAULT (-1)
 #define CONFIG_ORIGIN_CMDLINE (-2)
 
@@ -30,6 +30,9 @@ struct key_origin {
 	short file[CONFIG_KEYS_MAX]; /* index into config.files, or CONFIG_ORIGIN_* */
 	unsigned line[CONFIG_KEYS_MAX];
 };
+
+/* rtprio-cap: where the ceiling of a non-privileged grant comes from. */
+enum { CAP_CONFIG, CAP_LIMITS_CONF, CAP_RLIMIT };
 
 enum {
 	MATCH_NEED_PROCESS_NAME = 1 << 0,
@@ -87,6 +90,10 @@ struct config {
 	unsigned rate_burst;
 	unsigned rescan_ms;   /* /proc rescan period when the process events connector is unavailable */
 	bool process_events;  /* use the connector at all (a sandbox may forbid AF_NETLINK) */
+	int rtprio_cap;       /* CAP_*: what caps a non-privileged client's real-time priority */
+	bool clamp;           /* over the cap: clamp (true) or refuse */
+	char limits_conf[256];
+	char limits_dir[256];
 	size_t n_auto_rules;  /* rules with match keys */
 	unsigned match_needs; /* MATCH_NEED_*: what the matcher must read from /proc */
 	struct key_origin origin;

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "../common/cpulist.h"
+#include "../common/limits.h"
 #include "../common/policy.h"
 #include "grant.h"
+#include "proc.h"
 
 #define MAX_GROUPS 256
 
@@ -143,8 +145,44 @@ int grant_resolve(const struct config *c, const struct grant_request *req, struc
 	return -1;
 }
 
+/* The ceiling from limits.conf or the process's RLIMIT_RTPRIO; the soft
+ * value, which is what pam_limits and the kernel enforce. */
+static int cap_lookup(const struct config *c, const struct grant_subject *s, pid_t target, struct grant_cap *cap)
+{
+	if (c->rtprio_cap == CAP_RLIMIT) {
+		long soft, hard;
+		int r = proc_read_limit(target, "Max realtime priority", &soft, &hard);
+		if (r < 0)
+			return r;
+		cap->cap = soft;
+		snprintf(cap->from, sizeof(cap->from), "RLIMIT_RTPRIO of pid %d (soft %ld, hard %ld)", (int)target,
+			 soft, hard);
+		return 0;
+	}
+	struct limits_who who;
+	struct limits_answer a;
+	int r = limits_who_from_user(s->user, &who);
+
+	if (r < 0)
+		return r;
+	r = limits_lookup(c->limits_conf, c->limits_dir, "rtprio", &who, &a);
+	limits_who_free(&who);
+	if (r < 0)
+		return r;
+	if (a.soft.value == LIMITS_UNSET) {
+		cap->cap = 0;
+		snprintf(cap->from, sizeof(cap->from), "limits.conf (%s, %s/*.conf): no rtprio line for user %s",
+			 c->limits_conf, c->limits_dir, s->user);
+	} else {
+		cap->cap = a.soft.value;
+		snprintf(cap->from, sizeof(cap->from), "limits.conf soft rtprio at %s:%u", a.soft.file, a.soft.line);
+	}
+	return 0;
+}
+
 int grant_check(const struct config *c, const struct grant_subject *s, const struct grant_request *req,
-		const struct sched_spec *spec, size_t held, size_t adding, char *msg, size_t len)
+		struct sched_spec *spec, pid_t target, size_t held, size_t adding, struct grant_cap *cap,
+		char *msg, size_t len)
 {
 	const char *what = req->role[0] ? req->role : "the [daemon] default";
 	struct grant_limits l;
@@ -160,6 +198,8 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 			 req->has_priority ? "requested" : what, c->max_priority);
 		return PE_PRIORITY_DENIED;
 	}
+	memset(cap, 0, sizeof(*cap));
+	cap->asked = spec->priority;
 	if (s->privileged)
 		return -1;
 	grant_limits_get(c, s, &l);
@@ -189,6 +229,28 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 			snprintf(msg, len, "CPU %s (%s) is outside the CPUs %s allowed for user %s by %s",
 				 ex, req->has_cpus ? "requested" : what, allowed, s->user, l.cpus_from);
 			return PE_CPU_DENIED;
+		}
+	}
+	if (c->rtprio_cap != CAP_CONFIG && policy_is_realtime(spec->policy)) {
+		int r = cap_lookup(c, s, target, cap);
+
+		if (r < 0) {
+			snprintf(msg, len, "cannot read the rtprio cap (rtprio-cap): %s", strerror(-r));
+			return PE_INTERNAL;
+		}
+		cap->applies = true;
+		if (cap->cap >= 0 && spec->priority > cap->cap) {
+			if (!c->clamp || cap->cap < 1) {
+				snprintf(msg, len, "priority %d is above the cap %ld from %s; %s", spec->priority,
+					 cap->cap, cap->from,
+					 c->rtprio_cap == CAP_RLIMIT ?
+					 "raise the process's RLIMIT_RTPRIO (LimitRTPRIO= in its unit, limits.conf for "
+					 "login sessions, or prlimit --rtprio)" :
+					 "grant it in limits.conf, e.g. a line 'USER - rtprio N' in /etc/security/limits.d/");
+				return PE_PRIORITY_DENIED;
+			}
+			spec->priority = (int)cap->cap;
+			cap->clamped = true;
 		}
 	}
 	if (held + adding > (size_t)l.max_threads) {

@@ -51,11 +51,25 @@ void grant_limits_get(const struct config *c, const struct grant_subject *s, str
 /* Resolve a request to a spec. PE_UNKNOWN_ROLE (with msg) if the role is gone. */
 int grant_resolve(const struct config *c, const struct grant_request *req, struct sched_spec *out,
 		  char *msg, size_t len);
+/* The real-time ceiling of a non-privileged grant and where it came from
+ * (rtprio-cap): the config alone, what limits.conf grants the user, or the
+ * target process's own RLIMIT_RTPRIO. */
+struct grant_cap {
+	bool applies;       /* false: rtprio-cap = config, or a privileged client */
+	long cap;           /* -1: unlimited */
+	char from[640];
+	bool clamped;
+	int asked;          /* the priority before clamping */
+};
+
 /* Check a resolved spec against a subject's limits; -1 if allowed, else a
  * proto_error with msg naming the limit and where it is set. `held` is how
- * many threads the subject already holds, `adding` how many more it asks for. */
+ * many threads the subject already holds, `adding` how many more it asks for;
+ * `target` is the process whose RLIMIT_RTPRIO counts for rtprio-cap = rlimit.
+ * With over-cap = clamp, spec->priority may be lowered (said in *cap). */
 int grant_check(const struct config *c, const struct grant_subject *s, const struct grant_request *req,
-		const struct sched_spec *spec, size_t held, size_t adding, char *msg, size_t len);
+		struct sched_spec *spec, pid_t target, size_t held, size_t adding, struct grant_cap *cap,
+		char *msg, size_t len);
 
 /* Per-uid token buckets. */
 struct ratelimit;

@@ -25,8 +25,20 @@ struct proc_status {
 int proc_parse_stat(const char *buf, struct proc_stat *out);
 /* Parse /proc/.../status text for Tgid, Uid and Gid. */
 int proc_parse_status(const char *buf, struct proc_status *out);
+/* A limit from /proc/PID/limits text: "Max realtime priority" etc.; -1 is
+ * unlimited. -ENOENT if the line is missing. */
+int proc_parse_limit(const char *buf, const char *name, long *soft, long *hard);
+/* Read one limit of a process from /proc/PID/limits (world-readable, unlike
+ * prlimit(2) on another user's process). */
+int proc_read_limit(pid_t pid, const char *name, long *soft, long *hard);
 /* Read /proc/TID/stat (a thread's own, even for a non-leader). -ESRCH if gone. */
 int proc_read_stat(pid_t tid, struct proc_stat *out);
+/* A limit from /proc/PID/limits text: "Max realtime priority" etc.; -1 is
+ * unlimited. -ENOENT if the line is missing. */
+int proc_parse_limit(const char *buf, const char *name, long *soft, long *hard);
+/* Read one limit of a process from /proc/PID/limits (world-readable, unlike
+ * prlimit(2) on another user's process). */
+int proc_read_limit(pid_t pid, const char *name, long *soft, long *hard);
 /* Read /proc/TID/status. -ESRCH if gone. */
 int proc_read_status(pid_t tid, struct proc_status *out);
 /* True if tid is a thread of process pid (/proc/PID/task/TID exists). */

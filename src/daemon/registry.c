@@ -462,8 +462,10 @@ void registry_reapply(struct registry *r, const struct config *c)
 		/* the owner's limits may have shrunk: check again (not the quota) */
 		grant_subject_init(&subj, c, t->owner, pw ? pw->pw_gid : (gid_t)-1, t->pid);
 		e = grant_resolve(c, &t->req, &spec, msg, sizeof(msg));
-		if (e < 0)
-			e = grant_check(c, &subj, &t->req, &spec, 0, 0, msg, sizeof(msg));
+		if (e < 0) {
+			struct grant_cap cap;
+			e = grant_check(c, &subj, &t->req, &spec, t->pid, 0, 0, &cap, msg, sizeof(msg));
+		}
 		if (e < 0)
 			e = thread_apply(t, &spec, msg, sizeof(msg));
 		if (e >= 0) {

@@ -78,6 +78,17 @@ static void add_sched(struct proto_buf *b, const struct task_sched *s)
 	proto_add_long(b, "reset_on_fork", s->reset_on_fork);
 }
 
+/* Where the ceiling came from, and whether the priority was clamped to it. */
+static void add_cap(struct proto_buf *b, const struct grant_cap *cap)
+{
+	if (!cap->applies)
+		return;
+	proto_add_long(b, "cap", cap->cap);
+	proto_add(b, "cap_from", cap->from);
+	if (cap->clamped)
+		proto_add_long(b, "clamped_from", cap->asked);
+}
+
 static void op_version(struct ctx *x)
 {
 	proto_begin(&x->out, "OK");
@@ -158,7 +169,8 @@ static bool peer_alive(const struct peer *p)
 {
 	if (p->pidfd < 0)
 		return true;
-	return syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) == 0;
+	/* signal 0 only probes; EPERM (no CAP_KILL over the client) still means it lives */
+	return syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) == 0 || errno != ESRCH;
 }
 
 /* Parse the optional scheduling fields of a register request. */
@@ -258,6 +270,7 @@ static void op_register(struct ctx *x)
 	struct grant_request req;
 	struct sched_spec spec;
 	struct proc_status ps;
+	struct grant_cap cap;
 	char msg[768];
 	size_t adding = 1;
 	bool is_pid;
@@ -294,8 +307,9 @@ static void op_register(struct ctx *x)
 	} else if (registry_find(d->registry, (pid_t)id)) {
 		adding = 0;
 	}
-	e = grant_check(d->config, &subj, &req, &spec, subj.privileged ? 0 : registry_count_owner(d->registry, subj.uid),
-			adding, msg, sizeof(msg));
+	e = grant_check(d->config, &subj, &req, &spec, ps.tgid,
+			subj.privileged ? 0 : registry_count_owner(d->registry, subj.uid), adding, &cap, msg,
+			sizeof(msg));
 	if (e >= 0) {
 		refuse(x, e, "%s", msg);
 		return;
@@ -316,6 +330,7 @@ static void op_register(struct ctx *x)
 		struct reg_thread *t = registry_find(d->registry, (pid_t)id);
 		if (t)
 			add_sched(&x->out, &t->applied);
+		add_cap(&x->out, &cap);
 		if (msg[0])
 			proto_add(&x->out, "warning", msg);
 		log_info("registered process %d (%zu threads) for uid %u, rule %s", (int)id, p->n_threads,
@@ -337,6 +352,7 @@ static void op_register(struct ctx *x)
 	proto_add_long(&x->out, "pid", t->pid);
 	proto_add(&x->out, "rule", req.role[0] ? req.role : "default");
 	add_sched(&x->out, &t->applied);
+	add_cap(&x->out, &cap);
 	task_sched_format(&t->applied, msg, sizeof(msg));
 	log_info("registered tid %d (pid %d) for uid %u, rule %s: %s", (int)t->tid, (int)t->pid,
 		 (unsigned)subj.uid, req.role[0] ? req.role : "default", msg);

@@ -488,7 +488,7 @@ struct race {
 	int stop;         /* stop writing */
 };
 
-/* Record the stream, an overrun every 64 samples, in bursts of 256. After a
+/* Record the stream, an overrun every 64 samples, in bursts of 4096. After a
  * burst, wait for two more snapshot attempts: the second one starts after
  * the burst ended, so it cannot overlap an update and must succeed, while
  * the attempts during bursts race with the writer. */
@@ -498,7 +498,7 @@ static void write_stream(struct race *x, uint64_t n)
 		hist_record(&x->h, stream_value(i));
 		if ((i + 1) % 64 == 0)
 			hist_add_overruns(&x->h, 1);
-		if ((i + 1) % 256 == 0) {
+		if ((i + 1) % 4096 == 0) {
 			uint64_t until = __atomic_load_n(&x->reads, __ATOMIC_SEQ_CST) + 2;
 
 			while (__atomic_load_n(&x->reads, __ATOMIC_SEQ_CST) < until &&
