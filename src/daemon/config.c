@@ -30,11 +30,12 @@ enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_BAD
 
 enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK,
 		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS,
-		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_N };
+		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_N };
 static const char *const daemon_keys[D_N] = {
 	"socket", "policy", "priority", "nice", "cpus", "reset-on-fork",
 	"max-priority", "log-level", "admin-group", "rate-limit", "rate-burst", "rescan-interval",
 	"process-events", "rtprio-cap", "over-cap", "limits-conf", "limits-dir",
+	"user",
 };
 
 /* A rule's keys are the sched_spec keys of [daemon], in the same order. */
@@ -305,6 +306,12 @@ static int daemon_key(struct parse_ctx *ctx, const char *name, const char *v)
 		}
 		c->clamp = v[0] == 'c';
 		return 1;
+	case D_USER:
+		if (!getpwnam(v)) {
+			perr(ctx, name, "no user '%s' on this system", v);
+			return 0;
+		}
+		return key_name(ctx, name, v, c->run_user, sizeof(c->run_user));
 	case D_LIMITS_CONF:
 	case D_LIMITS_DIR:
 		if (v[0] != '/') {
@@ -881,6 +888,8 @@ void config_print(const struct config *c, FILE *f)
 	print_kv(c, f, &c->origin, D_OVER_CAP, "over-cap", c->clamp ? "clamp" : "refuse");
 	print_kv(c, f, &c->origin, D_LIMITS_CONF, "limits-conf", c->limits_conf);
 	print_kv(c, f, &c->origin, D_LIMITS_DIR, "limits-dir", c->limits_dir);
+	if (c->run_user[0])
+		print_kv(c, f, &c->origin, D_USER, "user", c->run_user);
 
 	for (size_t i = 0; i < c->n_rules; i++) {
 		const struct rule *rl = &c->rules[i];

@@ -92,6 +92,7 @@ struct config {
 	bool process_events;  /* use the connector at all (a sandbox may forbid AF_NETLINK) */
 	int rtprio_cap;       /* CAP_*: what caps a non-privileged client's real-time priority */
 	bool clamp;           /* over the cap: clamp (true) or refuse */
+	char run_user[CONFIG_NAME_MAX]; /* user =: drop root for this user, keeping the capabilities */
 	char limits_conf[256];
 	char limits_dir[256];
 	size_t n_auto_rules;  /* rules with match keys */

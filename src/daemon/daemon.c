@@ -17,6 +17,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "grant.h"
+#include "privs.h"
 #include "procev.h"
 #include "registry.h"
 #include "rules.h"
@@ -288,6 +289,14 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	r = control_new(&d->control, d);
 	if (r < 0)
 		return r;
+	privs_check_nice(c);
+	/* the socket, the connector and the state are open: keep only what the
+	 * work needs from here on */
+	r = privs_drop(c, d->procev != NULL);
+	if (r < 0) {
+		log_errno(LOG_LEVEL_ERR, r, "cannot drop privileges");
+		return r;
+	}
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "../common/protocol.h"
 #include "control.h"
 #include "grant.h"
+#include "privs.h"
 #include "proc.h"
 #include "procev.h"
 #include "registry.h"
@@ -123,6 +124,9 @@ static void op_status(struct ctx *x)
 	proto_add_long(&x->out, "default_priority", c->dflt.priority);
 	proto_add_long(&x->out, "max_priority", c->max_priority);
 	proto_add(&x->out, "thread_exit", registry_thread_pidfds(d->registry) ? "pidfd-thread" : "connector+rescan");
+	char *caps = privs_describe();
+	proto_add(&x->out, "capabilities", caps ? caps : "?");
+	free(caps);
 	proto_add_long(&x->out, "match_rules", (long)c->n_auto_rules);
 	proto_add_long(&x->out, "scan_tasks", (long)d->scan_tasks);
 	proto_add_long(&x->out, "scan_us", (long)d->scan_usec);
