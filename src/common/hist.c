@@ -15,7 +15,7 @@
  * with the writer's release fence, so it must also see the odd seq and s2
  * differs from s1. On x86 all of this costs no instruction, only ordering. */
 #ifdef HAVE_CONFIG_H
-#include "config.h"
+#include "autoconfig.h" /* absent when built by hand, without configure */
 #endif
 
 #include <errno.h>

@@ -30,12 +30,12 @@ enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_BAD
 
 enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK,
 		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS,
-		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_N };
+		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE, D_N };
 static const char *const daemon_keys[D_N] = {
 	"socket", "policy", "priority", "nice", "cpus", "reset-on-fork",
 	"max-priority", "log-level", "admin-group", "rate-limit", "rate-burst", "rescan-interval",
 	"process-events", "rtprio-cap", "over-cap", "limits-conf", "limits-dir",
-	"user",
+	"user", "state-file",
 };
 
 /* A rule's keys are the sched_spec keys of [daemon], in the same order. */
@@ -312,6 +312,12 @@ static int daemon_key(struct parse_ctx *ctx, const char *name, const char *v)
 			return 0;
 		}
 		return key_name(ctx, name, v, c->run_user, sizeof(c->run_user));
+	case D_STATE_FILE:
+		if (v[0] != '/') {
+			perr(ctx, name, "'%s' is not an absolute path", v);
+			return 0;
+		}
+		return key_name(ctx, name, v, c->state_file, sizeof(c->state_file));
 	case D_LIMITS_CONF:
 	case D_LIMITS_DIR:
 		if (v[0] != '/') {
@@ -890,6 +896,8 @@ void config_print(const struct config *c, FILE *f)
 	print_kv(c, f, &c->origin, D_LIMITS_DIR, "limits-dir", c->limits_dir);
 	if (c->run_user[0])
 		print_kv(c, f, &c->origin, D_USER, "user", c->run_user);
+	config_state_path(c, buf, sizeof(buf));
+	print_kv(c, f, &c->origin, D_STATE_FILE, "state-file", buf);
 
 	for (size_t i = 0; i < c->n_rules; i++) {
 		const struct rule *rl = &c->rules[i];
@@ -1000,6 +1008,16 @@ const struct rule *config_match(const struct config *c, const struct match_subje
 			best = rl;
 	}
 	return best;
+}
+
+void config_state_path(const struct config *c, char *buf, size_t len)
+{
+	const char *slash = strrchr(c->socket_path, '/');
+
+	if (c->state_file[0])
+		snprintf(buf, len, "%s", c->state_file);
+	else
+		snprintf(buf, len, "%.*s/state", slash ? (int)(slash - c->socket_path) : 0, c->socket_path);
 }
 
 const struct rule *config_find_rule(const struct config *c, const char *name)

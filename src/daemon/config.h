@@ -93,6 +93,7 @@ struct config {
 	int rtprio_cap;       /* CAP_*: what caps a non-privileged client's real-time priority */
 	bool clamp;           /* over the cap: clamp (true) or refuse */
 	char run_user[CONFIG_NAME_MAX]; /* user =: drop root for this user, keeping the capabilities */
+	char state_file[256]; /* "" = "state" beside the socket */
 	char limits_conf[256];
 	char limits_dir[256];
 	size_t n_auto_rules;  /* rules with match keys */
@@ -140,6 +141,8 @@ struct match_subject {
 	size_t n_groups;
 };
 const struct rule *config_match(const struct config *c, const struct match_subject *s);
+/* The state journal's path: state-file, or "state" in the socket's directory. */
+void config_state_path(const struct config *c, char *buf, size_t len);
 /* The rule called `name`, or NULL. */
 const struct rule *config_find_rule(const struct config *c, const char *name);
 /* The [user NAME] or [group NAME] section, or NULL. */

@@ -7,7 +7,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-login.h>
 
 #include <sys/resource.h>
 #include <time.h>
@@ -21,6 +24,7 @@
 #include "procev.h"
 #include "registry.h"
 #include "rules.h"
+#include "state.h"
 
 
 int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors)
@@ -215,11 +219,50 @@ static void raise_nofile(void)
 	}
 }
 
+/* Under systemd, is this SIGTERM part of a restart? Then the threads stay as
+ * they are and the next rtschedd re-adopts them from the state journal;
+ * on a plain stop they get their original scheduling back. systemd tells us
+ * through the Job of our own unit. */
+static bool restart_pending(void)
+{
+	sd_bus *bus = NULL;
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *unit = NULL, *upath = NULL, *jtype = NULL;
+	const char *jpath = NULL;
+	sd_bus_message *reply = NULL;
+	uint32_t jid = 0;
+	bool restart = false;
+
+	if (!getenv("NOTIFY_SOCKET") || sd_pid_get_unit(0, &unit) < 0)
+		return false;
+	if (sd_bus_open_system(&bus) < 0 ||
+	    sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &upath) < 0 ||
+	    sd_bus_get_property(bus, "org.freedesktop.systemd1", upath, "org.freedesktop.systemd1.Unit", "Job",
+				&err, &reply, "(uo)") < 0 ||
+	    sd_bus_message_read(reply, "(uo)", &jid, &jpath) < 0)
+		goto out;
+	if (jid && sd_bus_get_property_string(bus, "org.freedesktop.systemd1", jpath, "org.freedesktop.systemd1.Job",
+					      "JobType", &err, &jtype) >= 0)
+		restart = strcmp(jtype, "restart") == 0 || strcmp(jtype, "try-restart") == 0;
+out:
+	if (err.message)
+		log_debug("asking systemd about %s: %s", unit, err.message);
+	sd_bus_message_unref(reply);
+	sd_bus_error_free(&err);
+	sd_bus_flush_close_unref(bus);
+	free(unit);
+	free(upath);
+	free(jtype);
+	return restart;
+}
+
 static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct daemon *d = userdata;
 
-	log_info("received %s, stopping", strsignal((int)si->ssi_signo));
+	d->keep_on_exit = si->ssi_signo == SIGTERM && restart_pending();
+	log_info("received %s, %s", strsignal((int)si->ssi_signo),
+		 d->keep_on_exit ? "restarting: threads stay as they are for the next rtschedd" : "stopping");
 	sd_notify(0, "STOPPING=1");
 	return sd_event_exit(d->event, EXIT_OK);
 }
@@ -283,6 +326,14 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 			return r;
 		sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_OFF);
 	}
+	/* what a previous rtschedd managed (a restart or a crash) comes first,
+	 * so its recorded originals are the ones restored later */
+	char state_path[PATH_MAX];
+	config_state_path(c, state_path, sizeof(state_path));
+	r = state_open(&d->state, d, state_path);
+	if (r < 0)
+		return r;
+	registry_rescan(d->registry, c);
 	/* after subscribing, so no thread created meanwhile is missed */
 	daemon_scan(d, false);
 	daemon_changed(d);
@@ -322,11 +373,15 @@ void daemon_free(struct daemon *d)
 	if (!d)
 		return;
 	control_free(d->control);
-	/* every managed thread gets its original scheduling back */
-	if (d->registry && registry_n_threads(d->registry))
+	/* every managed thread gets its original scheduling back, unless the
+	 * next rtschedd takes them over from the state journal */
+	if (d->registry && registry_n_threads(d->registry) && !d->keep_on_exit)
 		log_info("restoring %zu managed thread%s", registry_n_threads(d->registry),
 			 registry_n_threads(d->registry) == 1 ? "" : "s");
-	registry_free(d->registry);
+	if (!d->keep_on_exit)
+		state_discard(d->state);
+	state_free(d->state);
+	registry_free(d->registry, !d->keep_on_exit);
 	procev_free(d->procev);
 	ratelimit_free(d->ratelimit);
 	sd_event_source_disable_unref(d->rescan_timer);

@@ -30,6 +30,7 @@ struct registry;
 struct ratelimit;
 struct procev;
 struct control;
+struct state;
 
 struct daemon {
 	sd_event *event;
@@ -43,6 +44,8 @@ struct daemon {
 	int procev_error;               /* why it is unavailable */
 	sd_event_source *rescan_timer;
 	struct control *control;
+	struct state *state;
+	bool keep_on_exit;              /* a restart: leave threads for the next rtschedd */
 	uint64_t start_usec;            /* CLOCK_MONOTONIC */
 	unsigned long grants, refusals, reloads;
 	uint64_t scan_usec;             /* duration of the last full /proc scan */

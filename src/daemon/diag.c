@@ -140,19 +140,37 @@ int diag_read_ll(long long *v, const char *fmt, ...)
 	return errno ? -errno : 0;
 }
 
-void diag_cat(char *buf, size_t len, const char *fmt, ...)
+/* vsnprintf at off, marking a cut with "...". */
+static void vcat(char *buf, size_t len, size_t off, const char *fmt, va_list ap)
 {
-	size_t off = strlen(buf);
-	va_list ap;
 	int n;
 
 	if (off + 1 >= len)
 		return;
-	va_start(ap, fmt);
 	n = vsnprintf(buf + off, len - off, fmt, ap);
-	va_end(ap);
 	if (n >= 0 && (size_t)n >= len - off && len >= 4)
 		memcpy(buf + len - 4, "...", 4);
+}
+
+void diag_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	va_start(ap, fmt);
+	vcat(buf, len, 0, fmt, ap);
+	va_end(ap);
+}
+
+void diag_cat(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vcat(buf, len, strlen(buf), fmt, ap);
+	va_end(ap);
 }
 
 void diag_add(struct diag_ctx *c, const char *code, enum diag_severity sev, const char *fix,
@@ -232,9 +250,9 @@ int diag_run(const struct diag_env *env, const struct diag_target *t, struct dia
 		diag_check_limits(c, user);
 	}
 	diag_check_self(c);
+	diag_check_kernel(c);           /* first: the target's checks use what it found */
 	if (c->target.loaded)
 		diag_check_target(c);
-	diag_check_kernel(c);
 	diag_check_cpus(c);
 	diag_report_sort(out);
 	r = c->err;
@@ -250,13 +268,13 @@ done:
 static int explain_rt_eperm(struct diag_ctx *c, char *buf, size_t len)
 {
 	const struct diag_proc *s = &c->self, *p = &c->target;
-	char group[1024], fix[DIAG_TEXT_MAX];
+	struct diag_budget b;
 	int tid = (int)c->t->pid;
 
-	if (diag_rt_budget(c, p, group, sizeof(group), fix, sizeof(fix)) == 1)
+	if (p->loaded && diag_rt_budget(c, p, &b) == 1)
 		return diag_path(buf, len, "tid %d is in cpu cgroup %s whose cpu.rt_runtime_us is 0 "
 				 "(RT group scheduling), so the kernel refuses real-time policies there; fix: %s",
-				 tid, group, fix);
+				 tid, b.group, b.fix);
 	if (s->loaded && s->restrict_rt == 1)
 		return diag_path(buf, len, "%s runs with RestrictRealtime=yes (%s), a seccomp filter that "
 				 "refuses its real-time calls; fix: systemctl edit %s, add [Service] "

@@ -57,6 +57,8 @@ void diag_add(struct diag_ctx *c, const char *code, enum diag_severity sev, cons
 	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Note that a check could not be made: a check-failed info finding. */
 void diag_failed(struct diag_ctx *c, const char *what, int err);
+/* Format into a fix or message buffer; a cut is marked with "...". */
+void diag_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Append to a fix or message being built; keeps it NUL-terminated and
  * marks a cut with "...". */
 void diag_cat(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -71,15 +73,25 @@ void diag_check_limits(struct diag_ctx *c, const char *user);
 /* The target process: RLIMIT_RTPRIO, RLIMIT_RTTIME, its unit, seccomp,
  * RT group budget, cpuset, timer slack. */
 void diag_check_target(struct diag_ctx *c);
-/* The cpu cgroup-v1 group of p if its RT budget is 0: its path in *group
- * and the commands that give it one in fix.  1 when the budget is zero, 0
- * when it is not (or there is no such group), -errno. */
-int diag_rt_budget(struct diag_ctx *c, const struct diag_proc *p, char *group, size_t glen,
-		   char *fix, size_t flen);
+/* The RT budget of a process's cgroup-v1 cpu group. */
+struct diag_budget {
+	char group[1024];               /* its path in the hierarchy */
+	char file[PATH_MAX];            /* its cpu.rt_runtime_us */
+	long long runtime, period;      /* microseconds */
+	char fix[DIAG_TEXT_MAX];        /* with a zero budget: the writes that give it one */
+};
+/* Read p's group budget into *b.  1 when it is zero (b->fix filled), 0
+ * when it is not, -ENOENT when p is in no cgroup-v1 cpu group, -errno. */
+int diag_rt_budget(struct diag_ctx *c, const struct diag_proc *p, struct diag_budget *b);
 /* The effective cpuset of p, and the file it came from.  -ENOENT if none. */
 int diag_cpuset(struct diag_ctx *c, const struct diag_proc *p, cpu_set_t *set, char *src, size_t len);
 /* The fix line for "give it the capability" for process p. */
 void diag_fix_cap(const struct diag_proc *p, char *fix, size_t len);
+
+/* diag_unit.c: RestrictRealtime= of a unit from its files.  1 or 0, with
+ * the file:line of the assignment in src ("" if none); -ENOENT when no
+ * unit file was found. */
+int diag_unit_restrict_rt(struct diag_ctx *c, const char *unit, bool user_unit, char *src, size_t len);
 
 /* diag_kernel.c: system-wide checks: RT throttling, the preemption model. */
 void diag_check_kernel(struct diag_ctx *c);

@@ -29,7 +29,22 @@ struct registry {
 	struct reg_process *procs;
 	size_t n_threads, n_procs;
 	int thread_pidfd; /* 1 yes, 0 no, -1 not probed yet */
+	registry_observer observer;
+	void *observer_ud;
 };
+
+/* Tell the observer (the state journal) what changed. */
+static void notify(struct registry *r, int ev, struct reg_thread *t, struct reg_process *p)
+{
+	if (r->observer)
+		r->observer(r->observer_ud, ev, t, p);
+}
+
+void registry_set_observer(struct registry *r, registry_observer fn, void *ud)
+{
+	r->observer = fn;
+	r->observer_ud = ud;
+}
 
 static unsigned bucket_of(pid_t tid)
 {
@@ -124,6 +139,7 @@ static void thread_free(struct registry *r, struct reg_thread *t)
 		t->next->prev = t->prev;
 	if (t->proc)
 		t->proc->n_threads--;
+	notify(r, REG_EV_THREAD_GONE, t, NULL);
 	sd_event_source_disable_unref(t->exit_src);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
@@ -197,9 +213,13 @@ static void thread_restore(struct reg_thread *t)
 		log_errno(LOG_LEVEL_WARNING, r, "restoring tid %d: %s", (int)t->tid, what);
 }
 
-int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, const struct grant_request *req,
-			const struct sched_spec *spec, struct reg_process *proc, struct reg_thread **out,
-			char *msg, size_t len)
+/* Manage tid, or re-apply to it if managed. With `saved` (a previous
+ * rtschedd's record) the thread must still have the recorded start time and
+ * its recorded original settings are kept instead of read: what the kernel
+ * holds now is what the previous daemon set. */
+static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+		      const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
+		      const struct reg_saved *saved, struct reg_thread **out, char *msg, size_t len)
 {
 	struct reg_thread *t = registry_find(r, tid);
 	struct proc_stat st;
@@ -212,6 +232,12 @@ int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, c
 			return e;
 		t->req = *req;
 		t->owner = owner;
+		t->source = source;
+		if (source != REG_SOURCE_PROCESS && t->proc) {
+			t->proc->n_threads--; /* registered on its own now */
+			t->proc = NULL;
+		}
+		notify(r, REG_EV_THREAD_SET, t, NULL);
 		if (out)
 			*out = t;
 		return -1;
@@ -227,16 +253,26 @@ int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, c
 	t->owner = owner;
 	t->req = *req;
 	t->proc = proc;
-	t->source = proc ? REG_SOURCE_PROCESS : REG_SOURCE_THREAD;
+	t->source = source;
 	t->since_usec = now_realtime_usec();
 	/* The pidfd first: from here on the thread cannot vanish unnoticed. */
 	t->pidfd = open_pidfd(r, tid, true);
-	if ((rr = proc_read_stat(tid, &st)) < 0 || (rr = task_sched_read(tid, &t->original)) < 0) {
-		snprintf(msg, len, "tid %d: %s", (int)tid, rr == -ESRCH ? "no such thread" : strerror(-rr));
+	rr = proc_read_stat(tid, &st);
+	if (rr == 0 && saved && st.starttime != saved->starttime)
+		rr = -ESTALE;
+	if (rr == 0 && saved) {
+		t->original = saved->original;
+		t->cpus_changed = saved->cpus_changed;
+	} else if (rr == 0) {
+		rr = task_sched_read(tid, &t->original);
+	}
+	if (rr < 0) {
+		snprintf(msg, len, "tid %d: %s", (int)tid, rr == -ESRCH ? "no such thread" :
+			 rr == -ESTALE ? "a different thread now (start time changed)" : strerror(-rr));
 		if (t->pidfd >= 0)
 			close(t->pidfd);
 		free(t);
-		return rr == -ESRCH ? PE_NO_SUCH_THREAD : PE_INTERNAL;
+		return rr == -ESRCH ? PE_NO_SUCH_THREAD : rr == -ESTALE ? PE_STALE_THREAD : PE_INTERNAL;
 	}
 	t->starttime = st.starttime;
 	if (t->pidfd >= 0 &&
@@ -246,6 +282,9 @@ int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, c
 	}
 	e = thread_apply(t, spec, msg, len);
 	if (e >= 0) {
+		/* a re-adopted thread whose new settings fail gets its original back */
+		if (saved && e == PE_APPLY_FAILED)
+			thread_restore(t);
 		sd_event_source_disable_unref(t->exit_src);
 		if (t->pidfd >= 0)
 			close(t->pidfd);
@@ -261,9 +300,24 @@ int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, c
 	r->n_threads++;
 	if (proc)
 		proc->n_threads++;
+	notify(r, REG_EV_THREAD_SET, t, NULL);
 	if (out)
 		*out = t;
 	return -1;
+}
+
+int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
+			struct reg_thread **out, char *msg, size_t len)
+{
+	return thread_add(r, tid, pid, owner, source, req, spec, proc, NULL, out, msg, len);
+}
+
+int registry_adopt_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			  const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
+			  const struct reg_saved *saved, char *msg, size_t len)
+{
+	return thread_add(r, tid, pid, owner, source, req, spec, proc, saved, NULL, msg, len);
 }
 
 void registry_remove_thread(struct registry *r, struct reg_thread *t, bool restore)
@@ -308,12 +362,63 @@ static int process_adopt(struct registry *r, struct reg_process *p, const struct
 			continue;
 		if (t) /* registered on its own before: the process registration takes it over */
 			registry_remove_thread(r, t, true);
-		e = registry_add_thread(r, tids[i], p->pid, p->owner, &p->req, spec, p, NULL, msg, len);
+		e = registry_add_thread(r, tids[i], p->pid, p->owner, REG_SOURCE_PROCESS, &p->req, spec, p, NULL, msg, len);
 		if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
 			failed++;
 	}
 	free(tids);
 	return failed;
+}
+
+/* A new process entry (no threads yet), pinned by its start time. */
+static int process_new(struct registry *r, pid_t pid, uint64_t starttime, struct reg_process **out)
+{
+	struct reg_process *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->reg = r;
+	p->pid = pid;
+	p->starttime = starttime;
+	p->pidfd = open_pidfd(r, pid, false);
+	if (p->pidfd >= 0)
+		sd_event_add_io(r->event, &p->exit_src, p->pidfd, EPOLLIN, on_process_exit, p);
+	p->next = r->procs;
+	if (p->next)
+		p->next->prev = p;
+	r->procs = p;
+	r->n_procs++;
+	*out = p;
+	return 0;
+}
+
+int registry_adopt_process(struct registry *r, pid_t pid, uint64_t starttime, uid_t owner,
+			   const struct grant_request *req, struct reg_process **out)
+{
+	struct proc_stat st;
+	struct reg_process *p;
+	int rr;
+
+	if (proc_read_stat(pid, &st) < 0 || st.starttime != starttime)
+		return -ESRCH;
+	if (registry_find_process(r, pid))
+		return -EEXIST;
+	if ((rr = process_new(r, pid, starttime, &p)) < 0)
+		return rr;
+	p->owner = owner;
+	p->req = *req;
+	notify(r, REG_EV_PROC_SET, NULL, p);
+	*out = p;
+	return 0;
+}
+
+void registry_restore_saved(pid_t tid, const struct reg_saved *saved)
+{
+	struct proc_stat st;
+	const char *what;
+
+	if (proc_read_stat(tid, &st) == 0 && st.starttime == saved->starttime)
+		task_sched_write(tid, &saved->original, saved->cpus_changed, &what);
 }
 
 int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
@@ -328,22 +433,10 @@ int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struc
 			snprintf(msg, len, "pid %d: %s", (int)pid, rr == -ESRCH ? "no such process" : strerror(-rr));
 			return rr == -ESRCH ? PE_NO_SUCH_THREAD : PE_INTERNAL;
 		}
-		p = calloc(1, sizeof(*p));
-		if (!p) {
+		if (process_new(r, pid, st.starttime, &p) < 0) {
 			snprintf(msg, len, "out of memory");
 			return PE_INTERNAL;
 		}
-		p->reg = r;
-		p->pid = pid;
-		p->starttime = st.starttime;
-		p->pidfd = open_pidfd(r, pid, false);
-		if (p->pidfd >= 0)
-			sd_event_add_io(r->event, &p->exit_src, p->pidfd, EPOLLIN, on_process_exit, p);
-		p->next = r->procs;
-		if (p->next)
-			p->next->prev = p;
-		r->procs = p;
-		r->n_procs++;
 	} else {
 		/* new settings for every thread already managed */
 		for (struct reg_thread *t = r->threads; t; t = t->next)
@@ -352,6 +445,7 @@ int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struc
 	}
 	p->owner = owner;
 	p->req = *req;
+	notify(r, REG_EV_PROC_SET, NULL, p);
 	msg[0] = '\0';
 	if (process_adopt(r, p, spec, msg, len) > 0 && p->n_threads == 0) {
 		registry_remove_process(r, p, true);
@@ -381,6 +475,7 @@ void registry_remove_process(struct registry *r, struct reg_process *p, bool res
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	r->n_procs--;
+	notify(r, REG_EV_PROC_GONE, NULL, p);
 	free(p);
 }
 
@@ -395,7 +490,7 @@ void registry_on_new_thread(struct registry *r, const struct config *c, pid_t ti
 		return;
 	if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0)
 		return;
-	e = registry_add_thread(r, tid, pid, p->owner, &p->req, &spec, p, NULL, msg, sizeof(msg));
+	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &spec, p, NULL, msg, sizeof(msg));
 	if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
 		log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
 }
@@ -475,14 +570,15 @@ void registry_reapply(struct registry *r, const struct config *c)
 	}
 }
 
-void registry_free(struct registry *r)
+void registry_free(struct registry *r, bool restore)
 {
 	if (!r)
 		return;
+	registry_set_observer(r, NULL, NULL);
 	while (r->procs)
-		registry_remove_process(r, r->procs, true);
+		registry_remove_process(r, r->procs, restore);
 	while (r->threads)
-		registry_remove_thread(r, r->threads, true);
+		registry_remove_thread(r, r->threads, restore);
 	sd_event_unref(r->event);
 	free(r);
 }

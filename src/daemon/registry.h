@@ -48,9 +48,21 @@ struct reg_process {
 
 struct registry;
 
+/* What a previous rtschedd recorded about a thread (the state journal). */
+struct reg_saved {
+	uint64_t starttime;
+	struct task_sched original;
+	bool cpus_changed;
+};
+
+/* Changes, for the state journal. */
+enum { REG_EV_THREAD_SET, REG_EV_THREAD_GONE, REG_EV_PROC_SET, REG_EV_PROC_GONE };
+typedef void (*registry_observer)(void *ud, int event, struct reg_thread *t, struct reg_process *p);
+void registry_set_observer(struct registry *r, registry_observer fn, void *ud);
+
 int registry_new(struct registry **ret, sd_event *e);
-/* Restore every thread and free; NULL is fine. */
-void registry_free(struct registry *r);
+/* Free; restore every thread first when `restore`. NULL is fine. */
+void registry_free(struct registry *r, bool restore);
 /* The managed thread `tid`, or NULL. */
 struct reg_thread *registry_find(struct registry *r, pid_t tid);
 /* The registered process `pid`, or NULL. */
@@ -64,12 +76,24 @@ size_t registry_n_processes(struct registry *r);
 size_t registry_count_owner(struct registry *r, uid_t uid);
 /* Manage thread `tid` of process `pid` with `spec` (or re-apply to one already
  * managed). Returns -1 on success, else a proto_error with msg filled. */
-int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, const struct grant_request *req,
-			const struct sched_spec *spec, struct reg_process *proc, struct reg_thread **out,
-			char *msg, size_t len);
+int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
+			struct reg_thread **out, char *msg, size_t len);
+/* Take over a thread a previous rtschedd managed: only if its start time is
+ * still `saved->starttime`; its recorded originals are what will be restored. */
+int registry_adopt_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			  const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
+			  const struct reg_saved *saved, char *msg, size_t len);
 /* Manage process `pid` and all its threads, now and later. */
 int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
 			 const struct sched_spec *spec, struct reg_process **out, char *msg, size_t len);
+/* Take over a process a previous rtschedd managed, if its start time still
+ * matches; its threads come through registry_adopt_thread(). */
+int registry_adopt_process(struct registry *r, pid_t pid, uint64_t starttime, uid_t owner,
+			   const struct grant_request *req, struct reg_process **out);
+/* Put back a recorded original on a thread nobody manages any more, if it is
+ * still the recorded thread. */
+void registry_restore_saved(pid_t tid, const struct reg_saved *saved);
 /* Stop managing a thread; put its original settings back when `restore`. */
 void registry_remove_thread(struct registry *r, struct reg_thread *t, bool restore);
 /* Stop managing a process and its threads. */

@@ -343,12 +343,12 @@ static void op_register(struct ctx *x)
 		return;
 	}
 	struct reg_thread *t;
-	e = registry_add_thread(d->registry, (pid_t)id, ps.tgid, subj.uid, &req, &spec, NULL, &t, msg, sizeof(msg));
+	e = registry_add_thread(d->registry, (pid_t)id, ps.tgid, subj.uid, REG_SOURCE_THREAD, &req, &spec, NULL, &t,
+				msg, sizeof(msg));
 	if (e >= 0) {
 		refuse(x, e, "%s", msg);
 		return;
 	}
-	t->source = REG_SOURCE_THREAD; /* explicit now, even if a rule had matched it */
 	d->grants++;
 	daemon_changed(d);
 	proto_begin(&x->out, "OK");

@@ -167,13 +167,12 @@ void rules_on_task(struct daemon *d, pid_t tid, pid_t pid, bool force)
 	memset(&req, 0, sizeof(req));
 	snprintf(req.role, sizeof(req.role), "%s", rl->name);
 	spec = rl->spec;
-	e = registry_add_thread(d->registry, tid, pid, 0, &req, &spec, NULL, &t, msg, sizeof(msg));
+	e = registry_add_thread(d->registry, tid, pid, 0, REG_SOURCE_RULE, &req, &spec, NULL, &t, msg, sizeof(msg));
 	if (e >= 0) {
 		if (e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
 			log_warnx("rule %s matched tid %d (%s) but could not apply: %s", rl->name, (int)tid, b.comm, msg);
 		return;
 	}
-	t->source = REG_SOURCE_RULE;
 	log_debug("rule %s matched tid %d (%s) of pid %d", rl->name, (int)tid, b.comm, (int)pid);
 	daemon_changed(d);
 }

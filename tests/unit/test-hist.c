@@ -3,7 +3,7 @@
  * totals, merge and baseline subtraction, edge values, layout rejection and
  * seqlock snapshots against a live writer thread and a writer process. */
 #ifdef HAVE_CONFIG_H
-#include "daemon/config.h"
+#include "autoconfig.h" /* absent when built by hand, without configure */
 #endif
 
 #include <check.h>
@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hist.h"
+#include "common/hist.h"
 
 #define NSAMPLES 100000
 #define SNAP_TRIES 1000

@@ -1,0 +1,184 @@
+/* diag_unit.c: RestrictRealtime= of a systemd unit, read from its unit
+ * file and drop-ins.  The honest source is systemd itself (`systemctl show
+ * -p RestrictRealtime UNIT`), but systemd may not be reachable: it need not
+ * be PID 1 (it is not in many containers), and rtschedd has no D-Bus
+ * access.  So this reads the files the way systemd merges them: the first
+ * unit file found along the unit path (the instance's, else its template's),
+ * then every *.conf drop-in of "UNIT.d", "TEMPLATE.d" and "service.d" along
+ * the path, one per file name (the earlier directory wins), in file-name
+ * order, the last assignment counting. */
+#include "autoconfig.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag_int.h"
+
+#define MAX_DROPINS 64
+
+struct dropin {
+	char name[256];
+	char path[PATH_MAX];
+};
+
+/* systemd's boolean words; -1 for anything else. */
+static int parse_bool(const char *v)
+{
+	static const char *const yes[] = { "1", "yes", "y", "true", "t", "on" };
+	static const char *const no[] = { "0", "no", "n", "false", "f", "off" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(v, yes[i]) == 0)
+			return 1;
+		if (strcasecmp(v, no[i]) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* Strip blanks at both ends in place. */
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Apply the RestrictRealtime= lines of the [Service] section of one file.
+ * An empty assignment resets it to the default, no. */
+static int file_apply(const char *path, int *on, char *src, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	char line[4096];
+	unsigned n = 0;
+	bool service = false;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *s = trim(line), *eq;
+
+		n++;
+		if (*s == '#' || *s == ';' || *s == '\0')
+			continue;
+		if (*s == '[') {
+			service = strcmp(s, "[Service]") == 0;
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!service || !eq)
+			continue;
+		*eq = '\0';
+		if (strcmp(trim(s), "RestrictRealtime") != 0)
+			continue;
+		s = trim(eq + 1);
+		*on = *s ? parse_bool(s) == 1 : 0;
+		snprintf(src, len, "%s:%u", path, n);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Add the *.conf files of dir not already named by an earlier directory. */
+static void dropins_collect(const char *dir, struct dropin *v, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && *n < MAX_DROPINS) {
+		size_t k = strlen(de->d_name);
+		bool seen = false;
+
+		if (k < 6 || strcmp(de->d_name + k - 5, ".conf") != 0 || de->d_name[0] == '.' ||
+		    k >= sizeof(v[0].name))
+			continue;
+		for (size_t i = 0; i < *n; i++)
+			seen = seen || strcmp(v[i].name, de->d_name) == 0;
+		if (seen || diag_path(v[*n].path, sizeof(v[*n].path), "%s/%s", dir, de->d_name) < 0)
+			continue;
+		memcpy(v[*n].name, de->d_name, k + 1);
+		(*n)++;
+	}
+	closedir(d);
+}
+
+static int dropin_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dropin *)a)->name, ((const struct dropin *)b)->name);
+}
+
+/* The next directory of a colon-separated path; user units use the "user"
+ * sibling of each "system" directory. */
+static const char *next_dir(const char *p, bool user, char *dir, size_t len)
+{
+	size_t n = strcspn(p, ":");
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(dir, p, n);
+	dir[n] = '\0';
+	if (user && n >= 7 && strcmp(dir + n - 7, "/system") == 0)
+		snprintf(dir + n - 6, len - (n - 6), "user");
+	return p[n] ? p + n + 1 : p + n;
+}
+
+int diag_unit_restrict_rt(struct diag_ctx *c, const char *unit, bool user_unit, char *src, size_t len)
+{
+	struct dropin *v;
+	char tmpl[256], dir[PATH_MAX], path[PATH_MAX + 512];
+	const char *at = strchr(unit, '@'), *dot = strrchr(unit, '.');
+	const char *names[3];
+	size_t nnames = 0, n = 0;
+	bool found = false;
+	int on = 0;
+
+	src[0] = '\0';
+	tmpl[0] = '\0';
+	/* "getty@tty1.service" is an instance of "getty@.service". */
+	if (at && dot && dot > at + 1 && (size_t)(at - unit) + 1 + strlen(dot) < sizeof(tmpl))
+		snprintf(tmpl, sizeof(tmpl), "%.*s%s", (int)(at - unit + 1), unit, dot);
+	for (const char *p = c->env.unit_path; *p && !found;) {
+		p = next_dir(p, user_unit, dir, sizeof(dir));
+		for (int k = 0; k < 2 && !found; k++) {
+			const char *name = k == 0 ? unit : tmpl;
+
+			if (!*name || diag_path(path, sizeof(path), "%s/%s", dir, name) < 0)
+				continue;
+			found = file_apply(path, &on, src, len) == 0;
+		}
+	}
+	v = calloc(MAX_DROPINS, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	names[nnames++] = "service.d";
+	if (tmpl[0])
+		names[nnames++] = tmpl;
+	names[nnames++] = unit;
+	for (const char *p = c->env.unit_path; *p;) {
+		p = next_dir(p, user_unit, dir, sizeof(dir));
+		for (size_t k = 0; k < nnames; k++) {
+			const char *suffix = strcmp(names[k], "service.d") == 0 ? "" : ".d";
+
+			if (diag_path(path, sizeof(path), "%s/%s%s", dir, names[k], suffix) == 0)
+				dropins_collect(path, v, &n);
+		}
+	}
+	qsort(v, n, sizeof(*v), dropin_cmp);
+	for (size_t i = 0; i < n; i++)
+		found = file_apply(v[i].path, &on, src, len) == 0 || found;
+	free(v);
+	if (!found)
+		return -ENOENT;
+	return on;
+}
