@@ -2,7 +2,7 @@
  * hist_record) and what reading costs the daemon (ns per hist_snapshot and
  * per percentile query). Prints its figures; exits 1 on a clock failure. */
 #ifdef HAVE_CONFIG_H
-#include "config.h"
+#include "autoconfig.h" /* absent when built by hand, without configure */
 #endif
 
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "hist.h"
+#include "common/hist.h"
 
 #define RECORDS 10000000
 #define SNAPSHOTS 100000

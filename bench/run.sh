@@ -34,6 +34,8 @@ DPID=$!
 for _ in $(seq 50); do [ -S "$TMP/control" ] && break; sleep 0.1; done
 
 echo
+"$top_builddir/bench/bench-hist" | tee "$RESULTS/hist.txt"
+echo
 RTSCHED_SOCKET="$TMP/control" "$top_builddir/bench/bench-register" "$N" | tee "$RESULTS/register.txt"
 
 echo
