@@ -52,11 +52,35 @@ int client_connect(const char *path)
 int client_call(int fd, const char *req, size_t len, int (*on_msg)(void *ud, const struct proto_msg *m),
 		void *ud, int *err)
 {
+	return client_call_fd(fd, req, len, -1, on_msg, ud, err);
+}
+
+int client_call_fd(int fd, const char *req, size_t len, int passfd,
+		   int (*on_msg)(void *ud, const struct proto_msg *m), void *ud, int *err)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = { (void *)req, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct proto_msg *m;
 	char buf[PROTO_MSG_MAX + 1];
 	int r;
 
-	if (send(fd, req, len, MSG_NOSIGNAL) < 0)
+	if (passfd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &passfd, sizeof(int));
+	}
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
 		return -errno;
 	m = malloc(sizeof(*m));
 	if (!m)

@@ -17,5 +17,9 @@ int client_connect(const char *path);
  * -errno for transport failures. */
 int client_call(int fd, const char *req, size_t len, int (*on_msg)(void *ud, const struct proto_msg *m),
 		void *ud, int *err);
+/* client_call() that also passes one file descriptor (SCM_RIGHTS) with the
+ * request; passfd < 0 sends none. */
+int client_call_fd(int fd, const char *req, size_t len, int passfd,
+		   int (*on_msg)(void *ud, const struct proto_msg *m), void *ud, int *err);
 
 #endif

@@ -33,6 +33,8 @@ static void usage(FILE *f)
 		"  status                                   the daemon's state\n"
 		"  reload                                   reload the configuration\n"
 		"  version                                  versions of rtschedctl and rtschedd\n"
+		"  jitter [--histogram NAME|TID] [--reset]  observed wake-up latency per thread and probe\n"
+		"  metrics                                  the Prometheus text exposition\n"
 		"Exit codes: 0 success, 1 refused by rtschedd, 2 rtschedd unreachable, 64 usage.\n");
 }
 
@@ -56,7 +58,9 @@ static bool numeric_key(const char *k)
 					    "threads", "processes", "clients", "grants", "refusals", "reloads",
 					    "uptime_s", "proto", "rows", "config_files", "default_priority",
 					    "max_priority", "connector_events", "connector_overruns", "rules",
-					    "match_rules", "scan_tasks", "scan_us" };
+					    "match_rules", "scan_tasks", "scan_us", "period_ns", "samples",
+					    "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
+					    "mean_ns", "stddev_ns", "overruns", "lo_ns", "hi_ns", "count" };
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (strcmp(k, nums[i]) == 0)
 			return true;
@@ -119,6 +123,115 @@ static int on_list(void *ud, const struct proto_msg *m)
 	return 0;
 }
 
+/* Nanoseconds as a short human figure. */
+static const char *ns_str(const char *v, char *buf, size_t len)
+{
+	if (!v || !*v || strcmp(v, "-1") == 0)
+		return "-";
+	double ns = strtod(v, NULL);
+	if (ns >= 1e6)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	return buf;
+}
+
+/* jitter: one row per source. */
+static int on_jitter(void *ud, const struct proto_msg *m)
+{
+	static const char *const cols[] = { "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns", "mean_ns",
+					    "stddev_ns" };
+	char b[32];
+	const char *v;
+
+	if (strcmp(m->head, "ROW") == 0) {
+		if (json) {
+			printf("%s", first_row ? "" : ",");
+			json_object(m);
+			first_row = false;
+			return 0;
+		}
+		if (first_row) {
+			printf("%-9s %-15s %-7s %-6s %-4s %-6s %-8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %5s %6s\n",
+			       "KIND", "NAME", "TID", "POLICY", "PRIO", "CPUS", "PERIOD", "SAMPLES", "MIN", "P50", "P90",
+			       "P99", "P99.9", "MAX", "MEAN", "STDDEV", "OVERR", "P99%");
+			first_row = false;
+		}
+		printf("%-9s %-15s %-7s %-6s %-4s %-6s %-8s %8s", proto_get(m, "kind") ?: "-", proto_get(m, "name") ?: "-",
+		       proto_get(m, "tid") ?: "-", proto_get(m, "policy") ?: "-", proto_get(m, "priority") ?: "-",
+		       proto_get(m, "cpus") ?: "-",
+		       strcmp(proto_get(m, "period_ns") ?: "0", "0") ? ns_str(proto_get(m, "period_ns"), b, sizeof(b)) : "-",
+		       proto_get(m, "samples") ?: "0");
+		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+			printf(" %8s", ns_str(proto_get(m, cols[i]), b, sizeof(b)));
+		v = proto_get(m, "overruns");
+		printf(" %5s %6s\n", v ? v : "-", proto_get(m, "p99_pct") ?: "-");
+		return 0;
+	}
+	if (strcmp(m->head, "OK") == 0 && !json) {
+		if (first_row)
+			printf("no jitter sources: use rtsched_timer in a worker, a [probe NAME], or register a thread\n");
+		printf("measured under: preemption %s, /dev/cpu_dma_latency %s; schedstat rows give the mean "
+		       "run-queue wait per run since registration\n", proto_get(m, "preempt") ?: "?",
+		       proto_get(m, "cpu_dma_latency") ?: "?");
+	}
+	return 0;
+}
+
+/* jitter --histogram: the buckets, folded into 1-2-5 bins, drawn as bars. */
+struct bins {
+	double edge[40];
+	unsigned long long n[40];
+	int count;
+	char name[64];
+};
+
+static int on_hist(void *ud, const struct proto_msg *m)
+{
+	struct bins *b = ud;
+	long lo, cnt;
+
+	if (strcmp(m->head, "ROW") != 0 || proto_get_long(m, "lo_ns", 0, 1L << 62, &lo) < 0 ||
+	    proto_get_long(m, "count", 0, 1L << 62, &cnt) < 0)
+		return 0;
+	snprintf(b->name, sizeof(b->name), "%s", proto_get(m, "name") ?: "");
+	for (int i = b->count - 1; i >= 0; i--)
+		if (lo >= b->edge[i]) {
+			b->n[i] += (unsigned long long)cnt;
+			break;
+		}
+	return 0;
+}
+
+static void draw_hist(struct bins *b)
+{
+	unsigned long long max = 0, total = 0;
+	int first = -1, last = -1;
+	char lo[32], hi[32];
+
+	for (int i = 0; i < b->count; i++) {
+		total += b->n[i];
+		if (b->n[i] > max)
+			max = b->n[i];
+		if (b->n[i] && first < 0)
+			first = i;
+		if (b->n[i])
+			last = i;
+	}
+	if (!total) {
+		printf("no samples\n");
+		return;
+	}
+	printf("wake-up lateness of %s, %llu samples\n", b->name, total);
+	for (int i = first; i <= last; i++) {
+		int w = (int)(50.0 * (double)b->n[i] / (double)max + 0.5);
+		snprintf(lo, sizeof(lo), "%g", b->edge[i] / 1e3);
+		snprintf(hi, sizeof(hi), "%g", i + 1 < b->count ? b->edge[i + 1] / 1e3 : 1e10);
+		printf("%8s - %-8s us |%.*s%*s %llu\n", lo, hi, w,
+		       "##################################################", 50 - w, "", b->n[i]);
+	}
+}
+
 /* Other commands: the final OK's fields, one per line (or a JSON object). */
 static int on_fields(void *ud, const struct proto_msg *m)
 {
@@ -131,6 +244,29 @@ static int on_fields(void *ud, const struct proto_msg *m)
 	}
 	for (size_t i = 0; i < m->n; i++)
 		printf("%-20s %s\n", m->f[i].key, m->f[i].value);
+	return 0;
+}
+
+/* metrics: the exposition lines, as they are. */
+static int on_metrics(void *ud, const struct proto_msg *m)
+{
+	const char *l = proto_get(m, "line");
+
+	if (strcmp(m->head, "ROW") == 0 && l)
+		printf("%s\n", l);
+	return 0;
+}
+
+/* jitter --histogram --json: every ROW as an object. */
+static int on_raw(void *ud, const struct proto_msg *m)
+{
+	if (strcmp(m->head, "ROW") == 0) {
+		printf("%s", first_row ? "[" : ",");
+		json_object(m);
+		first_row = false;
+	} else if (strcmp(m->head, "OK") == 0) {
+		printf("%s\n", first_row ? "[]" : "]");
+	}
 	return 0;
 }
 
@@ -169,7 +305,8 @@ int main(int argc, char **argv)
 		{ "priority", required_argument, NULL, 'n' }, { "nice", required_argument, NULL, 'N' },
 		{ "cpus", required_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' }, { 0 },
 	};
-	const char *socket = NULL, *cmd;
+	const char *socket = NULL, *cmd, *hist_of = NULL;
+	struct bins bins = { .count = 0 };
 	int (*handler)(void *, const struct proto_msg *) = on_fields;
 	struct proto_buf b;
 	int opt, fd, r;
@@ -214,6 +351,32 @@ int main(int argc, char **argv)
 		}
 		if (!target)
 			usage_error("%s needs --tid TID or --pid PID", cmd);
+	} else if (strcmp(cmd, "jitter") == 0) {
+		static const struct option jopts[] = {
+			{ "histogram", required_argument, NULL, 'H' }, { "reset", no_argument, NULL, 'R' },
+			{ "json", no_argument, NULL, 'j' }, { 0 },
+		};
+		bool reset = false;
+		while ((opt = getopt_long(argc, argv, "", jopts, NULL)) != -1) {
+			switch (opt) {
+			case 'H': hist_of = optarg; break;
+			case 'R': reset = true; break;
+			case 'j': json = true; break;
+			default: usage_error("unknown option '%s' for jitter", argv[optind - 1]);
+			}
+		}
+		if (reset) {
+			proto_begin(&b, "v=1");
+			proto_add(&b, "op", "jitter-reset");
+		} else {
+			handler = on_jitter;
+			if (hist_of) {
+				proto_add(&b, "histogram", hist_of);
+				handler = NULL;
+			}
+		}
+	} else if (strcmp(cmd, "metrics") == 0) {
+		handler = on_metrics;
 	} else if (strcmp(cmd, "list") == 0 || strcmp(cmd, "status") == 0 || strcmp(cmd, "reload") == 0 ||
 		   strcmp(cmd, "version") == 0) {
 		while ((opt = getopt_long(argc, argv, "", cmdopts + 7, NULL)) != -1) {
@@ -239,11 +402,23 @@ int main(int argc, char **argv)
 			client_socket_path(socket), strerror(-fd));
 		return EXIT_UNREACHABLE;
 	}
-	if (handler == on_list && json)
+	bool array = json && (handler == on_list || handler == on_jitter);
+	if (array)
 		printf("[");
-	r = client_call(fd, b.data, b.len, on_any, (void *)handler, NULL);
+	if (hist_of && !json) {
+		/* 1-2-5 bins from 100 ns to 10 s */
+		for (double dec = 100; dec < 1e10 && bins.count < 38; dec *= 10)
+			for (int k = 0; k < 3; k++)
+				bins.edge[bins.count++] = dec * (k == 0 ? 1 : k == 1 ? 2 : 5);
+		bins.edge[0] = 0;
+		r = client_call(fd, b.data, b.len, on_hist, &bins, NULL);
+		if (r == 0)
+			draw_hist(&bins);
+	} else {
+		r = client_call(fd, b.data, b.len, on_any, (void *)(handler ? handler : on_raw), NULL);
+	}
 	close(fd);
-	if (handler == on_list && json)
+	if (array)
 		printf("]\n");
 	if (handler == on_list && !json && first_row && r == 0)
 		printf("no managed threads\n");

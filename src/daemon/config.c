@@ -26,17 +26,21 @@
 
 #define DEFAULT_SOCKET RUNDIR "/control"
 
-enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_BAD };
+enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_PROBE, SEC_BAD };
 
 enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK,
 		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS,
-		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE, D_N };
+		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE,
+		  D_METRICS_FILE, D_METRICS_INTERVAL, D_CPU_DMA_LATENCY, D_N };
 static const char *const daemon_keys[D_N] = {
 	"socket", "policy", "priority", "nice", "cpus", "reset-on-fork",
 	"max-priority", "log-level", "admin-group", "rate-limit", "rate-burst", "rescan-interval",
 	"process-events", "rtprio-cap", "over-cap", "limits-conf", "limits-dir",
-	"user", "state-file",
+	"user", "state-file", "metrics-file", "metrics-interval", "cpu-dma-latency",
 };
+
+enum probe_key { PR_CPU, PR_POLICY, PR_PRIORITY, PR_PERIOD, PR_STRATEGY, PR_MODE, PR_N };
+static const char *const probe_keys[PR_N] = { "cpu", "policy", "priority", "period-us", "strategy", "mode" };
 
 /* A rule's keys are the sched_spec keys of [daemon], in the same order. */
 enum rule_key { R_POLICY, R_PRIORITY, R_NICE, R_CPUS, R_RESET_ON_FORK,
@@ -46,7 +50,8 @@ static const char *const rule_keys[R_N] = { "policy", "priority", "nice", "cpus"
 					    "cgroup" };
 
 enum principal_key { P_MAX_PRIORITY, P_POLICIES, P_MAX_THREADS, P_CPUS, P_N };
-_Static_assert(D_N <= CONFIG_KEYS_MAX && R_N <= CONFIG_KEYS_MAX, "raise CONFIG_KEYS_MAX");
+_Static_assert(D_N <= CONFIG_KEYS_MAX && R_N <= CONFIG_KEYS_MAX && PR_N <= CONFIG_KEYS_MAX,
+	       "raise CONFIG_KEYS_MAX");
 
 static const char *const principal_keys[P_N] = { "max-priority", "policies", "max-threads", "cpus" };
 
@@ -312,6 +317,20 @@ static int daemon_key(struct parse_ctx *ctx, const char *name, const char *v)
 			return 0;
 		}
 		return key_name(ctx, name, v, c->run_user, sizeof(c->run_user));
+	case D_METRICS_FILE:
+		if (v[0] != '/') {
+			perr(ctx, name, "'%s' is not an absolute path", v);
+			return 0;
+		}
+		return key_name(ctx, name, v, c->metrics_file, sizeof(c->metrics_file));
+	case D_METRICS_INTERVAL:
+		return key_int(ctx, name, v, 1, 86400, (int *)&c->metrics_interval_s);
+	case D_CPU_DMA_LATENCY:
+		if (strcmp(v, "off") == 0) {
+			c->cpu_dma_latency_us = -1;
+			return 1;
+		}
+		return key_int(ctx, name, v, 0, 1000000, &c->cpu_dma_latency_us);
 	case D_STATE_FILE:
 		if (v[0] != '/') {
 			perr(ctx, name, "'%s' is not an absolute path", v);
@@ -434,6 +453,49 @@ static int principal_key(struct parse_ctx *ctx, const char *name, const char *v)
 	return 0;
 }
 
+static int probe_key(struct parse_ctx *ctx, const char *name, const char *v)
+{
+	struct probe_conf *p = &ctx->c->probes[ctx->idx];
+	int k = key_index(probe_keys, PR_N, name);
+
+	if (k < 0) {
+		unknown_key(ctx, name, probe_keys, PR_N);
+		return 0;
+	}
+	if (!key_claim(ctx, &p->origin, k, name))
+		return 0;
+	switch (k) {
+	case PR_CPU:
+		if (!key_int(ctx, name, v, 0, CPU_SETSIZE - 1, &p->cpu))
+			return 0;
+		if (!CPU_ISSET(p->cpu, &ctx->present)) {
+			perr(ctx, name, "CPU %d does not exist on this machine", p->cpu);
+			return 0;
+		}
+		return 1;
+	case PR_POLICY:
+		return key_policy(ctx, name, v, &p->policy);
+	case PR_PRIORITY:
+		return key_int(ctx, name, v, 0, 99, &p->priority);
+	case PR_PERIOD:
+		return key_int(ctx, name, v, 10, 1000000, (int *)&p->period_us);
+	case PR_STRATEGY:
+		if (strcmp(v, "sleep") && strcmp(v, "hybrid") && strcmp(v, "busy") && strcmp(v, "adaptive")) {
+			perr(ctx, name, "unknown strategy '%s'; use sleep, hybrid, busy or adaptive", v);
+			return 0;
+		}
+		return key_name(ctx, name, v, p->strategy, sizeof(p->strategy));
+	case PR_MODE:
+		if (strcmp(v, "latency") && strcmp(v, "noise")) {
+			perr(ctx, name, "unknown mode '%s'; use latency or noise", v);
+			return 0;
+		}
+		p->noise = v[0] == 'n';
+		return 1;
+	}
+	return 0;
+}
+
 /* inih handler: the reader has already set ctx->kind for the current section. */
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
@@ -452,6 +514,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	case SEC_USER:
 	case SEC_GROUP:
 		return principal_key(ctx, name, value);
+	case SEC_PROBE:
+		return probe_key(ctx, name, value);
 	}
 	return 0;
 }
@@ -475,6 +539,29 @@ static int section_open(struct parse_ctx *ctx, enum section_kind kind, const cha
 {
 	struct config *c = ctx->c;
 
+	if (kind == SEC_PROBE) {
+		for (size_t i = 0; i < c->n_probes; i++)
+			if (strcmp(c->probes[i].name, name) == 0) {
+				ctx->idx = i;
+				return 0;
+			}
+		struct probe_conf *n = realloc(c->probes, (c->n_probes + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->probes = n;
+		n += c->n_probes;
+		memset(n, 0, sizeof(*n));
+		strcpy(n->name, name);
+		n->policy = SCHED_FIFO;
+		n->priority = -1; /* the [daemon] default, filled in by validation */
+		n->period_us = 1000;
+		strcpy(n->strategy, "sleep");
+		origin_reset(&n->origin);
+		n->file = ctx->file_idx;
+		n->line = ctx->line;
+		ctx->idx = c->n_probes++;
+		return 0;
+	}
 	if (kind == SEC_RULE) {
 		for (size_t i = 0; i < c->n_rules; i++)
 			if (strcmp(c->rules[i].name, name) == 0) {
@@ -559,9 +646,11 @@ static void section_header(struct parse_ctx *ctx, char *hdr)
 		kind = SEC_USER;
 	else if (n == 2 && strcmp(kind_s, "group") == 0)
 		kind = SEC_GROUP;
+	else if (n == 2 && strcmp(kind_s, "probe") == 0)
+		kind = SEC_PROBE;
 	if (kind == SEC_BAD) {
-		perr(ctx, NULL, "unknown section [%s]; use [daemon], [rule NAME], [user NAME] or [group NAME]",
-		     hdr + 1);
+		perr(ctx, NULL, "unknown section [%s]; use [daemon], [rule NAME], [user NAME], [group NAME] "
+		     "or [probe NAME]", hdr + 1);
 		return;
 	}
 	if (kind != SEC_DAEMON && !valid_name(name, kind == SEC_USER)) {
@@ -676,6 +765,8 @@ static void config_defaults(struct config *c)
 	c->rescan_ms = 1000;
 	c->process_events = true;
 	c->rtprio_cap = CAP_CONFIG;
+	c->metrics_interval_s = 15;
+	c->cpu_dma_latency_us = -1;
 	snprintf(c->limits_conf, sizeof(c->limits_conf), "/etc/security/limits.conf");
 	snprintf(c->limits_dir, sizeof(c->limits_dir), "/etc/security/limits.d");
 	origin_reset(&c->origin);
@@ -796,6 +887,20 @@ int config_validate(struct config *c, FILE *errors)
 	c->n_auto_rules = 0;
 	c->match_needs = 0;
 	r = spec_validate(c, &c->dflt, &c->origin, D_POLICY, "[daemon]", errors);
+	for (size_t i = 0; i < c->n_probes; i++) {
+		struct probe_conf *p = &c->probes[i];
+		int lo, hi;
+
+		if (p->priority < 0)
+			p->priority = policy_is_realtime(p->policy) ? c->dflt.priority : 0;
+		policy_priority_range(p->policy, &lo, &hi);
+		if (p->priority < lo || p->priority > hi || p->priority > c->max_priority) {
+			fprintf(errors, "%s:%u: [probe %s]: priority %d is not valid for %s (%d..%d, at most max-priority %d)\n",
+				c->files[p->file], p->line, p->name, p->priority, policy_to_string(p->policy), lo, hi,
+				c->max_priority);
+			r = -EINVAL;
+		}
+	}
 	for (size_t i = 0; i < c->n_rules; i++) {
 		struct rule *rl = &c->rules[i];
 
@@ -898,6 +1003,15 @@ void config_print(const struct config *c, FILE *f)
 		print_kv(c, f, &c->origin, D_USER, "user", c->run_user);
 	config_state_path(c, buf, sizeof(buf));
 	print_kv(c, f, &c->origin, D_STATE_FILE, "state-file", buf);
+	if (c->metrics_file[0])
+		print_kv(c, f, &c->origin, D_METRICS_FILE, "metrics-file", c->metrics_file);
+	snprintf(buf, sizeof(buf), "%u", c->metrics_interval_s);
+	print_kv(c, f, &c->origin, D_METRICS_INTERVAL, "metrics-interval", buf);
+	if (c->cpu_dma_latency_us < 0)
+		snprintf(buf, sizeof(buf), "off");
+	else
+		snprintf(buf, sizeof(buf), "%d", c->cpu_dma_latency_us);
+	print_kv(c, f, &c->origin, D_CPU_DMA_LATENCY, "cpu-dma-latency", buf);
 
 	for (size_t i = 0; i < c->n_rules; i++) {
 		const struct rule *rl = &c->rules[i];
@@ -924,6 +1038,22 @@ void config_print(const struct config *c, FILE *f)
 		if (m->cgroup[0])
 			print_kv(c, f, &rl->origin, R_CGROUP, "cgroup", m->cgroup);
 		fprintf(f, "# %s\n", m->n_keys ? "matches threads automatically" : "a role: applied when a thread asks for it");
+	}
+	for (size_t i = 0; i < c->n_probes; i++) {
+		const struct probe_conf *p = &c->probes[i];
+
+		fprintf(f, "\n[probe %s]\n", p->name);
+		snprintf(buf, sizeof(buf), "%d", p->cpu);
+		print_kv(c, f, &p->origin, PR_CPU, "cpu", buf);
+		print_kv(c, f, &p->origin, PR_POLICY, "policy", policy_to_string(p->policy));
+		snprintf(buf, sizeof(buf), "%d", p->priority);
+		print_kv(c, f, &p->origin, PR_PRIORITY, "priority", buf);
+		print_kv(c, f, &p->origin, PR_MODE, "mode", p->noise ? "noise" : "latency");
+		if (!p->noise) {
+			snprintf(buf, sizeof(buf), "%u", p->period_us);
+			print_kv(c, f, &p->origin, PR_PERIOD, "period-us", buf);
+			print_kv(c, f, &p->origin, PR_STRATEGY, "strategy", p->strategy);
+		}
 	}
 	for (size_t i = 0; i < c->n_principals; i++) {
 		const struct principal *p = &c->principals[i];
@@ -1045,5 +1175,6 @@ void config_free(struct config *c)
 	free(c->files);
 	free(c->rules);
 	free(c->principals);
+	free(c->probes);
 	free(c);
 }

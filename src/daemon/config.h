@@ -80,6 +80,20 @@ struct principal {
 	unsigned line;
 };
 
+/* [probe NAME]: a measuring thread the daemon runs itself. */
+struct probe_conf {
+	char name[CONFIG_NAME_MAX];
+	int cpu;
+	int policy;
+	int priority;
+	unsigned period_us;
+	char strategy[16];    /* sleep, hybrid, busy, adaptive */
+	bool noise;           /* mode = noise: a busy loop recording gaps (oslat) */
+	struct key_origin origin;
+	short file;
+	unsigned line;
+};
+
 struct config {
 	char socket_path[CONFIG_SOCKET_MAX];
 	struct sched_spec dflt;
@@ -104,6 +118,11 @@ struct config {
 	size_t n_rules;
 	struct principal *principals;
 	size_t n_principals;
+	struct probe_conf *probes;
+	size_t n_probes;
+	char metrics_file[256];   /* Prometheus textfile-collector output, "" = none */
+	unsigned metrics_interval_s;
+	int cpu_dma_latency_us;   /* -1: don't hold /dev/cpu_dma_latency */
 
 	char **files;         /* every file read, in order */
 	size_t n_files;

@@ -122,21 +122,28 @@ static void client_reply(void *ud, const char *data, size_t len)
 	cl->queued += len;
 }
 
-/* Close any file descriptors a client sent: the protocol takes none. */
-static bool drop_fds(struct msghdr *mh)
+/* The file descriptors a client sent: keep the first in *keep (only
+ * jitter-attach takes one), close the rest. Returns how many came. */
+static int take_fds(struct msghdr *mh, int *keep)
 {
-	bool had = false;
+	int n = 0;
 
+	*keep = -1;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		int *fds = (int *)CMSG_DATA(c);
-		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < n; i++)
-			close(fds[i]);
-		had = true;
+		size_t cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < cnt; i++, n++) {
+			if (*keep < 0)
+				*keep = fds[i];
+			else
+				close(fds[i]);
+		}
 	}
-	return had || (mh->msg_flags & MSG_CTRUNC);
+	if (mh->msg_flags & MSG_CTRUNC)
+		n += 2; /* some were cut off: more than the protocol allows */
+	return n;
 }
 
 static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -156,13 +163,17 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		}
 		if (n > 0) {
 			struct proto_buf out;
+			int passed, nfds = take_fds(&mh, &passed);
 
-			if (drop_fds(&mh)) {
-				proto_error(&out, PE_BAD_REQUEST, "file descriptors are not accepted; send text only");
+			if (nfds > 1) {
+				if (passed >= 0)
+					close(passed);
+				proto_error(&out, PE_BAD_REQUEST, "at most one file descriptor per request (jitter-attach)");
 				client_reply(cl, out.data, out.len);
 			} else {
-				/* MSG_TRUNC: n is the real length, so oversize is seen, not cut */
-				request_handle(cl->ctl->d, &cl->peer, buf, (size_t)n, client_reply, cl);
+				/* MSG_TRUNC: n is the real length, so oversize is seen, not cut;
+				 * the request takes (and closes) the passed fd */
+				request_handle(cl->ctl->d, &cl->peer, buf, (size_t)n, passed, client_reply, cl);
 			}
 		}
 	}

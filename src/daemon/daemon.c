@@ -4,6 +4,8 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "grant.h"
+#include "jitter.h"
 #include "privs.h"
 #include "procev.h"
 #include "registry.h"
@@ -108,6 +111,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	d->reloads++;
 	registry_reapply(d->registry, c);
 	daemon_scan(d, true);
+	jitter_apply_config(d->jitter);
 	daemon_changed(d);
 	log_info("configuration reloaded from %s (%zu file%s, %zu rule%s), %zu thread%s managed", d->config_path,
 		 c->n_files, c->n_files == 1 ? "" : "s", c->n_rules, c->n_rules == 1 ? "" : "s",
@@ -170,6 +174,7 @@ static void ev_exit(void *ud, pid_t tid, pid_t tgid)
 	struct daemon *d = ud;
 
 	registry_on_exit(d->registry, tid);
+	jitter_on_exit(d->jitter, tid);
 }
 
 static void ev_overrun(void *ud)
@@ -192,8 +197,129 @@ static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static int on_changed(sd_event_source *s, void *userdata)
+{
+	daemon_changed(userdata);
+	return 0;
+}
+
+/* Registry observer: the journal line now, the rest (PM QoS, STATUS=) once
+ * per loop iteration however many threads changed. */
+static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct reg_process *p)
+{
+	struct daemon *d = ud;
+
+	state_observe(d->state, ev, t, p);
+	if (d->changed)
+		sd_event_source_set_enabled(d->changed, SD_EVENT_ONESHOT);
+}
+
+/* Hold /dev/cpu_dma_latency at cpu-dma-latency while real-time threads are
+ * managed (the kernel keeps the request while the file is open). */
+static void pmqos_update(struct daemon *d)
+{
+	int want = d->config->cpu_dma_latency_us;
+	bool rt = false;
+
+	for (struct reg_thread *t = registry_threads(d->registry); t && !rt; t = t->next)
+		rt = policy_is_realtime(t->applied.policy);
+	if (want < 0 || !rt) {
+		if (d->pmqos_fd >= 0) {
+			close(d->pmqos_fd);
+			d->pmqos_fd = -1;
+			log_info("released /dev/cpu_dma_latency");
+		}
+		return;
+	}
+	if (d->pmqos_fd >= 0 && d->pmqos_value == want)
+		return;
+	if (d->pmqos_fd < 0)
+		d->pmqos_fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	int32_t v = want;
+	if (d->pmqos_fd < 0 || write(d->pmqos_fd, &v, sizeof(v)) != sizeof(v)) {
+		d->pmqos_error = errno;
+		if (d->pmqos_fd >= 0)
+			close(d->pmqos_fd);
+		d->pmqos_fd = -1;
+		log_warn("cannot hold /dev/cpu_dma_latency at %d us", want);
+		return;
+	}
+	d->pmqos_value = want;
+	d->pmqos_error = 0;
+	log_info("holding /dev/cpu_dma_latency at %d us while real-time threads are managed", want);
+}
+
+const char *daemon_pmqos_state(struct daemon *d)
+{
+	static char buf[96];
+
+	if (d->config->cpu_dma_latency_us < 0)
+		return "off";
+	if (d->pmqos_fd >= 0)
+		snprintf(buf, sizeof(buf), "held at %d us", d->pmqos_value);
+	else if (d->pmqos_error)
+		snprintf(buf, sizeof(buf), "configured %d us, not held: %s", d->config->cpu_dma_latency_us,
+			 strerror(d->pmqos_error));
+	else
+		snprintf(buf, sizeof(buf), "configured %d us, released (no real-time threads)",
+			 d->config->cpu_dma_latency_us);
+	return buf;
+}
+
+/* STATUS= for systemctl status: what is managed and the worst p99 seen. */
+static void notify_status(struct daemon *d)
+{
+	if (d->worst_p99_ns >= 0)
+		sd_notifyf(0, "STATUS=%zu thread%s managed, worst p99 %.1f us (%s)", registry_n_threads(d->registry),
+			   registry_n_threads(d->registry) == 1 ? "" : "s", d->worst_p99_ns / 1000.0, d->worst_who);
+	else
+		sd_notifyf(0, "STATUS=%zu thread%s managed", registry_n_threads(d->registry),
+			   registry_n_threads(d->registry) == 1 ? "" : "s");
+}
+
+/* Write the Prometheus file atomically: a temporary name, then rename. */
+static void write_metrics(struct daemon *d)
+{
+	char tmp[300];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", d->config->metrics_file);
+	f = fopen(tmp, "we");
+	if (!f) {
+		log_warn("metrics-file %s", tmp);
+		return;
+	}
+	int r = jitter_prometheus(d->jitter, f);
+	if (fclose(f) != 0 || r < 0 || rename(tmp, d->config->metrics_file) < 0) {
+		log_warn("metrics-file %s", d->config->metrics_file);
+		unlink(tmp);
+	}
+}
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	d->worst_p99_ns = jitter_worst_p99(d->jitter, d->worst_who, sizeof(d->worst_who));
+	if (d->config->metrics_file[0])
+		write_metrics(d);
+	notify_status(d);
+	daemon_changed(d);
+	return 0;
+}
+
 void daemon_changed(struct daemon *d)
 {
+	pmqos_update(d);
+	notify_status(d);
+	/* the tick runs only while there is something to report: no idle wake-ups */
+	if (d->tick && (d->config->metrics_file[0] || jitter_n_sources(d->jitter) > 0) &&
+	    sd_event_source_get_enabled(d->tick, NULL) == 0) {
+		uint64_t now;
+		sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+		sd_event_source_set_time(d->tick, now + (uint64_t)d->config->metrics_interval_s * 1000000u);
+		sd_event_source_set_enabled(d->tick, SD_EVENT_ONESHOT);
+	}
 	bool need = !d->procev && (registry_n_processes(d->registry) > 0 || d->config->n_auto_rules > 0 ||
 				   (!registry_thread_pidfds(d->registry) && registry_n_threads(d->registry) > 0));
 	uint64_t now;
@@ -283,6 +409,8 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	d->config = c;
 	d->overrides = *o;
 	d->config_required = config_required;
+	d->pmqos_fd = -1;
+	d->worst_p99_ns = -1;
 	d->config_path = strdup(config_path);
 	if (!d->config_path)
 		return -ENOMEM;
@@ -326,6 +454,13 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 			return r;
 		sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_OFF);
 	}
+	if ((r = jitter_new(&d->jitter, d)) < 0)
+		return r;
+	jitter_apply_config(d->jitter);
+	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 0, on_tick, d);
+	if (r < 0)
+		return r;
+	sd_event_source_set_enabled(d->tick, SD_EVENT_OFF);
 	/* what a previous rtschedd managed (a restart or a crash) comes first,
 	 * so its recorded originals are the ones restored later */
 	char state_path[PATH_MAX];
@@ -333,6 +468,10 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	r = state_open(&d->state, d, state_path);
 	if (r < 0)
 		return r;
+	if ((r = sd_event_add_defer(d->event, &d->changed, on_changed, d)) < 0)
+		return r;
+	sd_event_source_set_enabled(d->changed, SD_EVENT_OFF);
+	registry_set_observer(d->registry, on_registry_change, d);
 	registry_rescan(d->registry, c);
 	/* after subscribing, so no thread created meanwhile is missed */
 	daemon_scan(d, false);
@@ -380,8 +519,15 @@ void daemon_free(struct daemon *d)
 			 registry_n_threads(d->registry) == 1 ? "" : "s");
 	if (!d->keep_on_exit)
 		state_discard(d->state);
+	if (d->registry)
+		registry_set_observer(d->registry, NULL, NULL);
 	state_free(d->state);
+	sd_event_source_disable_unref(d->changed);
+	jitter_free(d->jitter);
+	sd_event_source_disable_unref(d->tick);
 	registry_free(d->registry, !d->keep_on_exit);
+	if (d->pmqos_fd >= 0)
+		close(d->pmqos_fd);
 	procev_free(d->procev);
 	ratelimit_free(d->ratelimit);
 	sd_event_source_disable_unref(d->rescan_timer);

@@ -31,6 +31,7 @@ struct ratelimit;
 struct procev;
 struct control;
 struct state;
+struct jitter;
 
 struct daemon {
 	sd_event *event;
@@ -45,6 +46,14 @@ struct daemon {
 	sd_event_source *rescan_timer;
 	struct control *control;
 	struct state *state;
+	struct jitter *jitter;
+	sd_event_source *tick;
+	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */          /* metrics file and STATUS=, only while there is something to say */
+	int pmqos_fd;                   /* /dev/cpu_dma_latency held open, or -1 */
+	int pmqos_value;
+	int pmqos_error;
+	int64_t worst_p99_ns;           /* from the last tick, -1 unknown */
+	char worst_who[64];
 	bool keep_on_exit;              /* a restart: leave threads for the next rtschedd */
 	uint64_t start_usec;            /* CLOCK_MONOTONIC */
 	unsigned long grants, refusals, reloads;
@@ -66,6 +75,8 @@ int daemon_reload(struct daemon *d, char *err, size_t len);
 void daemon_scan(struct daemon *d, bool force);
 /* The registry changed: arm the fallback rescan if it is needed. */
 void daemon_changed(struct daemon *d);
+/* "off", "held at N us", ...: the /dev/cpu_dma_latency state for reports. */
+const char *daemon_pmqos_state(struct daemon *d);
 /* Run until SIGTERM/SIGINT; returns an exit code. */
 int daemon_run(struct daemon *d);
 /* Tear everything down in reverse order of set-up; NULL is fine. */

@@ -184,3 +184,20 @@ int proc_read_limit(pid_t pid, const char *name, long *soft, long *hard)
 		return r;
 	return proc_parse_limit(buf, name, soft, hard);
 }
+
+int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count)
+{
+	char path[64], buf[128];
+	unsigned long long a, b, c;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	if ((r = read_small(path, buf, sizeof(buf))) < 0)
+		return r;
+	if (sscanf(buf, "%llu %llu %llu", &a, &b, &c) != 3)
+		return -EINVAL;
+	*run_ns = a;
+	*delay_ns = b;
+	*count = c;
+	return 0;
+}

@@ -291,6 +291,8 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 		free(t);
 		return e;
 	}
+	uint64_t run_ns;
+	proc_read_schedstat(pid, tid, &run_ns, &t->ss_delay0, &t->ss_count0);
 	t->hnext = r->buckets[bucket_of(tid)];
 	r->buckets[bucket_of(tid)] = t;
 	t->next = r->threads;

@@ -27,6 +27,7 @@ struct reg_thread {
 	struct task_sched applied;
 	bool cpus_changed;
 	uint64_t since_usec;          /* CLOCK_REALTIME */
+	uint64_t ss_delay0, ss_count0; /* schedstat at registration (or the last jitter reset) */
 	int pidfd;
 	sd_event_source *exit_src;
 	struct reg_process *proc;

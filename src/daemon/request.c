@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "../common/protocol.h"
 #include "control.h"
 #include "grant.h"
+#include "jitter.h"
 #include "privs.h"
 #include "proc.h"
 #include "procev.h"
@@ -32,6 +34,7 @@ struct ctx {
 	reply_fn reply;
 	void *ud;
 	struct proto_buf out;
+	int fd;              /* passed by the client; -1 once consumed */
 };
 
 static void send_buf(struct ctx *x)
@@ -429,49 +432,280 @@ static void op_reload(struct ctx *x)
 	send_buf(x);
 }
 
-void request_handle(struct daemon *d, const struct peer *p, const void *data, size_t len,
-		    reply_fn reply, void *ud)
+/* The kernel's preemption model, from debugfs or the version string. */
+static void preempt_model(char *buf, size_t len)
+{
+	struct utsname u;
+	char line[128];
+	FILE *f = fopen("/sys/kernel/debug/sched/preempt", "re");
+
+	if (f && fgets(line, sizeof(line), f)) {
+		/* "none voluntary (full)": the parenthesised one is active */
+		char *a = strchr(line, '('), *b = a ? strchr(a, ')') : NULL;
+		if (a && b) {
+			snprintf(buf, len, "PREEMPT_DYNAMIC (%.*s)", (int)(b - a - 1), a + 1);
+			fclose(f);
+			return;
+		}
+	}
+	if (f)
+		fclose(f);
+	uname(&u);
+	snprintf(buf, len, "%s", strstr(u.version, "PREEMPT_RT") ? "PREEMPT_RT" :
+		 strstr(u.version, "PREEMPT_DYNAMIC") ? "PREEMPT_DYNAMIC" :
+		 strstr(u.version, "PREEMPT") ? "PREEMPT" : "none/voluntary");
+}
+
+/* Timer slack of a thread: RT threads get none; others from /proc if we may read it. */
+static void timer_slack(const struct task_sched *ts, pid_t pid, char *buf, size_t len)
+{
+	char path[64], v[32];
+	FILE *f;
+
+	if (policy_is_realtime(ts->policy)) {
+		snprintf(buf, len, "0");
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", (int)pid);
+	f = fopen(path, "re");
+	if (f && fgets(v, sizeof(v), f)) {
+		v[strcspn(v, "\n")] = '\0';
+		snprintf(buf, len, "%s", v);
+	} else {
+		snprintf(buf, len, "?");
+	}
+	if (f)
+		fclose(f);
+}
+
+struct jitter_ctx {
+	struct ctx *x;
+	const char *want;   /* histogram of this source (tid or name), or NULL */
+	long rows;
+};
+
+/* One source: a summary row, or with histogram= its buckets. */
+static void jitter_row_out(void *ud, const struct jitter_row *r)
+{
+	static const char *const kinds[] = { "timer", "probe", "schedstat" };
+	struct jitter_ctx *jc = ud;
+	struct ctx *x = jc->x;
+	struct task_sched ts;
+	char cpus[128] = "?", slack[32] = "?", tid[16];
+	int64_t v;
+	double d;
+
+	snprintf(tid, sizeof(tid), "%d", (int)r->tid);
+	if (jc->want) {
+		if (r->kind == JITTER_SCHEDSTAT || (strcmp(jc->want, tid) && strcmp(jc->want, r->name)))
+			return;
+		for (int i = hist_bucket_next(&r->h, 0); i >= 0; i = hist_bucket_next(&r->h, i + 1)) {
+			proto_begin(&x->out, "ROW");
+			proto_add(&x->out, "name", r->name);
+			proto_add_long(&x->out, "lo_ns", (long)hist_bucket_lower(i));
+			proto_add_long(&x->out, "hi_ns", i == HIST_OVERFLOW ? -1 : (long)hist_bucket_upper(i));
+			proto_add_long(&x->out, "count", (long)hist_bucket_count(&r->h, i));
+			send_buf(x);
+			jc->rows++;
+		}
+		return;
+	}
+	proto_begin(&x->out, "ROW");
+	proto_add(&x->out, "kind", kinds[r->kind]);
+	proto_add(&x->out, "name", r->name);
+	proto_add_long(&x->out, "tid", r->tid);
+	proto_add_long(&x->out, "pid", r->pid);
+	proto_add(&x->out, "rule", r->rule);
+	if (task_sched_read(r->tid, &ts) == 0) {
+		cpulist_format(&ts.cpus, cpus, sizeof(cpus));
+		timer_slack(&ts, r->pid, slack, sizeof(slack));
+		proto_add(&x->out, "policy", policy_to_string(ts.policy));
+		proto_add_long(&x->out, "priority", ts.priority);
+	}
+	proto_add(&x->out, "cpus", cpus);
+	proto_add(&x->out, "timer_slack_ns", slack);
+	proto_add(&x->out, "strategy", r->strategy);
+	proto_add_long(&x->out, "period_ns", (long)r->period_ns);
+	proto_add_long(&x->out, "samples", (long)r->samples);
+	if (r->kind == JITTER_SCHEDSTAT) {
+		proto_add_long(&x->out, "mean_ns", (long)r->mean_ns);
+	} else if (r->samples) {
+		static const struct { const char *k; double q; } pct[] = {
+			{ "p50_ns", 50 }, { "p90_ns", 90 }, { "p99_ns", 99 }, { "p999_ns", 99.9 }, { "p9999_ns", 99.99 } };
+		proto_add_long(&x->out, "min_ns", (long)hist_min(&r->h));
+		for (size_t i = 0; i < sizeof(pct) / sizeof(pct[0]); i++)
+			if (hist_percentile(&r->h, pct[i].q, &v) == 0)
+				proto_add_long(&x->out, pct[i].k, (long)v);
+		proto_add_long(&x->out, "max_ns", (long)hist_max(&r->h));
+		proto_add_long(&x->out, "mean_ns", (long)r->mean_ns);
+		if (hist_stddev(&r->h, &d) == 0)
+			proto_add_long(&x->out, "stddev_ns", (long)d);
+		proto_add_long(&x->out, "overruns", (long)hist_overruns(&r->h));
+		if (r->period_ns > 0 && hist_percentile(&r->h, 99, &v) == 0) {
+			char p[32];
+			snprintf(p, sizeof(p), "%.2f", 100.0 * (double)v / (double)r->period_ns);
+			proto_add(&x->out, "p99_pct", p);
+		}
+	}
+	send_buf(x);
+	jc->rows++;
+}
+
+static void op_jitter(struct ctx *x)
+{
+	struct jitter_ctx jc = { .x = x, .want = proto_get(x->m, "histogram") };
+	char model[64];
+
+	jitter_foreach(x->d->jitter, jitter_row_out, &jc);
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "rows", jc.rows);
+	preempt_model(model, sizeof(model));
+	proto_add(&x->out, "preempt", model);
+	proto_add(&x->out, "cpu_dma_latency", daemon_pmqos_state(x->d));
+	send_buf(x);
+}
+
+static void op_jitter_reset(struct ctx *x)
+{
+	struct grant_subject subj;
+
+	grant_subject_init(&subj, x->d->config, x->peer->uid, x->peer->gid, x->peer->pid);
+	if (!subj.privileged) {
+		refuse(x, PE_NOT_ADMIN, "jitter-reset needs root or admin-group");
+		return;
+	}
+	jitter_reset(x->d->jitter);
+	proto_begin(&x->out, "OK");
+	send_buf(x);
+}
+
+static void op_jitter_attach(struct ctx *x)
+{
+	struct grant_subject subj;
+	struct proc_status ps;
+	const char *strategy = proto_get(x->m, "strategy");
+	char msg[512];
+	long tid, period;
+	int e, fd = x->fd;
+
+	x->fd = -1; /* ours now: jitter_attach consumes it */
+	if (fd < 0) {
+		refuse(x, PE_BAD_REQUEST, "jitter-attach needs the histogram memfd passed with SCM_RIGHTS");
+		return;
+	}
+	if (proto_get_long(x->m, "tid", 1, INT32_MAX, &tid) < 0 ||
+	    proto_get_long(x->m, "period_ns", 1, 60L * 1000000000L, &period) < 0 || !strategy ||
+	    strlen(strategy) >= 16) {
+		close(fd);
+		refuse(x, PE_BAD_REQUEST, "jitter-attach needs tid=TID period_ns=N strategy=NAME");
+		return;
+	}
+	grant_subject_init(&subj, x->d->config, x->peer->uid, x->peer->gid, x->peer->pid);
+	if (proc_read_status((pid_t)tid, &ps) < 0) {
+		close(fd);
+		refuse(x, PE_NO_SUCH_THREAD, "tid %ld: no such thread", tid);
+		return;
+	}
+	if (!subj.privileged && ps.tgid != x->peer->pid) {
+		close(fd);
+		refuse(x, PE_NOT_OWN_THREAD, "tid %ld belongs to process %d, not to the caller (pid %d)", tid,
+		       (int)ps.tgid, (int)x->peer->pid);
+		return;
+	}
+	e = jitter_attach(x->d->jitter, (pid_t)tid, ps.tgid, subj.uid, period, strategy, fd, msg, sizeof(msg));
+	if (e >= 0) {
+		refuse(x, e, "%s", msg);
+		return;
+	}
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "tid", tid);
+	send_buf(x);
+}
+
+/* The Prometheus text, one ROW per line. */
+static void op_metrics(struct ctx *x)
+{
+	char *text = NULL, *save = NULL;
+	size_t len = 0;
+	long rows = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f || jitter_prometheus(x->d->jitter, f) < 0) {
+		if (f)
+			fclose(f);
+		free(text);
+		refuse(x, PE_INTERNAL, "cannot build the metrics");
+		return;
+	}
+	fclose(f);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save), rows++) {
+		proto_begin(&x->out, "ROW");
+		proto_add(&x->out, "line", l);
+		send_buf(x);
+	}
+	free(text);
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "rows", rows);
+	send_buf(x);
+}
+
+/* Carry out a parsed request; x->fd is closed by the caller if left. */
+static void dispatch(struct ctx *x)
 {
 	static const struct {
 		const char *name;
 		void (*fn)(struct ctx *);
+		bool takes_fd;
 	} ops[] = {
-		{ "version", op_version }, { "status", op_status }, { "list", op_list },
-		{ "register", op_register }, { "unregister", op_unregister }, { "reload", op_reload },
+		{ "version", op_version, false }, { "status", op_status, false }, { "list", op_list, false },
+		{ "register", op_register, false }, { "unregister", op_unregister, false },
+		{ "reload", op_reload, false }, { "jitter", op_jitter, false },
+		{ "jitter-attach", op_jitter_attach, true }, { "jitter-reset", op_jitter_reset, false },
+		{ "metrics", op_metrics, false },
 	};
-	struct proto_msg m;
-	struct ctx x = { .d = d, .peer = p, .m = &m, .reply = reply, .ud = ud };
-	const char *op;
+	const char *op = proto_get(x->m, "op");
 	long v;
-	int r;
 
-	r = proto_parse_request(&m, data, len);
-	if (r == -E2BIG) {
-		refuse(&x, len > PROTO_MSG_MAX ? PE_TOO_LARGE : PE_BAD_REQUEST,
-		       len > PROTO_MSG_MAX ? "request over %d bytes" : "more than %d fields",
-		       len > PROTO_MSG_MAX ? PROTO_MSG_MAX : PROTO_FIELDS_MAX);
-		return;
-	}
-	if (r < 0) {
-		refuse(&x, PE_BAD_REQUEST, "malformed request; send 'v=%d op=NAME key=value ...' in printable ASCII",
-		       PROTO_VERSION);
-		return;
-	}
-	if (proto_get_long(&m, "v", 0, 1000000, &v) < 0) {
-		refuse(&x, PE_BAD_REQUEST, "no protocol version; start the request with v=%d", PROTO_VERSION);
+	if (proto_get_long(x->m, "v", 0, 1000000, &v) < 0) {
+		refuse(x, PE_BAD_REQUEST, "no protocol version; start the request with v=%d", PROTO_VERSION);
 		return;
 	}
 	if (v != PROTO_VERSION) {
-		refuse(&x, PE_VERSION, "protocol version %ld is not supported; this rtschedd %s speaks v=%d, "
+		refuse(x, PE_VERSION, "protocol version %ld is not supported; this rtschedd %s speaks v=%d, "
 		       "use a matching rtschedctl/librtsched", v, PACKAGE_VERSION, PROTO_VERSION);
 		return;
 	}
-	op = proto_get(&m, "op");
-	for (size_t i = 0; op && i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (strcmp(op, ops[i].name) == 0) {
-			ops[i].fn(&x);
+	for (size_t i = 0; op && i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (strcmp(op, ops[i].name) != 0)
+			continue;
+		if (x->fd >= 0 && !ops[i].takes_fd) {
+			refuse(x, PE_BAD_REQUEST, "op %s takes no file descriptor; only jitter-attach does", op);
 			return;
 		}
-	refuse(&x, PE_UNKNOWN_OP, "unknown op '%s'; use version, status, list, register, unregister or reload",
-	       op ? op : "");
+		ops[i].fn(x);
+		return;
+	}
+	refuse(x, PE_UNKNOWN_OP, "unknown op '%s'; use version, status, list, register, unregister, reload, "
+	       "jitter, jitter-reset or metrics", op ? op : "");
+}
+
+void request_handle(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,
+		    reply_fn reply, void *ud)
+{
+	struct proto_msg m;
+	struct ctx x = { .d = d, .peer = p, .m = &m, .reply = reply, .ud = ud, .fd = fd };
+	int r;
+
+	r = proto_parse_request(&m, data, len);
+	if (r == -E2BIG)
+		refuse(&x, len > PROTO_MSG_MAX ? PE_TOO_LARGE : PE_BAD_REQUEST,
+		       len > PROTO_MSG_MAX ? "request over %d bytes" : "more than %d fields",
+		       len > PROTO_MSG_MAX ? PROTO_MSG_MAX : PROTO_FIELDS_MAX);
+	else if (r < 0)
+		refuse(&x, PE_BAD_REQUEST, "malformed request; send 'v=%d op=NAME key=value ...' in printable ASCII",
+		       PROTO_VERSION);
+	else
+		dispatch(&x);
+	if (x.fd >= 0)
+		close(x.fd);
 }

@@ -19,8 +19,10 @@ struct peer {
 /* Where reply messages go (each call is one message). */
 typedef void (*reply_fn)(void *ud, const char *msg, size_t len);
 
-/* Parse, authorize and carry out one request, replying through `reply`. */
-void request_handle(struct daemon *d, const struct peer *p, const void *data, size_t len,
+/* Parse, authorize and carry out one request, replying through `reply`.
+ * `fd` is a descriptor the client passed (-1 if none); it is always
+ * consumed: kept by jitter-attach, closed otherwise. */
+void request_handle(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,
 		    reply_fn reply, void *ud);
 
 #endif

@@ -97,13 +97,11 @@ static int compact(struct state *s)
 	return 0;
 }
 
-/* Registry observer: one journal line per change. */
-static void on_change(void *ud, int ev, struct reg_thread *t, struct reg_process *p)
+void state_observe(struct state *s, int ev, struct reg_thread *t, struct reg_process *p)
 {
-	struct state *s = ud;
 	size_t live;
 
-	if (!s->f || s->loading)
+	if (!s || !s->f || s->loading)
 		return;
 	switch (ev) {
 	case REG_EV_THREAD_SET: put_thread(s->f, t); break;
@@ -278,12 +276,9 @@ int state_open(struct state **ret, struct daemon *d, const char *path)
 				 s->adopted_threads == 1 ? "" : "s", s->adopted_procs,
 				 s->adopted_procs == 1 ? "" : "es", path);
 	}
-	registry_set_observer(d->registry, on_change, s);
 	r = compact(s);
-	if (r < 0) {
+	if (r < 0)
 		log_errno(LOG_LEVEL_WARNING, r, "state file %s: registrations will not survive a restart", path);
-		registry_set_observer(d->registry, NULL, NULL);
-	}
 	*ret = s;
 	return 0;
 }
@@ -292,7 +287,6 @@ void state_discard(struct state *s)
 {
 	if (!s)
 		return;
-	registry_set_observer(s->d->registry, NULL, NULL);
 	if (s->f)
 		fclose(s->f);
 	s->f = NULL;
@@ -309,10 +303,8 @@ void state_free(struct state *s)
 {
 	if (!s)
 		return;
-	if (s->f) {
-		registry_set_observer(s->d->registry, NULL, NULL);
+	if (s->f)
 		fclose(s->f);
-	}
 	free(s->path);
 	free(s);
 }

@@ -14,6 +14,10 @@ struct state;
 /* Read the journal at `path` (if any), re-adopt what still exists, then
  * start a fresh journal and follow the registry from now on. */
 int state_open(struct state **ret, struct daemon *d, const char *path);
+/* One registry change, appended to the journal (the daemon forwards them). */
+struct reg_thread;
+struct reg_process;
+void state_observe(struct state *s, int ev, struct reg_thread *t, struct reg_process *p);
 /* Forget everything: the daemon restored all threads and is stopping. */
 void state_discard(struct state *s);
 /* How many threads and processes the last start re-adopted. */

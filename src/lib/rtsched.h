@@ -58,6 +58,72 @@ const char *rtsched_strerror(int err);
 /* The daemon's own message for this thread's last failed call ("" if none). */
 const char *rtsched_last_message(void);
 
+/* --- Periodic timer: wait for absolute deadlines, measure the lateness ------
+ *
+ *     struct rtsched_timer *t;
+ *     rtsched_timer_create(&t, 1000000, "adaptive");   // 1 ms
+ *     rtsched_timer_attach(t, NULL);                   // optional: rtschedd reads it
+ *     for (;;) {
+ *             int missed = rtsched_timer_wait(t);      // >= 0, or -errno
+ *             do_one_period(missed);
+ *     }
+ *
+ * Deadline n is exactly start + n * period on CLOCK_MONOTONIC; the schedule
+ * starts at the first rtsched_timer_wait. Each wake-up records its lateness
+ * (wake-up - deadline) into a histogram; periods the thread missed entirely
+ * are counted as overruns and returned by the wait, never silently skipped.
+ * Strategies ("sleep" if NULL):
+ *   "sleep"     clock_nanosleep(TIMER_ABSTIME) to the deadline; ~0% CPU.
+ *   "hybrid"    GStreamer's: waits >= threshold (2 ms) are plain timed waits,
+ *               shorter ones end with clock_nanosleep over the last guard
+ *               (500 us); see rtsched_timer_set_hybrid.
+ *   "busy"      spin on the clock, yielding now and then; a whole CPU.
+ *   "adaptive"  clock_nanosleep to a learnt guard before the deadline (about
+ *               this thread's p99 sleep lateness), then spin: near-busy
+ *               lateness for a few % of a CPU at 1 kHz.
+ * The histogram lives in a sealed memfd; rtsched_timer_attach hands it to
+ * rtschedd, which reads it without a system call by the worker.
+ * A timer belongs to the thread that waits on it: create, configure, attach
+ * and wait from that thread. rtsched_timer_stats may be called from any
+ * thread at any time. rtsched_timer_wait allocates nothing and makes no
+ * system call besides the wait itself and clock reads. */
+#include <stdint.h> /* here so the section stays self-contained; C headers are fine in extern "C" */
+
+struct rtsched_timer;
+
+/* What a timer measured so far, from a consistent snapshot of its histogram.
+ * Percentiles are within 1%; all 0 while count is 0. */
+struct rtsched_timer_stats {
+	uint64_t count;    /* wake-ups recorded */
+	uint64_t overruns; /* periods missed entirely */
+	int64_t min_ns;
+	int64_t max_ns;
+	double mean_ns;
+	int64_t p50_ns;
+	int64_t p90_ns;
+	int64_t p99_ns;
+	int64_t p999_ns;
+};
+
+/* A timer of period_ns (1 us .. 1 h) with a strategy ("sleep", "hybrid",
+ * "busy", "adaptive"; NULL: "sleep"). -EINVAL, -ENOMEM, or -errno of
+ * memfd_create/mmap. */
+int rtsched_timer_create(struct rtsched_timer **t, uint64_t period_ns, const char *strategy);
+/* Hybrid's guard and threshold (guard <= threshold; 500 us and 2 ms by
+ * default); ignored by the other strategies. 0 or -EINVAL. */
+int rtsched_timer_set_hybrid(struct rtsched_timer *t, uint64_t guard_ns, uint64_t threshold_ns);
+/* Hand the histogram to rtschedd for the calling thread (socket NULL: the
+ * default), so its jitter reports and metrics include this thread. */
+int rtsched_timer_attach(struct rtsched_timer *t, const char *socket);
+/* Wait for the next deadline. Returns the number of periods missed before
+ * this wake-up (0 normally), or -errno. */
+int rtsched_timer_wait(struct rtsched_timer *t);
+/* Fill *out from the timer's own histogram; -EAGAIN if the waiting thread
+ * kept it busy (retry), -ENOMEM. */
+int rtsched_timer_stats(struct rtsched_timer *t, struct rtsched_timer_stats *out);
+/* Free the timer (NULL is fine); no thread may be waiting on it. */
+void rtsched_timer_free(struct rtsched_timer *t);
+
 #ifdef __cplusplus
 }
 #endif
