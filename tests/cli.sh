@@ -63,6 +63,13 @@ expect_rc 0 "shipped config"
 expect_in "$OUT" "[rule audio]" "effective config printed"
 expect_in "$OUT" "$CONF:" "origins printed"
 
+"$RTSCHEDD" --test-config --config "$CONF" >"$TMP/effective.conf"
+run "$RTSCHEDD" --test-config --config "$TMP/effective.conf"
+expect_rc 0 "the printed effective configuration loads back"
+printf '\xef\xbb\xbf[daemon]\npolicy = rr\n' >"$TMP/bom.conf"
+run "$RTSCHEDD" --test-config --config "$TMP/bom.conf"
+expect_rc 0 "a UTF-8 byte-order mark is accepted"
+
 printf '[daemon]\npolicy = fifo\nprority = 5\n' >"$TMP/bad.conf"
 run "$RTSCHEDD" --test-config --config "$TMP/bad.conf"
 expect_rc 1 "unknown key"

@@ -96,6 +96,8 @@ expect_sched "$T1" "policy=rr priority=40" "existing thread of the process got t
 T4=$(spawn later)
 wait_for sh -c "'$HELPER' query $T4 | grep -q 'policy=rr priority=40'" &&
 	pass "thread created after registration got the rule" || fail "new thread: $(q "$T4")"
+ctl unregister --tid "$T4"
+expect_in "$ERR" "managed as part of registered process $HP" "one thread of a registered process can't be unregistered alone"
 ctl unregister --pid "$HP"
 expect_sched "$T4" "policy=other priority=0" "unregister --pid restores the later thread"
 

@@ -81,7 +81,7 @@ int client_call_fd(int fd, const char *req, size_t len, int passfd,
 		memcpy(CMSG_DATA(c), &passfd, sizeof(int));
 	}
 	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-		return -errno;
+		return errno == EAGAIN ? -ETIMEDOUT : -errno; /* SO_SNDTIMEO, not a refusal */
 	m = malloc(sizeof(*m));
 	if (!m)
 		return -ENOMEM;

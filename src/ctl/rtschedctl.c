@@ -309,8 +309,9 @@ int main(int argc, char **argv)
 	struct bins bins = { .count = 0 };
 	int (*handler)(void *, const struct proto_msg *) = on_fields;
 	struct proto_buf b;
-	int opt, fd, r;
+	int opt, fd, r, perr = -1;
 
+	opterr = 0; /* our own one-line messages */
 	/* global options stop at the command name */
 	while ((opt = getopt_long(argc, argv, "+s:jhV", global, NULL)) != -1) {
 		switch (opt) {
@@ -343,6 +344,7 @@ int main(int argc, char **argv)
 			case 'N': key = "nice"; break;
 			case 'c': key = "cpus"; break;
 			case 'j': json = true; continue;
+			case ':': usage_error("%s needs a value", argv[optind - 1]);
 			default: usage_error("unknown option '%s' for %s", argv[optind - 1], cmd);
 			}
 			if (!reg && opt != 't' && opt != 'p')
@@ -411,11 +413,11 @@ int main(int argc, char **argv)
 			for (int k = 0; k < 3; k++)
 				bins.edge[bins.count++] = dec * (k == 0 ? 1 : k == 1 ? 2 : 5);
 		bins.edge[0] = 0;
-		r = client_call(fd, b.data, b.len, on_hist, &bins, NULL);
+		r = client_call(fd, b.data, b.len, on_hist, &bins, &perr);
 		if (r == 0)
 			draw_hist(&bins);
 	} else {
-		r = client_call(fd, b.data, b.len, on_any, (void *)(handler ? handler : on_raw), NULL);
+		r = client_call(fd, b.data, b.len, on_any, (void *)(handler ? handler : on_raw), &perr);
 	}
 	close(fd);
 	if (array)
@@ -424,7 +426,9 @@ int main(int argc, char **argv)
 		printf("no managed threads\n");
 	if (r == 0)
 		return 0;
-	if (r == -ETIMEDOUT || r == -ECONNRESET || r == -EPROTO || r == -EPIPE) {
+	if (perr >= 0) /* the daemon answered ERR: already printed */
+		return EXIT_REFUSED;
+	{
 		fprintf(stderr, "rtschedctl: %s: %s\n", client_socket_path(socket), strerror(-r));
 		return EXIT_UNREACHABLE;
 	}

@@ -676,12 +676,17 @@ static char *read_line(char *str, int num, void *stream)
 	if (n < 0)
 		return NULL;
 	ctx->line++;
+	/* a UTF-8 byte-order mark, as some editors write it */
+	if (ctx->line == 1 && n >= 3 && memcmp(ctx->buf, "\xEF\xBB\xBF", 3) == 0) {
+		memmove(ctx->buf, ctx->buf + 3, (size_t)n - 2);
+		n -= 3;
+	}
 	if (memchr(ctx->buf, '\0', (size_t)n)) {
 		perr(ctx, NULL, "binary data (a NUL byte); this is not a text config file");
 		goto skip;
 	}
 	if (n >= num - 2) {
-		perr(ctx, NULL, "line longer than %d characters", num - 3);
+		perr(ctx, NULL, "line longer than %d characters", num - 4);
 		goto skip;
 	}
 	for (p = ctx->buf; isspace((unsigned char)*p); p++)
@@ -779,6 +784,10 @@ int config_load(const char *path, bool required, struct config **ret, FILE *erro
 	glob_t g = { 0 };
 	int r;
 
+	/* "key = value  # comment" as --test-config prints it, so its output loads */
+	static char inline_comments[] = ";#";
+	ini_inline_comment_prefixes = inline_comments;
+	ini_allow_multiline = false;
 	ctx.c = calloc(1, sizeof(*ctx.c));
 	if (!ctx.c)
 		return -ENOMEM;

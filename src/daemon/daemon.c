@@ -86,8 +86,11 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 
 	sd_notify(0, "RELOADING=1\nSTATUS=Reloading configuration");
 	errors = open_memstream(&text, &tlen);
-	if (!errors)
-		return -errno;
+	if (!errors) {
+		snprintf(err, len, "out of memory");
+		sd_notify(0, "READY=1");
+		return -ENOMEM;
+	}
 	r = config_load(d->config_path, d->config_required, &c, errors);
 	if (r == 0)
 		r = daemon_apply_overrides(c, &d->overrides, errors);
@@ -124,8 +127,6 @@ void daemon_scan(struct daemon *d, bool force)
 {
 	struct timespec a, b;
 
-	if (!d->config->n_auto_rules && !force)
-		return;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	d->scan_tasks = rules_scan(d, force);
 	clock_gettime(CLOCK_MONOTONIC, &b);
@@ -472,6 +473,8 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		return r;
 	sd_event_source_set_enabled(d->changed, SD_EVENT_OFF);
 	registry_set_observer(d->registry, on_registry_change, d);
+	/* re-adopted registrations are held to today's config and limits */
+	registry_reapply(d->registry, c);
 	registry_rescan(d->registry, c);
 	/* after subscribing, so no thread created meanwhile is missed */
 	daemon_scan(d, false);

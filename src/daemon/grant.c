@@ -81,8 +81,9 @@ static void merge(struct grant_limits *l, const struct principal *p, bool widen)
 		l->max_threads = p->max_threads;
 		snprintf(l->threads_from, sizeof(l->threads_from), "%s", from);
 	}
-	if (p->has_cpus) {
-		if (widen && l->has_cpus)
+	/* a group widens: it can't restrict a user who had no CPU limit */
+	if (p->has_cpus && (!widen || l->has_cpus)) {
+		if (widen)
 			CPU_OR(&l->cpus, &l->cpus, &p->cpus);
 		else
 			l->cpus = p->cpus;

@@ -59,8 +59,8 @@ static int wanted(const struct config *c, bool subscribed, bool switching, cap_v
 	int n = 0;
 
 	v[n++] = CAP_SYS_NICE;          /* sched_setattr/sched_setaffinity on other users' threads */
-	if (c->process_events && !subscribed)
-		v[n++] = CAP_NET_ADMIN; /* the process events connector before Linux 6.6 */
+	/* CAP_NET_ADMIN (the connector before Linux 6.6) is only needed to
+	 * subscribe, which is done before this; it is never tried again */
 	if (c->match_needs & MATCH_NEED_EXE)
 		v[n++] = CAP_SYS_PTRACE; /* readlink /proc/PID/exe of other users' processes, for exe = rules */
 	if (switching) {

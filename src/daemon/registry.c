@@ -492,6 +492,17 @@ void registry_on_new_thread(struct registry *r, const struct config *c, pid_t ti
 		return;
 	if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0)
 		return;
+	/* the owner's limits hold for threads the process creates later too */
+	struct grant_subject subj;
+	struct grant_cap cap;
+	struct passwd *pw = getpwuid(p->owner);
+	grant_subject_init(&subj, c, p->owner, pw ? pw->pw_gid : (gid_t)-1, pid);
+	e = grant_check(c, &subj, &p->req, &spec, pid, subj.privileged ? 0 : registry_count_owner(r, p->owner), 1,
+			&cap, msg, sizeof(msg));
+	if (e >= 0) {
+		log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
+		return;
+	}
 	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &spec, p, NULL, msg, sizeof(msg));
 	if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
 		log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);

@@ -308,9 +308,13 @@ static void op_register(struct ctx *x)
 		return;
 	}
 	if (is_pid) {
+		struct reg_process *rp = registry_find_process(d->registry, (pid_t)id);
 		pid_t *tids;
 		if (proc_list_tasks((pid_t)id, &tids, &adding) == 0)
 			free(tids);
+		/* registering again: only threads not yet held count against the quota */
+		if (rp && subj.uid == rp->owner)
+			adding = adding > rp->n_threads ? adding - rp->n_threads : 0;
 	} else if (registry_find(d->registry, (pid_t)id)) {
 		adding = 0;
 	}
@@ -398,6 +402,12 @@ static void op_unregister(struct ctx *x)
 		if (!subj.privileged && t->owner != subj.uid) {
 			refuse(x, PE_NOT_OWN_THREAD, "tid %ld was registered by uid %u; only it, root or admin-group may unregister it",
 			       id, (unsigned)t->owner);
+			return;
+		}
+		if (t->proc) {
+			refuse(x, PE_BAD_REQUEST, "tid %ld is managed as part of registered process %d; "
+			       "unregister --pid %d, or register the thread on its own first", id, (int)t->proc->pid,
+			       (int)t->proc->pid);
 			return;
 		}
 		registry_remove_thread(d->registry, t, true);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/cpulist.h"
@@ -228,8 +229,11 @@ static void adopt_thread(struct state *s, char *line)
 	pid_t tid = atoi(tok[0]), pid = atoi(tok[1]), ppid = atoi(tok[5]);
 	struct reg_process *proc = ppid ? registry_find_process(s->d->registry, ppid) : NULL;
 	int source = atoi(tok[4]);
-	if (ppid && !proc)
-		return; /* its process is gone */
+	if (ppid && !proc) {
+		/* its process registration is gone (its role was removed): give back */
+		registry_restore_saved(tid, &saved);
+		return;
+	}
 	if (grant_resolve(s->d->config, &q, &spec, msg, sizeof(msg)) >= 0) {
 		/* its role is gone from the config: give the thread back what it had */
 		registry_restore_saved(tid, &saved);
@@ -256,6 +260,20 @@ int state_open(struct state **ret, struct daemon *d, const char *path)
 		return -ENOMEM;
 	}
 	s->d = d;
+	/* the journal's directory (the socket's, under /run) may not exist yet */
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		for (char *p = dir + 1; *p; p++)
+			if (*p == '/') {
+				*p = '\0';
+				mkdir(dir, 0755);
+				*p = '/';
+			}
+		mkdir(dir, 0755);
+	}
 	f = fopen(path, "re");
 	if (f) {
 		replay(s, f, &ents, &n);

@@ -76,6 +76,7 @@ EXPORT int rtsched_register(const struct rtsched_request *req, struct rtsched_gr
 {
 	struct proto_buf b;
 
+	last_message[0] = '\0';
 	if (!req || (req->tid < 0 || req->pid < 0) || (req->tid && req->pid))
 		return -EINVAL;
 	if (grant)
@@ -111,6 +112,7 @@ EXPORT int rtsched_unregister(pid_t tid, pid_t pid, const char *socket)
 {
 	struct proto_buf b;
 
+	last_message[0] = '\0';
 	if ((tid <= 0) == (pid <= 0))
 		return -EINVAL;
 	proto_begin(&b, "v=1");
