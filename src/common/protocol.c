@@ -34,6 +34,7 @@ static const struct {
 	[PE_NOT_REGISTERED] = { "not-registered", ENOENT },
 	[PE_CONFIG_INVALID] = { "config-invalid", EINVAL },
 	[PE_INTERNAL] = { "internal", EIO },
+	[PE_WATCHDOG_COOLDOWN] = { "watchdog-cooldown", EBUSY },
 };
 
 const char *proto_error_code(enum proto_error e)

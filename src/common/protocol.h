@@ -41,6 +41,7 @@ enum proto_error {
 	PE_NOT_REGISTERED,
 	PE_CONFIG_INVALID,  /* reload refused: the new config has errors */
 	PE_INTERNAL,
+	PE_WATCHDOG_COOLDOWN, /* real-time grants paused after a runaway was demoted */
 	PE__MAX,
 };
 

@@ -31,12 +31,14 @@ enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_PRO
 enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK,
 		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS,
 		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE,
-		  D_METRICS_FILE, D_METRICS_INTERVAL, D_CPU_DMA_LATENCY, D_N };
+		  D_METRICS_FILE, D_METRICS_INTERVAL, D_CPU_DMA_LATENCY,
+		  D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_N };
 static const char *const daemon_keys[D_N] = {
 	"socket", "policy", "priority", "nice", "cpus", "reset-on-fork",
 	"max-priority", "log-level", "admin-group", "rate-limit", "rate-burst", "rescan-interval",
 	"process-events", "rtprio-cap", "over-cap", "limits-conf", "limits-dir",
 	"user", "state-file", "metrics-file", "metrics-interval", "cpu-dma-latency",
+	"watchdog", "watchdog-threshold", "watchdog-cooldown",
 };
 
 enum probe_key { PR_CPU, PR_POLICY, PR_PRIORITY, PR_PERIOD, PR_STRATEGY, PR_MODE, PR_N };
@@ -323,6 +325,12 @@ static int daemon_key(struct parse_ctx *ctx, const char *name, const char *v)
 			return 0;
 		}
 		return key_name(ctx, name, v, c->metrics_file, sizeof(c->metrics_file));
+	case D_WATCHDOG:
+		return key_bool(ctx, name, v, &c->watchdog);
+	case D_WATCHDOG_THRESHOLD:
+		return key_int(ctx, name, v, 200, 60000, (int *)&c->watchdog_threshold_ms);
+	case D_WATCHDOG_COOLDOWN:
+		return key_int(ctx, name, v, 1, 86400, (int *)&c->watchdog_cooldown_s);
 	case D_METRICS_INTERVAL:
 		return key_int(ctx, name, v, 1, 86400, (int *)&c->metrics_interval_s);
 	case D_CPU_DMA_LATENCY:
@@ -772,6 +780,9 @@ static void config_defaults(struct config *c)
 	c->rtprio_cap = CAP_CONFIG;
 	c->metrics_interval_s = 15;
 	c->cpu_dma_latency_us = -1;
+	c->watchdog = true;
+	c->watchdog_threshold_ms = 2000;
+	c->watchdog_cooldown_s = 60;
 	snprintf(c->limits_conf, sizeof(c->limits_conf), "/etc/security/limits.conf");
 	snprintf(c->limits_dir, sizeof(c->limits_dir), "/etc/security/limits.d");
 	origin_reset(&c->origin);
@@ -896,6 +907,14 @@ int config_validate(struct config *c, FILE *errors)
 	c->n_auto_rules = 0;
 	c->match_needs = 0;
 	r = spec_validate(c, &c->dflt, &c->origin, D_POLICY, "[daemon]", errors);
+	/* the watchdog thread runs at FIFO 99: nothing it guards may reach it */
+	if (c->watchdog && c->max_priority > 98) {
+		char at[PATH_MAX + 16];
+		origin_str(c, &c->origin, D_MAX_PRIORITY, at, sizeof(at));
+		fprintf(errors, "%s: [daemon]: max-priority %d leaves no room for the watchdog at 99; use 98 or less, "
+			"or watchdog = no\n", at, c->max_priority);
+		r = -EINVAL;
+	}
 	for (size_t i = 0; i < c->n_probes; i++) {
 		struct probe_conf *p = &c->probes[i];
 		int lo, hi;
@@ -1016,6 +1035,11 @@ void config_print(const struct config *c, FILE *f)
 		print_kv(c, f, &c->origin, D_METRICS_FILE, "metrics-file", c->metrics_file);
 	snprintf(buf, sizeof(buf), "%u", c->metrics_interval_s);
 	print_kv(c, f, &c->origin, D_METRICS_INTERVAL, "metrics-interval", buf);
+	print_kv(c, f, &c->origin, D_WATCHDOG, "watchdog", c->watchdog ? "yes" : "no");
+	snprintf(buf, sizeof(buf), "%u", c->watchdog_threshold_ms);
+	print_kv(c, f, &c->origin, D_WATCHDOG_THRESHOLD, "watchdog-threshold", buf);
+	snprintf(buf, sizeof(buf), "%u", c->watchdog_cooldown_s);
+	print_kv(c, f, &c->origin, D_WATCHDOG_COOLDOWN, "watchdog-cooldown", buf);
 	if (c->cpu_dma_latency_us < 0)
 		snprintf(buf, sizeof(buf), "off");
 	else

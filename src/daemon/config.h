@@ -10,7 +10,7 @@
 
 #define CONFIG_NAME_MAX 64
 #define CONFIG_SOCKET_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
-#define CONFIG_KEYS_MAX 24
+#define CONFIG_KEYS_MAX 32
 #define CONFIG_ORIGIN_DEFAULT (-1)
 #define CONFIG_ORIGIN_CMDLINE (-2)
 
@@ -123,6 +123,9 @@ struct config {
 	char metrics_file[256];   /* Prometheus textfile-collector output, "" = none */
 	unsigned metrics_interval_s;
 	int cpu_dma_latency_us;   /* -1: don't hold /dev/cpu_dma_latency */
+	bool watchdog;            /* the starvation watchdog (safety.c) */
+	unsigned watchdog_threshold_ms;
+	unsigned watchdog_cooldown_s;
 
 	char **files;         /* every file read, in order */
 	size_t n_files;

@@ -27,6 +27,7 @@
 #include "procev.h"
 #include "registry.h"
 #include "rules.h"
+#include "safety.h"
 #include "state.h"
 
 
@@ -40,6 +41,8 @@ int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *er
 		config_override_log_level(c, o->log_level);
 	return config_validate(c, errors);
 }
+
+static void safety_configure(struct daemon *d);
 
 /* Log each line of a memstream buffer as one error. */
 static void log_lines(char *text)
@@ -115,6 +118,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	registry_reapply(d->registry, c);
 	daemon_scan(d, true);
 	jitter_apply_config(d->jitter);
+	safety_configure(d);
 	daemon_changed(d);
 	log_info("configuration reloaded from %s (%zu file%s, %zu rule%s), %zu thread%s managed", d->config_path,
 		 c->n_files, c->n_files == 1 ? "" : "s", c->n_rules, c->n_rules == 1 ? "" : "s",
@@ -309,9 +313,72 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* Tell the watchdog which real-time threads it guards and on which CPUs. */
+static void safety_publish(struct daemon *d)
+{
+	struct safety_thread *v;
+	size_t n = 0;
+
+	if (!d->safety)
+		return;
+	v = calloc(registry_n_threads(d->registry) + 1, sizeof(*v));
+	if (!v)
+		return;
+	for (struct reg_thread *t = registry_threads(d->registry); t; t = t->next)
+		if (policy_is_realtime(t->applied.policy))
+			v[n++] = (struct safety_thread){ t->tid, t->pid, t->starttime, t->applied.cpus };
+	safety_set_threads(d->safety, v, n);
+	free(v);
+}
+
+/* The watchdog demoted a runaway: record it in the registry and say who. */
+static void on_demoted(void *ud, const struct safety_trip *trip)
+{
+	struct daemon *d = ud;
+	size_t n = registry_demote(d->registry, &trip->starved);
+
+	log_warnx("watchdog: %zu managed real-time thread%s now SCHED_OTHER; real-time grants paused for %u s", n,
+		  n == 1 ? "" : "s", d->config->watchdog_cooldown_s);
+	daemon_changed(d);
+}
+
+static void on_promote(void *ud)
+{
+	struct daemon *d = ud;
+	size_t n = registry_promote(d->registry);
+
+	log_notice("watchdog: %zu thread%s promoted back to real-time", n, n == 1 ? "" : "s");
+	daemon_changed(d);
+}
+
+/* Start (or restart) the watchdog to match the config. */
+static void safety_configure(struct daemon *d)
+{
+	static const struct safety_ops ops = { .demoted = on_demoted, .promote = on_promote };
+	struct safety_params p = { .enabled = d->config->watchdog, .threshold_ms = d->config->watchdog_threshold_ms,
+				   .cooldown_s = d->config->watchdog_cooldown_s };
+	int r;
+
+	if (d->safety && !p.enabled) {
+		safety_free(d->safety);
+		d->safety = NULL;
+	} else if (d->safety) {
+		safety_set_params(d->safety, &p);
+	} else if (p.enabled) {
+		r = safety_new(&d->safety, d->event, &p, &ops, d);
+		if (r < 0) {
+			log_errno(LOG_LEVEL_WARNING, r, "watchdog unavailable (it needs CAP_SYS_NICE for its FIFO 99 "
+				  "thread, and a cpu cgroup with real-time budget); runaway real-time threads are not caught");
+			d->safety = NULL;
+		}
+	}
+	safety_publish(d);
+}
+
 void daemon_changed(struct daemon *d)
 {
 	pmqos_update(d);
+	safety_publish(d);
 	notify_status(d);
 	/* the tick runs only while there is something to report: no idle wake-ups */
 	if (d->tick && (d->config->metrics_file[0] || jitter_n_sources(d->jitter) > 0) &&
@@ -457,7 +524,6 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	}
 	if ((r = jitter_new(&d->jitter, d)) < 0)
 		return r;
-	jitter_apply_config(d->jitter);
 	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 0, on_tick, d);
 	if (r < 0)
 		return r;
@@ -490,6 +556,10 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		log_errno(LOG_LEVEL_ERR, r, "cannot drop privileges");
 		return r;
 	}
+	/* threads only now: capabilities are per thread, and a thread started
+	 * before the drop would keep every one of them */
+	jitter_apply_config(d->jitter);
+	safety_configure(d);
 	return 0;
 }
 
@@ -529,6 +599,8 @@ void daemon_free(struct daemon *d)
 	jitter_free(d->jitter);
 	sd_event_source_disable_unref(d->tick);
 	registry_free(d->registry, !d->keep_on_exit);
+	/* after the registry: restored threads can't starve its canaries */
+	safety_free(d->safety);
 	if (d->pmqos_fd >= 0)
 		close(d->pmqos_fd);
 	procev_free(d->procev);

@@ -32,6 +32,7 @@ struct procev;
 struct control;
 struct state;
 struct jitter;
+struct safety;
 
 struct daemon {
 	sd_event *event;
@@ -47,6 +48,7 @@ struct daemon {
 	struct control *control;
 	struct state *state;
 	struct jitter *jitter;
+	struct safety *safety;          /* the starvation watchdog; NULL when off */
 	sd_event_source *tick;
 	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */          /* metrics file and STATUS=, only while there is something to say */
 	int pmqos_fd;                   /* /dev/cpu_dma_latency held open, or -1 */

@@ -583,6 +583,49 @@ void registry_reapply(struct registry *r, const struct config *c)
 	}
 }
 
+size_t registry_demote(struct registry *r, const cpu_set_t *starved)
+{
+	size_t n = 0;
+
+	for (struct reg_thread *t = r->threads; t; t = t->next) {
+		cpu_set_t both;
+
+		CPU_AND(&both, &t->applied.cpus, starved);
+		if (t->demoted || !policy_is_realtime(t->applied.policy) || !CPU_COUNT(&both) || !same_thread(t))
+			continue;
+		t->demoted_from = t->applied;
+		t->demoted = true;
+		struct task_sched other = t->applied;
+		const char *what;
+		other.policy = SCHED_OTHER;
+		other.priority = 0;
+		task_sched_write(t->tid, &other, false, &what); /* the watchdog thread may have done it */
+		task_sched_read(t->tid, &t->applied);
+		notify(r, REG_EV_THREAD_SET, t, NULL);
+		n++;
+	}
+	return n;
+}
+
+size_t registry_promote(struct registry *r)
+{
+	size_t n = 0;
+
+	for (struct reg_thread *t = r->threads; t; t = t->next) {
+		const char *what;
+
+		if (!t->demoted)
+			continue;
+		t->demoted = false;
+		if (!same_thread(t) || task_sched_write(t->tid, &t->demoted_from, false, &what) < 0)
+			continue;
+		task_sched_read(t->tid, &t->applied);
+		notify(r, REG_EV_THREAD_SET, t, NULL);
+		n++;
+	}
+	return n;
+}
+
 void registry_free(struct registry *r, bool restore)
 {
 	if (!r)

@@ -28,6 +28,8 @@ struct reg_thread {
 	bool cpus_changed;
 	uint64_t since_usec;          /* CLOCK_REALTIME */
 	uint64_t ss_delay0, ss_count0; /* schedstat at registration (or the last jitter reset) */
+	bool demoted;                 /* by the watchdog; demoted_from comes back after the cooldown */
+	struct task_sched demoted_from;
 	int pidfd;
 	sd_event_source *exit_src;
 	struct reg_process *proc;
@@ -109,6 +111,11 @@ void registry_rescan(struct registry *r, const struct config *c);
 /* A new configuration: resolve every registration again and apply it; a
  * thread whose role is gone gets its original settings back and leaves. */
 void registry_reapply(struct registry *r, const struct config *c);
+/* The watchdog demoted the real-time threads that may run on `starved`:
+ * record what they had and what the kernel now reports. Returns how many. */
+size_t registry_demote(struct registry *r, const cpu_set_t *starved);
+/* After the cooldown: give demoted threads their real-time settings back. */
+size_t registry_promote(struct registry *r);
 /* Whether threads get their own pidfd (PIDFD_THREAD, Linux 6.9+). */
 bool registry_thread_pidfds(struct registry *r);
 

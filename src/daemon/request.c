@@ -26,6 +26,7 @@
 #include "procev.h"
 #include "registry.h"
 #include "request.h"
+#include "safety.h"
 
 struct ctx {
 	struct daemon *d;
@@ -127,6 +128,19 @@ static void op_status(struct ctx *x)
 	proto_add_long(&x->out, "default_priority", c->dflt.priority);
 	proto_add_long(&x->out, "max_priority", c->max_priority);
 	proto_add(&x->out, "thread_exit", registry_thread_pidfds(d->registry) ? "pidfd-thread" : "connector+rescan");
+	if (d->safety) {
+		struct safety_status st;
+		safety_get_status(d->safety, &st);
+		proto_add(&x->out, "watchdog", st.cooldown ? "cooldown" : st.watching ? "watching" : "idle");
+		proto_add_long(&x->out, "watchdog_threshold_ms", (long)st.threshold_ms);
+		proto_add_long(&x->out, "watchdog_cooldown_s", (long)st.cooldown_s);
+		proto_add_long(&x->out, "watchdog_cooldown_left_s", (long)st.cooldown_left_s);
+		proto_add_long(&x->out, "watchdog_trips", (long)st.trips);
+		if (st.last_culprit[0])
+			proto_add(&x->out, "watchdog_last", st.last_culprit);
+	} else {
+		proto_add(&x->out, "watchdog", "off");
+	}
 	char *caps = privs_describe();
 	proto_add(&x->out, "capabilities", caps ? caps : "?");
 	free(caps);
@@ -305,6 +319,13 @@ static void op_register(struct ctx *x)
 	}
 	if ((e = grant_resolve(d->config, &req, &spec, msg, sizeof(msg))) >= 0) {
 		refuse(x, e, "%s", msg);
+		return;
+	}
+	if (d->safety && safety_in_cooldown(d->safety) && policy_is_realtime(spec.policy)) {
+		struct safety_status st;
+		safety_get_status(d->safety, &st);
+		refuse(x, PE_WATCHDOG_COOLDOWN, "the watchdog demoted a runaway real-time thread (%s); real-time "
+		       "grants resume in %llu s", st.last_culprit, (unsigned long long)st.cooldown_left_s);
 		return;
 	}
 	if (is_pid) {

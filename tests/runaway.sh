@@ -1,0 +1,80 @@
+#!/bin/bash
+# tests/runaway.sh: the safety watchdog against a real runaway. A thread
+# registered with rtschedd as SCHED_FIFO 50 on CPU 0 spins forever; the
+# watchdog must demote it within a few seconds and name it in the log, refuse
+# real-time grants during the cooldown and promote it afterwards, while a
+# well-behaved real-time load never trips it and the other CPU stays
+# responsive. Every assertion about scheduling reads the kernel.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ "$NCPU" -ge 2 ] || skip "needs 2 CPUs: the runaway takes CPU 0 and the others must stay free"
+
+SPIN="$top_builddir/tests/spin-helper"
+COOLDOWN=4
+CONF="$TMP/w.conf"
+cat >"$CONF" <<EOC
+[daemon]
+rate-limit = 0
+watchdog = yes
+watchdog-threshold = 1000
+watchdog-cooldown = $COOLDOWN
+[rule runaway]
+policy = fifo
+priority = 50
+cpus = 0
+EOC
+# the spinner dies first whatever else fails (it also exits by itself after 90 s)
+spin_stop() { [ -n "${SPID:-}" ] && kill -KILL "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; SPID=; }
+at_exit spin_stop
+wait_log() { for _ in $(seq $(($2 * 20))); do grep -Eq "$1" "$DLOG" && return 0; sleep 0.05; done; return 1; }
+ms_of() { t0=$(date +%s%N); "$@" >/dev/null 2>&1; echo $((($(date +%s%N) - t0) / 1000000)); }
+
+daemon_start "$CONF"
+RTSCHED_SOCKET="$SOCK" "$SPIN" --cpu 0 --mode duty --seconds 90 --register runaway >"$TMP/spin.out" &
+SPID=$!
+# from here this shell stays off CPU 0, so its own timing measures the other
+# CPU (the daemon, started before, keeps every CPU for its canaries)
+taskset -pc "1-$LASTCPU" $$ >/dev/null
+for _ in $(seq 50); do grep -q '^registered' "$TMP/spin.out" && break; sleep 0.1; done
+read -r _ STID _ _ <"$TMP/spin.out"
+expect_in "$(cat "$TMP/spin.out")" "registered fifo 50" "the thread registered as SCHED_FIFO 50"
+expect_sched "$STID" "policy=fifo priority=50 cpus=0" "kernel reports FIFO 50 on CPU 0"
+ctl status
+expect_in "$OUT" "watchdog             watching" "status: the watchdog is watching"
+
+# 10 ms of every 20 ms for longer than a window (4 x threshold): no trip
+sleep 5
+grep -q 'watchdog: CPU' "$DLOG" && fail "a 50% duty real-time load tripped the watchdog" ||
+	pass "a 50% duty real-time load does not trip it"
+expect_sched "$STID" "policy=fifo priority=50" "the duty-cycle thread kept SCHED_FIFO 50"
+
+# the runaway
+kill -USR1 "$SPID"
+sleep 0.5
+MS=$(ms_of taskset -c "$LASTCPU" true)
+[ "$MS" -lt 1000 ] && pass "CPU $LASTCPU responsive while CPU 0 spins (${MS} ms)" || fail "CPU $LASTCPU took ${MS} ms"
+wait_log 'watchdog: CPU 0: tid' 10 && pass "the watchdog tripped within 10 s of spinning" || fail "no trip; log: $(cat "$DLOG")"
+expect_sched "$STID" "policy=other priority=0" "the runaway is SCHED_OTHER now"
+grep -q "tid $STID (runaway) of pid $SPID (spin-helper), fifo/50, running" "$DLOG" &&
+	pass "the log names the runaway: $(grep -o 'CPU 0: tid.*running' "$DLOG" | head -1)" ||
+	fail "the log does not name tid $STID: $(grep watchdog "$DLOG")"
+MS=$(ms_of taskset -c 0 true)
+[ "$MS" -lt 1000 ] && pass "CPU 0 responsive again (${MS} ms)" || fail "CPU 0 took ${MS} ms after the demotion"
+ctl list
+expect_in "$(echo "$OUT" | grep -w "^$STID")" "other" "rtschedctl list shows what the kernel reports (SCHED_OTHER)"
+helper_start
+T=$(spawn late)
+ctl register --tid "$T"
+expect_in "$ERR" "watchdog-cooldown" "a real-time grant during the cooldown is refused with its own code"
+expect_sched "$T" "policy=other" "and nothing was applied"
+ctl register --tid "$T" --policy batch
+expect_rc 0 "a non-real-time grant still passes"
+helper_stop
+
+# after the cooldown the thread is promoted again
+kill -USR2 "$SPID"   # behave from now on
+wait_log "promoted back" $((COOLDOWN + 6)) && pass "promoted after the cooldown" || fail "not promoted: $(tail -3 "$DLOG")"
+expect_sched "$STID" "policy=fifo priority=50" "SCHED_FIFO 50 again"
+daemon_stop
+expect_sched "$STID" "policy=other priority=0" "stopping the daemon restored the original policy"
+finish

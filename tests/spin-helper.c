@@ -1,0 +1,153 @@
+/* spin-helper.c: a runaway thread for tests/runaway.sh.
+ *
+ *   spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] [--seconds S]
+ *               [--register ROLE|-]
+ *   spin-helper query TID    print what the kernel reports for TID
+ *
+ * One worker thread named NAME ("runaway"), pinned to CPU N (0), prints
+ * "tid TID pid PID" on stdout once it exists. Its work: "spin" burns the CPU
+ * forever, "duty" burns 10 ms of every 20 ms (a heavy but well-behaved
+ * real-time load), "idle" sleeps. SIGUSR1 switches it to spin, SIGUSR2 to
+ * idle. With --register it first asks rtschedd for real-time scheduling
+ * through librtsched (ROLE "-": the daemon's default) and prints
+ * "registered POLICY PRIO" or "err ERRNO". Whatever happens, the process
+ * exits after S seconds (60): a test that dies cannot leave a spinner behind. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rtsched.h"
+
+enum { MODE_IDLE, MODE_SPIN, MODE_DUTY };
+
+static atomic_int mode = MODE_SPIN;
+static int cpu;
+static double seconds = 60;
+static const char *name = "runaway";
+static const char *role;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_usr(int sig)
+{
+	atomic_store(&mode, sig == SIGUSR1 ? MODE_SPIN : MODE_IDLE);
+}
+
+static void *worker(void *arg)
+{
+	double end = now_s() + seconds;
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one)) {
+		printf("err affinity\n");
+		exit(2);
+	}
+	pthread_setname_np(pthread_self(), name);
+	printf("tid %d pid %d\n", gettid(), getpid());
+	if (role) {
+		struct rtsched_request req = RTSCHED_REQUEST_INIT;
+		struct rtsched_grant g;
+		int r;
+
+		req.role = strcmp(role, "-") ? role : NULL;
+		r = rtsched_register(&req, &g);
+		if (r < 0)
+			printf("err %d %s\n", -r, rtsched_last_message());
+		else
+			printf("registered %s %d\n", g.policy, g.priority);
+	}
+	while (now_s() < end) {
+		int m = atomic_load(&mode);
+		double t = now_s();
+
+		if (m == MODE_SPIN) {
+			while (atomic_load(&mode) == MODE_SPIN && now_s() < end)
+				;
+		} else if (m == MODE_DUTY) {
+			while (now_s() < t + 0.010)
+				;
+			usleep(10000);
+		} else {
+			usleep(20000);
+		}
+	}
+	exit(0);
+}
+
+static void query(pid_t tid)
+{
+	struct sched_param sp;
+	int pol = sched_getscheduler(tid);
+
+	if (pol < 0 || sched_getparam(tid, &sp) < 0) {
+		printf("error %s\n", strerror(errno));
+		exit(1);
+	}
+	pol &= ~SCHED_RESET_ON_FORK;
+	printf("policy=%s priority=%d\n", pol == SCHED_FIFO ? "fifo" : pol == SCHED_RR ? "rr" :
+	       pol == SCHED_BATCH ? "batch" : pol == SCHED_IDLE ? "idle" : "other", sp.sched_priority);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_usr };
+	pthread_t th;
+	sigset_t usr;
+
+	if (argc == 3 && strcmp(argv[1], "query") == 0) {
+		query(atoi(argv[2]));
+		return 0;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v) {
+			fprintf(stderr, "usage: spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] "
+				"[--seconds S] [--register ROLE|-] | query TID\n");
+			return 64;
+		}
+		if (strcmp(a, "--cpu") == 0)
+			cpu = atoi(v);
+		else if (strcmp(a, "--name") == 0)
+			name = v;
+		else if (strcmp(a, "--seconds") == 0)
+			seconds = atof(v);
+		else if (strcmp(a, "--register") == 0)
+			role = v;
+		else if (strcmp(a, "--mode") == 0)
+			atomic_store(&mode, strcmp(v, "duty") == 0 ? MODE_DUTY : strcmp(v, "idle") == 0 ? MODE_IDLE : MODE_SPIN);
+		else {
+			fprintf(stderr, "spin-helper: unknown option %s\n", a);
+			return 64;
+		}
+		i++;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	/* the signals land in the main thread, which is never starved of them */
+	sigemptyset(&usr);
+	sigaddset(&usr, SIGUSR1);
+	sigaddset(&usr, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &usr, NULL);
+	if (pthread_create(&th, NULL, worker, NULL))
+		return 1;
+	pthread_sigmask(SIG_UNBLOCK, &usr, NULL);
+	for (;;)
+		pause();
+}

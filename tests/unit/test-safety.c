@@ -1,0 +1,300 @@
+/* test-safety.c: the watchdog's decisions without threads: suspend and stop
+ * detection from the two clocks, the stall window, a simulated CPU under
+ * the loads that must and must not trip it, /proc stat parsing and the
+ * choice of the culprit. */
+#include "autoconfig.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "daemon/safety.h"
+
+#define MS 1000000ull
+#define S 1000000000ull
+
+START_TEST(test_clock_ok)
+{
+	struct safety_clocks a = { 10 * S, 50 * S }, b = { 10 * S + 250 * MS, 50 * S + 250 * MS };
+
+	ck_assert_int_eq(safety_clock_check(&a, &b, 250 * MS), SAFETY_CLOCK_OK);
+	/* a watchdog a little late, and the clocks read a little apart */
+	b.mono += 60 * MS;
+	b.boot += 90 * MS;
+	ck_assert_int_eq(safety_clock_check(&a, &b, 250 * MS), SAFETY_CLOCK_OK);
+}
+END_TEST
+
+START_TEST(test_clock_suspend)
+{
+	/* 3 s of freezing and thawing on MONOTONIC, 60 s asleep on BOOTTIME only */
+	struct safety_clocks a = { 10 * S, 50 * S }, b = { 13 * S, 113 * S };
+
+	ck_assert_int_eq(safety_clock_check(&a, &b, 250 * MS), SAFETY_CLOCK_SUSPENDED);
+	/* even a short suspend within one period */
+	b = (struct safety_clocks){ 10 * S + 250 * MS, 50 * S + 500 * MS };
+	ck_assert_int_eq(safety_clock_check(&a, &b, 250 * MS), SAFETY_CLOCK_SUSPENDED);
+}
+END_TEST
+
+START_TEST(test_clock_late)
+{
+	/* the whole daemon was stopped for 3 s: both clocks ran */
+	struct safety_clocks a = { 10 * S, 50 * S }, b = { 13 * S, 53 * S };
+
+	ck_assert_int_eq(safety_clock_check(&a, &b, 250 * MS), SAFETY_CLOCK_LATE);
+	/* short periods still allow 100 ms of lateness */
+	b = (struct safety_clocks){ 10 * S + 120 * MS, 50 * S + 120 * MS };
+	ck_assert_int_eq(safety_clock_check(&a, &b, 25 * MS), SAFETY_CLOCK_OK);
+	b = (struct safety_clocks){ 10 * S + 130 * MS, 50 * S + 130 * MS };
+	ck_assert_int_eq(safety_clock_check(&a, &b, 25 * MS), SAFETY_CLOCK_LATE);
+}
+END_TEST
+
+START_TEST(test_stall_now)
+{
+	/* not yet due, or due but within the floor: only the total */
+	ck_assert_uint_eq(safety_stall_now(7, 100 * MS, 0, 90 * MS, 50 * MS), 7);
+	ck_assert_uint_eq(safety_stall_now(7, 100 * MS, 0, 140 * MS, 50 * MS), 7);
+	/* overdue past the floor: the whole wait counts */
+	ck_assert_uint_eq(safety_stall_now(7, 100 * MS, 0, 300 * MS, 50 * MS), 7 + 200 * MS);
+	/* a restart after the deadline: only what came after it */
+	ck_assert_uint_eq(safety_stall_now(0, 100 * MS, 1000 * MS, 1300 * MS, 50 * MS), 300 * MS);
+	ck_assert_uint_eq(safety_stall_now(0, 100 * MS, 1000 * MS, 1040 * MS, 50 * MS), 0);
+}
+END_TEST
+
+START_TEST(test_window)
+{
+	struct safety_window w;
+
+	ck_assert_int_eq(safety_window_init(&w, 4), 0);
+	ck_assert_uint_eq(w.size, 5);
+	ck_assert_uint_eq(safety_window_push(&w, 100), 0);    /* baseline */
+	ck_assert_uint_eq(safety_window_push(&w, 150), 50);
+	ck_assert_uint_eq(safety_window_push(&w, 400), 300);
+	ck_assert_uint_eq(safety_window_push(&w, 400), 300);
+	ck_assert_uint_eq(safety_window_push(&w, 400), 300);  /* full: 100 is still the oldest */
+	ck_assert_uint_eq(safety_window_push(&w, 400), 250);  /* 100 fell out, 150 is the oldest */
+	ck_assert_uint_eq(safety_window_push(&w, 400), 0);
+	/* a total that went down (a wait seen, then not) never wraps */
+	ck_assert_uint_eq(safety_window_push(&w, 300), 0);
+	safety_window_reset(&w);
+	ck_assert_uint_eq(safety_window_push(&w, 1000), 0);
+	ck_assert_uint_eq(safety_window_push(&w, 1200), 200);
+	safety_window_done(&w);
+}
+END_TEST
+
+/* A CPU simulated in 1 ms steps: busy(t) says whether real-time threads hold
+ * it at t ms; the canary runs whenever it is free and due, the watchdog
+ * samples every tick as safety.c does. Returns the ms of the trip, or -1. */
+static long simulate(bool (*busy)(long t), unsigned threshold_ms, long for_ms)
+{
+	uint64_t tick = threshold_ms * MS / SAFETY_TICKS_PER_THRESHOLD, floor = SAFETY_FLOOR_MS * MS;
+	uint64_t deadline = tick, stall = 0, next_check = tick;
+	struct safety_window w;
+	long trip = -1;
+
+	ck_assert_int_eq(safety_window_init(&w, SAFETY_WINDOW_FACTOR * SAFETY_TICKS_PER_THRESHOLD), 0);
+	safety_window_push(&w, 0);
+	for (long t = 0; t < for_ms && trip < 0; t++) {
+		uint64_t now = (uint64_t)t * MS;
+		if (now >= deadline && !busy(t)) {
+			if (now - deadline > floor)
+				stall += now - deadline;
+			deadline = now + tick;
+		}
+		if (now >= next_check) {
+			if (safety_window_push(&w, safety_stall_now(stall, deadline, 0, now, floor)) >= threshold_ms * MS)
+				trip = t;
+			next_check = now + tick;
+		}
+	}
+	safety_window_done(&w);
+	return trip;
+}
+
+/* rt throttling: the spinner runs 950 ms of each second */
+static bool throttled_spinner(long t) { return t % 1000 < 950; }
+/* what this machine's kernel showed: ~950 ms held, then ~1 s free */
+static bool served_spinner(long t) { return t % 1950 < 950; }
+/* RT throttling off: the CPU is gone */
+static bool full_spinner(long t) { return true; }
+/* an audio-like load: 10 ms of every 20 ms */
+static bool duty(long t) { return t % 20 < 10; }
+/* one long burst (a 900 ms hiccup) every 10 s */
+static bool hiccup(long t) { return t % 10000 < 900; }
+/* two 600 ms bursts a second apart: 1.2 s within the window */
+static bool two_bursts(long t) { return (t >= 1000 && t < 1600) || (t >= 2600 && t < 3200); }
+
+START_TEST(test_simulated_loads)
+{
+	long t;
+
+	t = simulate(full_spinner, 2000, 60000);
+	ck_assert_msg(t >= 2000 && t <= 2500, "full starvation tripped at %ld ms", t);
+	t = simulate(throttled_spinner, 2000, 60000);
+	ck_assert_msg(t > 0 && t <= 4000, "throttled spinner tripped at %ld ms", t);
+	t = simulate(served_spinner, 2000, 60000);
+	ck_assert_msg(t > 0 && t <= 8000, "spinner with a fair server tripped at %ld ms", t);
+	t = simulate(served_spinner, 1000, 60000);
+	ck_assert_msg(t > 0 && t <= 4000, "threshold 1 s: tripped at %ld ms", t);
+	ck_assert_int_eq(simulate(duty, 2000, 60000), -1);
+	ck_assert_int_eq(simulate(duty, SAFETY_THRESHOLD_MS_MIN, 60000), -1);
+	ck_assert_int_eq(simulate(hiccup, 2000, 60000), -1);
+	ck_assert_int_eq(simulate(hiccup, 1000, 60000), -1);
+	t = simulate(two_bursts, 1000, 10000);
+	ck_assert_msg(t > 0 && t <= 3300, "two bursts: tripped at %ld ms", t);
+}
+END_TEST
+
+START_TEST(test_parse_stat)
+{
+	/* a comm with spaces and parentheses, a negative nice */
+	const char *line = "4242 (a) b (c) R 1 4240 4240 0 -1 4194368 120 0 0 0 1500 25 0 0 -51 0 3 0 987654 "
+			   "10000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 50 1 0 0 0 0 0 0 0 0 0 0 0\n";
+	struct safety_taskstat st;
+
+	ck_assert_int_eq(safety_parse_stat(line, &st), 0);
+	ck_assert_int_eq(st.tid, 4242);
+	ck_assert_str_eq(st.comm, "a) b (c");
+	ck_assert_int_eq(st.state, 'R');
+	ck_assert_uint_eq(st.cputime, 1525);
+	ck_assert_uint_eq(st.starttime, 987654);
+	ck_assert_int_eq(st.processor, 1);
+	ck_assert_int_eq(st.rt_priority, 50);
+	ck_assert_int_eq(st.policy, SCHED_FIFO);
+	ck_assert_int_eq(safety_parse_stat("4242 (x) R 1 2 3", &st), -EINVAL);
+	ck_assert_int_eq(safety_parse_stat("4242 x R", &st), -EINVAL);
+	ck_assert_int_eq(safety_parse_stat("1 (a-comm-longer-than-16) R", &st), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_parse_own_stat)
+{
+	char buf[1024];
+	struct safety_taskstat st;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	ck_assert_int_eq(safety_parse_stat(buf, &st), 0);
+	ck_assert_int_eq(st.tid, getpid());
+	ck_assert_int_eq(st.state, 'R');
+	ck_assert_int_eq(st.policy, sched_getscheduler(0) & ~SCHED_RESET_ON_FORK);
+	ck_assert_int_ge(st.processor, 0);
+}
+END_TEST
+
+START_TEST(test_culprit)
+{
+	struct safety_taskstat t[6] = {
+		{ .tid = 10, .state = 'S', .processor = 0, .policy = SCHED_FIFO, .rt_priority = 80 },  /* asleep */
+		{ .tid = 11, .state = 'R', .processor = 1, .policy = SCHED_FIFO, .rt_priority = 70 },  /* elsewhere */
+		{ .tid = 12, .state = 'R', .processor = 0, .policy = SCHED_RR, .rt_priority = 40, .cputime = 10 },
+		{ .tid = 13, .state = 'R', .processor = 0, .policy = SCHED_FIFO, .rt_priority = 40, .cputime = 20 },
+		{ .tid = 14, .state = 'R', .processor = 0, .policy = SCHED_OTHER },                     /* demoted */
+		{ .tid = 15, .state = 'X', .processor = 0, .policy = SCHED_FIFO, .rt_priority = 90 },  /* gone */
+	};
+
+	ck_assert_int_eq(safety_pick_culprit(t, 6, 0), 3);   /* same priority: the most CPU time */
+	t[2].rt_priority = 45;
+	ck_assert_int_eq(safety_pick_culprit(t, 6, 0), 2);   /* the highest priority */
+	ck_assert_int_eq(safety_pick_culprit(t, 6, 1), 1);
+	ck_assert_int_eq(safety_pick_culprit(t, 6, 2), -1);
+	ck_assert_int_eq(safety_pick_culprit(t, 0, 0), -1);
+}
+END_TEST
+
+START_TEST(test_rttime)
+{
+	struct rlimit rl;
+
+	ck_assert_int_eq(safety_set_rttime(getpid(), 0, 1000), -EINVAL);
+	ck_assert_int_eq(safety_set_rttime(getpid(), 1000, 0), -EINVAL);
+	ck_assert_int_eq(safety_set_rttime(getpid(), 2000, 2000), -EINVAL);
+	ck_assert_int_eq(safety_set_rttime(getpid(), 3000, 2000), -EINVAL);
+	ck_assert_int_eq(safety_set_rttime(getpid(), 500000, 1000000), 0);
+	ck_assert_int_eq(getrlimit(RLIMIT_RTTIME, &rl), 0);
+	ck_assert_uint_eq(rl.rlim_cur, 500000);
+	ck_assert_uint_eq(rl.rlim_max, 1000000);
+}
+END_TEST
+
+START_TEST(test_demote_identity)
+{
+	char buf[1024];
+	struct safety_taskstat st;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	ck_assert_int_eq(safety_parse_stat(buf, &st), 0);
+	/* a reused tid (another start time) is never touched */
+	ck_assert_int_eq(safety_demote_tid(getpid(), st.starttime + 1), -ESRCH);
+	/* not real-time: nothing to do */
+	ck_assert_int_eq(safety_demote_tid(getpid(), st.starttime), 0);
+	ck_assert_int_eq(safety_demote_tid(0x3fffffff, 1), -ESRCH);
+}
+END_TEST
+
+START_TEST(test_disabled)
+{
+	struct safety_params p = SAFETY_PARAMS_DEFAULT;
+	struct safety_thread t = { .tid = getpid(), .pid = getpid() };
+	struct safety *s = NULL;
+	sd_event *e = NULL;
+	char buf[256];
+
+	ck_assert_int_ge(sd_event_new(&e), 0);
+	p.threshold_ms = 10;
+	ck_assert_int_eq(safety_new(&s, e, &p, NULL, NULL), -EINVAL);
+	p.threshold_ms = SAFETY_THRESHOLD_MS_DEFAULT;
+	p.enabled = false;
+	ck_assert_int_eq(safety_new(&s, e, &p, NULL, NULL), 0);
+	ck_assert_int_eq(safety_set_threads(s, &t, 1), 0);
+	ck_assert(!safety_in_cooldown(s));
+	ck_assert_int_eq(safety_status(s, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "watchdog off");
+	ck_assert_int_eq(safety_status(s, buf, 4), -ENOSPC);
+	safety_free(s);
+	sd_event_unref(e);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("safety");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_clock_ok);
+	tcase_add_test(tc, test_clock_suspend);
+	tcase_add_test(tc, test_clock_late);
+	tcase_add_test(tc, test_stall_now);
+	tcase_add_test(tc, test_window);
+	tcase_add_test(tc, test_simulated_loads);
+	tcase_add_test(tc, test_parse_stat);
+	tcase_add_test(tc, test_parse_own_stat);
+	tcase_add_test(tc, test_culprit);
+	tcase_add_test(tc, test_rttime);
+	tcase_add_test(tc, test_demote_identity);
+	tcase_add_test(tc, test_disabled);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
