@@ -69,8 +69,9 @@ enum waiter_strategy {
 #define WAITER_ADAPT_MIN_GUARD_NS INT64_C(5000)
 #define WAITER_ADAPT_MAX_GUARD_NS INT64_C(1000000)
 #define WAITER_ADAPT_INIT_GUARD_NS INT64_C(100000)
-/* Longest period accepted: an hour, far beyond any real-time loop. */
-#define WAITER_MAX_PERIOD_NS (INT64_C(3600) * 1000000000)
+/* Longest period accepted: a minute, far beyond any real-time loop, and what
+ * the daemon's jitter-attach accepts. */
+#define WAITER_MAX_PERIOD_NS (INT64_C(60) * 1000000000)
 
 /* The branch the hybrid strategy takes for a remaining wait (see above). */
 enum waiter_hybrid_branch {

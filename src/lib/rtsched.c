@@ -10,6 +10,7 @@
 
 #include "../common/client.h"
 #include "../common/protocol.h"
+#include "internal.h"
 #include "rtsched.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -52,8 +53,7 @@ static int on_reply(void *ud, const struct proto_msg *m)
 	return 0;
 }
 
-/* One request on its own connection. */
-static int call(const char *socket, struct proto_buf *b, struct rtsched_grant *grant)
+int lib_call(const char *socket, struct proto_buf *b, int passfd, struct rtsched_grant *grant)
 {
 	struct collect c = { grant };
 	int fd, r;
@@ -67,7 +67,7 @@ static int call(const char *socket, struct proto_buf *b, struct rtsched_grant *g
 			 client_socket_path(socket), strerror(-fd));
 		return fd;
 	}
-	r = client_call(fd, b->data, b->len, on_reply, &c, NULL);
+	r = client_call_fd(fd, b->data, b->len, passfd, on_reply, &c, NULL);
 	close(fd);
 	return r;
 }
@@ -97,7 +97,7 @@ EXPORT int rtsched_register(const struct rtsched_request *req, struct rtsched_gr
 		proto_add_long(&b, "nice", req->nice);
 	if (req->cpus)
 		proto_add(&b, "cpus", req->cpus);
-	return call(req->socket, &b, grant);
+	return lib_call(req->socket, &b, -1, grant);
 }
 
 EXPORT int rtsched_register_self(const char *role)
@@ -118,7 +118,7 @@ EXPORT int rtsched_unregister(pid_t tid, pid_t pid, const char *socket)
 	proto_begin(&b, "v=1");
 	proto_add(&b, "op", "unregister");
 	proto_add_long(&b, tid > 0 ? "tid" : "pid", tid > 0 ? tid : pid);
-	return call(socket, &b, NULL);
+	return lib_call(socket, &b, -1, NULL);
 }
 
 EXPORT int rtsched_unregister_self(void)

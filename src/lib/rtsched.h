@@ -105,7 +105,7 @@ struct rtsched_timer_stats {
 	int64_t p999_ns;
 };
 
-/* A timer of period_ns (1 us .. 1 h) with a strategy ("sleep", "hybrid",
+/* A timer of period_ns (1 us .. 60 s) with a strategy ("sleep", "hybrid",
  * "busy", "adaptive"; NULL: "sleep"). -EINVAL, -ENOMEM, or -errno of
  * memfd_create/mmap. */
 int rtsched_timer_create(struct rtsched_timer **t, uint64_t period_ns, const char *strategy);

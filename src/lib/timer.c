@@ -16,6 +16,7 @@
 #include "../common/hist.h"
 #include "../common/protocol.h"
 #include "../common/waiter.h"
+#include "internal.h"
 #include "rtsched.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -104,7 +105,6 @@ EXPORT int rtsched_timer_attach(struct rtsched_timer *t, const char *socket)
 {
 	struct proto_buf b;
 	char period[24];
-	int fd, r;
 
 	if (!t)
 		return -EINVAL;
@@ -114,14 +114,7 @@ EXPORT int rtsched_timer_attach(struct rtsched_timer *t, const char *socket)
 	proto_add_long(&b, "tid", gettid());
 	proto_add(&b, "period_ns", period);
 	proto_add(&b, "strategy", waiter_strategy_name(t->w.strategy));
-	if (b.overflow)
-		return -E2BIG;
-	fd = client_connect(socket);
-	if (fd < 0)
-		return fd;
-	r = client_call_fd(fd, b.data, b.len, t->memfd, NULL, NULL, NULL);
-	close(fd);
-	return r;
+	return lib_call(socket, &b, t->memfd, NULL);
 }
 
 EXPORT int rtsched_timer_wait(struct rtsched_timer *t)

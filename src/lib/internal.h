@@ -1,0 +1,13 @@
+/* internal.h: what librtsched's files share and do not export. */
+#ifndef RTSCHED_LIB_INTERNAL_H
+#define RTSCHED_LIB_INTERNAL_H
+
+#include "../common/protocol.h"
+#include "rtsched.h"
+
+/* One request on its own connection, with an optional descriptor (passfd
+ * < 0: none); the daemon's message for a failure is kept for
+ * rtsched_last_message(); the OK's fields fill *grant if given. */
+int lib_call(const char *socket, struct proto_buf *b, int passfd, struct rtsched_grant *grant);
+
+#endif

@@ -1,0 +1,502 @@
+/* test-waiter.c: unit tests of the wait strategies (src/common/waiter.c):
+ * one lateness sample per wake-up and never an early one, missed periods
+ * counted as overruns with the schedule moved past now, absolute deadlines
+ * that don't drift, hybrid's three branches, adaptive's learnt guard; and of
+ * the daemon's probes (src/daemon/probe.c) that run them: the kernel must
+ * report the CPU, policy and priority asked for, and stop must return.
+ * Machines running tests are noisy (VMs, parallel make check): assertions are
+ * on structure and counts, never on how many microseconds something took. */
+#include "autoconfig.h"
+
+#include <check.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/hist.h"
+#include "common/waiter.h"
+#include "daemon/probe.h"
+
+#define MS INT64_C(1000000)
+#define US INT64_C(1000)
+
+static struct hist h;
+static struct waiter w;
+
+/* Sleep a relative time in ns, as a caller doing too much work would. */
+static void stall(int64_t ns)
+{
+	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+START_TEST(test_names)
+{
+	for (int s = 0; s < WAIT__MAX; s++) {
+		const char *n = waiter_strategy_name(s);
+
+		ck_assert_ptr_nonnull(n);
+		ck_assert_int_eq(waiter_strategy_from_string(n), s);
+	}
+	ck_assert_int_eq(waiter_strategy_from_string("sleep"), WAIT_SLEEP);
+	ck_assert_int_eq(waiter_strategy_from_string("hybrid"), WAIT_HYBRID);
+	ck_assert_int_eq(waiter_strategy_from_string("busy"), WAIT_BUSY);
+	ck_assert_int_eq(waiter_strategy_from_string("adaptive"), WAIT_ADAPTIVE);
+	ck_assert_int_eq(waiter_strategy_from_string("Sleep"), -EINVAL);
+	ck_assert_int_eq(waiter_strategy_from_string(""), -EINVAL);
+	ck_assert_int_eq(waiter_strategy_from_string(NULL), -EINVAL);
+	ck_assert_ptr_null(waiter_strategy_name(WAIT__MAX));
+	ck_assert_ptr_null(waiter_strategy_name((enum waiter_strategy)-1));
+}
+END_TEST
+
+START_TEST(test_init_invalid)
+{
+	hist_init(&h);
+	ck_assert_int_eq(waiter_init(&w, WAIT_SLEEP, 0, &h), -EINVAL);
+	ck_assert_int_eq(waiter_init(&w, WAIT_SLEEP, 999, &h), -EINVAL);
+	ck_assert_int_eq(waiter_init(&w, WAIT_SLEEP, -MS, &h), -EINVAL);
+	ck_assert_int_eq(waiter_init(&w, WAIT_SLEEP, WAITER_MAX_PERIOD_NS + 1, &h), -EINVAL);
+	ck_assert_int_eq(waiter_init(&w, WAIT_SLEEP, MS, NULL), -EINVAL);
+	ck_assert_int_eq(waiter_init(&w, WAIT__MAX, MS, &h), -EINVAL);
+	ck_assert_int_eq(waiter_init(&w, WAIT_HYBRID, MS, &h), 0);
+	ck_assert_int_eq(w.guard_ns, WAITER_HYBRID_GUARD_NS);
+	ck_assert_int_eq(w.threshold_ns, WAITER_HYBRID_THRESHOLD_NS);
+	ck_assert_int_eq(waiter_set_hybrid(&w, -1, MS), -EINVAL);
+	ck_assert_int_eq(waiter_set_hybrid(&w, 2 * MS, MS), -EINVAL);
+	ck_assert_int_eq(waiter_set_hybrid(&w, MS, MS), 0);
+	ck_assert_int_eq(waiter_set_adaptive(&w, -1, MS), -EINVAL);
+	ck_assert_int_eq(waiter_set_adaptive(&w, 2 * MS, MS), -EINVAL);
+	/* nothing ran: no clock read, no deadline yet */
+	ck_assert_int_eq(waiter_deadline(&w), 0);
+	ck_assert_uint_eq(hist_count(&h), 0);
+}
+END_TEST
+
+/* Every strategy (the loop index): one sample per wait, none early, and the
+ * return values, the waiter's and the histogram's overruns all agree. */
+START_TEST(test_lateness_per_wakeup)
+{
+	const int n = 20;
+	uint64_t missed = 0;
+
+	hist_init(&h);
+	ck_assert_int_eq(waiter_init(&w, (enum waiter_strategy)_i, MS, &h), 0);
+	for (int i = 0; i < n; i++) {
+		int64_t deadline, now;
+		int r;
+
+		r = waiter_wait(&w);
+		now = waiter_now();
+		ck_assert_int_ge(r, 0);
+		missed += (uint64_t)r;
+		/* the deadline just served lies before now, the next one after */
+		deadline = waiter_deadline(&w) - (int64_t)(r + 1) * MS;
+		ck_assert_int_le(deadline, now);
+		ck_assert_int_gt(waiter_deadline(&w), deadline);
+		ck_assert_uint_eq(hist_count(&h), (uint64_t)i + 1);
+	}
+	ck_assert_uint_eq(waiter_counters(&w)->waits, n);
+	ck_assert_uint_eq(hist_early(&h), 0);
+	ck_assert_uint_eq(hist_overruns(&h), missed);
+	ck_assert_uint_eq(waiter_counters(&w)->missed, missed);
+	ck_assert_int_ge(hist_min(&h), 0);
+}
+END_TEST
+
+/* A caller that stalls for 3 periods misses at least 2 deadlines: they are
+ * counted, not silently skipped, and the next deadline is in the future. */
+START_TEST(test_overruns)
+{
+	const int64_t period = 2 * MS;
+	uint64_t missed = 0;
+	int64_t start, now;
+	int r;
+
+	hist_init(&h);
+	ck_assert_int_eq(waiter_init(&w, (enum waiter_strategy)_i, period, &h), 0);
+	start = waiter_now();
+	waiter_start(&w, start);
+	r = waiter_wait(&w);
+	ck_assert_int_ge(r, 0);
+	missed += (uint64_t)r;
+	stall(3 * period);
+	r = waiter_wait(&w);
+	now = waiter_now();
+	ck_assert_int_ge(r, 2);
+	missed += (uint64_t)r;
+	ck_assert_int_gt(waiter_deadline(&w), now);
+	/* still on the grid */
+	ck_assert_int_eq((waiter_deadline(&w) - start) % period, 0);
+	ck_assert_uint_ge(waiter_counters(&w)->late_entry, 1);
+	ck_assert_uint_ge(hist_overruns(&h), 2);
+	ck_assert_uint_eq(hist_overruns(&h), missed);
+	ck_assert_uint_eq(hist_count(&h), 2); /* a missed period is no sample */
+	/* and it goes on normally */
+	r = waiter_wait(&w);
+	ck_assert_int_ge(r, 0);
+	ck_assert_uint_eq(hist_count(&h), 3);
+}
+END_TEST
+
+/* 1000 periods: deadline n is start + n * period exactly, n counting the
+ * missed periods too, so no error accumulates whatever the strategy. */
+START_TEST(test_no_drift)
+{
+	const int64_t period = 200 * US;
+	const int n = 1000;
+	uint64_t seq = 1;
+	int64_t start;
+
+	hist_init(&h);
+	ck_assert_int_eq(waiter_init(&w, (enum waiter_strategy)_i, period, &h), 0);
+	start = waiter_now();
+	waiter_start(&w, start);
+	for (int i = 0; i < n; i++) {
+		int r;
+
+		ck_assert_int_eq(waiter_deadline(&w), start + (int64_t)seq * period);
+		r = waiter_wait(&w);
+		ck_assert_int_ge(r, 0);
+		seq += 1 + (uint64_t)r;
+	}
+	ck_assert_int_eq(waiter_deadline(&w), start + (int64_t)seq * period);
+	ck_assert_uint_eq(seq, 1 + n + hist_overruns(&h));
+	ck_assert_uint_eq(hist_count(&h), n);
+	ck_assert_uint_eq(hist_early(&h), 0);
+}
+END_TEST
+
+/* The branch is a function of the remaining time: exact at the edges. */
+START_TEST(test_hybrid_branch_edges)
+{
+	hist_init(&h);
+	ck_assert_int_eq(waiter_init(&w, WAIT_HYBRID, 10 * MS, &h), 0);
+	ck_assert_int_eq(waiter_hybrid_branch(&w, 0), WAITER_HYBRID_DIRECT);
+	ck_assert_int_eq(waiter_hybrid_branch(&w, 1), WAITER_HYBRID_DIRECT);
+	ck_assert_int_eq(waiter_hybrid_branch(&w, 500 * US), WAITER_HYBRID_DIRECT);
+	ck_assert_int_eq(waiter_hybrid_branch(&w, 500 * US + 1), WAITER_HYBRID_TWO_STAGE);
+	ck_assert_int_eq(waiter_hybrid_branch(&w, 2 * MS - 1), WAITER_HYBRID_TWO_STAGE);
+	ck_assert_int_eq(waiter_hybrid_branch(&w, 2 * MS), WAITER_HYBRID_NORMAL);
+	ck_assert_int_eq(waiter_hybrid_branch(&w, 10 * MS), WAITER_HYBRID_NORMAL);
+	ck_assert_int_eq(waiter_set_hybrid(&w, 100 * US, 100 * US), 0);
+	ck_assert_int_eq(waiter_hybrid_branch(&w, 100 * US), WAITER_HYBRID_DIRECT);
+	ck_assert_int_eq(waiter_hybrid_branch(&w, 100 * US + 1), WAITER_HYBRID_NORMAL);
+}
+END_TEST
+
+struct branch_case {
+	int64_t guard, threshold, period;
+	enum waiter_hybrid_branch expect;
+};
+
+/* Live hybrid waits, each configuration chosen so the remaining time on
+ * entry lies in one branch with tens of ms to spare:
+ *   guard >= period: every wait is <= guard, whatever the delays;
+ *   guard 5 ms < period 100 ms < threshold: two-stage unless 95 ms late;
+ *   period 50 ms >= threshold 2 ms: normal unless 48 ms late. */
+static const struct branch_case branch_cases[] = {
+	{ 20 * MS, 40 * MS, 10 * MS, WAITER_HYBRID_DIRECT },
+	{ 5 * MS, 200 * MS, 100 * MS, WAITER_HYBRID_TWO_STAGE },
+	{ 1 * MS, 2 * MS, 50 * MS, WAITER_HYBRID_NORMAL },
+};
+
+START_TEST(test_hybrid_branch_live)
+{
+	const struct branch_case *bc = &branch_cases[_i];
+	const struct waiter_counters *c = waiter_counters(&w);
+	const int n = 3;
+
+	hist_init(&h);
+	ck_assert_int_eq(waiter_init(&w, WAIT_HYBRID, bc->period, &h), 0);
+	ck_assert_int_eq(waiter_set_hybrid(&w, bc->guard, bc->threshold), 0);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_ge(waiter_wait(&w), 0);
+	ck_assert_uint_eq(c->hybrid[bc->expect], n);
+	ck_assert_uint_eq(c->hybrid[0] + c->hybrid[1] + c->hybrid[2], n);
+	switch (bc->expect) {
+	case WAITER_HYBRID_DIRECT: /* clock_nanosleep only */
+		ck_assert_uint_eq(c->polls, 0);
+		ck_assert_uint_ge(c->nanosleeps, n);
+		break;
+	case WAITER_HYBRID_TWO_STAGE: /* a normal wait first, on each entry */
+		ck_assert_uint_ge(c->polls, n);
+		break;
+	default: /* a normal wait wakes late, never early: no clock_nanosleep */
+		ck_assert_uint_ge(c->polls, n);
+		ck_assert_uint_eq(c->nanosleeps, 0);
+		break;
+	}
+	ck_assert_uint_eq(c->spins, 0);
+	ck_assert_uint_eq(hist_count(&h), n);
+}
+END_TEST
+
+/* Feed n samples of value v. */
+static void feed(int n, int64_t v)
+{
+	for (int i = 0; i < n; i++)
+		waiter_adapt_sample(&w, v);
+}
+
+/* The learnt guard, without a clock: p99 by nearest rank, re-learnt every
+ * WAITER_ADAPT_EVERY samples, held within its bounds. */
+START_TEST(test_adaptive_guard)
+{
+	const struct waiter_counters *c = waiter_counters(&w);
+
+	hist_init(&h);
+	ck_assert_int_eq(waiter_init(&w, WAIT_ADAPTIVE, MS, &h), 0);
+	ck_assert_int_eq(w.adapt_min_ns, WAITER_ADAPT_MIN_GUARD_NS);
+	ck_assert_int_eq(w.adapt_max_ns, MS / 2); /* period / 2 < 1 ms */
+	ck_assert_int_eq(waiter_adapt_guard(&w), WAITER_ADAPT_INIT_GUARD_NS);
+
+	/* nothing changes before WAITER_ADAPT_EVERY samples */
+	feed(WAITER_ADAPT_EVERY - 1, 20 * US);
+	ck_assert_uint_eq(c->adapt_updates, 0);
+	ck_assert_int_eq(waiter_adapt_guard(&w), WAITER_ADAPT_INIT_GUARD_NS);
+	feed(1, 30 * US); /* 16 samples: the p99 is the largest */
+	ck_assert_uint_eq(c->adapt_updates, 1);
+	ck_assert_int_eq(waiter_adapt_guard(&w), 30 * US);
+
+	/* a full window of 256: the p99 is the 3rd largest */
+	feed(WAITER_ADAPT_WINDOW, 10 * US);
+	ck_assert_int_eq(waiter_adapt_guard(&w), 10 * US);
+	feed(WAITER_ADAPT_WINDOW - 3, 10 * US);
+	feed(3, 80 * US);
+	ck_assert_int_eq(waiter_adapt_guard(&w), 80 * US);
+	feed(WAITER_ADAPT_WINDOW - 2, 10 * US); /* only 2 outliers left */
+	feed(2, 80 * US);
+	ck_assert_int_eq(waiter_adapt_guard(&w), 10 * US);
+
+	/* bounds: below the minimum, negative, above period / 2 */
+	feed(WAITER_ADAPT_WINDOW, 1);
+	ck_assert_int_eq(waiter_adapt_guard(&w), WAITER_ADAPT_MIN_GUARD_NS);
+	feed(WAITER_ADAPT_WINDOW, -5 * US);
+	ck_assert_int_eq(waiter_adapt_guard(&w), WAITER_ADAPT_MIN_GUARD_NS);
+	feed(WAITER_ADAPT_WINDOW, 10 * MS);
+	ck_assert_int_eq(waiter_adapt_guard(&w), MS / 2);
+
+	/* explicit bounds, and a long period keeps the 1 ms ceiling */
+	ck_assert_int_eq(waiter_set_adaptive(&w, 50 * US, 60 * US), 0);
+	feed(WAITER_ADAPT_WINDOW, 10 * US);
+	ck_assert_int_eq(waiter_adapt_guard(&w), 50 * US);
+	ck_assert_int_eq(waiter_init(&w, WAIT_ADAPTIVE, 100 * MS, &h), 0);
+	ck_assert_int_eq(w.adapt_max_ns, WAITER_ADAPT_MAX_GUARD_NS);
+}
+END_TEST
+
+/* Live: every clock_nanosleep of adaptive is one learning sample (no signals
+ * here, so no EINTR retries), the guard is re-learnt every
+ * WAITER_ADAPT_EVERY of them and always lies within its bounds. */
+START_TEST(test_adaptive_live)
+{
+	const struct waiter_counters *c = waiter_counters(&w);
+	const int n = 300;
+
+	hist_init(&h);
+	ck_assert_int_eq(waiter_init(&w, WAIT_ADAPTIVE, MS, &h), 0);
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_ge(waiter_wait(&w), 0);
+		ck_assert_int_ge(waiter_adapt_guard(&w), w.adapt_min_ns);
+		ck_assert_int_le(waiter_adapt_guard(&w), w.adapt_max_ns);
+	}
+	ck_assert_uint_eq(c->adapt_updates, c->nanosleeps / WAITER_ADAPT_EVERY);
+	ck_assert_uint_ge(c->nanosleeps + c->late_entry, 1);
+	ck_assert_uint_eq(c->polls, 0);
+	ck_assert_uint_eq(c->yields, 0);
+	ck_assert_uint_eq(hist_count(&h), n);
+	ck_assert_uint_eq(hist_early(&h), 0);
+}
+END_TEST
+
+/* Busy: clock reads only, a sched_yield every WAITER_BUSY_YIELD_EVERY. */
+START_TEST(test_busy_yields)
+{
+	const struct waiter_counters *c = waiter_counters(&w);
+
+	hist_init(&h);
+	ck_assert_int_eq(waiter_init(&w, WAIT_BUSY, MS, &h), 0);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_ge(waiter_wait(&w), 0);
+	ck_assert_uint_eq(c->nanosleeps, 0);
+	ck_assert_uint_eq(c->polls, 0);
+	ck_assert_uint_ge(c->spins, 1);
+	ck_assert_uint_le(c->yields, c->spins / WAITER_BUSY_YIELD_EVERY);
+}
+END_TEST
+
+/* Probe parameters: SCHED_OTHER on CPU 0, 1 ms. */
+static struct probe_params params(const char *name, bool noise)
+{
+	struct probe_params p = { .cpu = 0, .policy = SCHED_OTHER, .priority = 0,
+				  .period_ns = MS, .strategy = WAIT_SLEEP, .noise = noise };
+
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	return p;
+}
+
+/* Wait (up to 20 s, for loaded machines) until the probe has n samples. */
+static void await_samples(const struct probe *pr, uint64_t n)
+{
+	static struct hist snap;
+
+	for (int i = 0; i < 2000; i++) {
+		ck_assert_int_eq(hist_snapshot(probe_hist(pr), &snap, 1000), 0);
+		if (hist_count(&snap) >= n)
+			break;
+		stall(10 * MS);
+	}
+	ck_assert_uint_ge(hist_count(&snap), n);
+	ck_assert_uint_eq(hist_early(&snap), 0);
+	ck_assert_int_eq(probe_error(pr), 0);
+}
+
+/* What the kernel says about the probe thread: CPU, policy, priority, name. */
+static void check_thread(const struct probe *pr, int policy, int priority, const char *comm)
+{
+	struct sched_param sp;
+	cpu_set_t set;
+	char path[64], buf[32] = "";
+	FILE *f;
+	pid_t tid = probe_tid(pr);
+
+	ck_assert_int_gt(tid, 0);
+	ck_assert_int_eq(sched_getaffinity(tid, sizeof(set), &set), 0);
+	ck_assert_int_eq(CPU_COUNT(&set), 1);
+	ck_assert(CPU_ISSET(probe_params(pr)->cpu, &set));
+	ck_assert_int_eq(sched_getscheduler(tid) & ~SCHED_RESET_ON_FORK, policy);
+	ck_assert_int_eq(sched_getparam(tid, &sp), 0);
+	ck_assert_int_eq(sp.sched_priority, priority);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	ck_assert_str_eq(buf, comm);
+}
+
+START_TEST(test_probe_invalid)
+{
+	struct probe_params p = params("bad", false);
+	struct probe *pr = (struct probe *)&p;
+
+	p.priority = 10; /* SCHED_OTHER takes 0 only */
+	ck_assert_int_eq(probe_start(&pr, &p), -EINVAL);
+	ck_assert_ptr_null(pr);
+	p = params("bad", false);
+	p.policy = 42;
+	ck_assert_int_eq(probe_start(&pr, &p), -EINVAL);
+	p = params("bad", false);
+	p.policy = SCHED_FIFO;
+	p.priority = 100;
+	ck_assert_int_eq(probe_start(&pr, &p), -EINVAL);
+	p = params("bad", false);
+	p.period_ns = 999;
+	ck_assert_int_eq(probe_start(&pr, &p), -EINVAL);
+	p = params("bad", false);
+	p.cpu = -2;
+	ck_assert_int_eq(probe_start(&pr, &p), -EINVAL);
+	p = params("bad", false);
+	p.strategy = WAIT__MAX;
+	ck_assert_int_eq(probe_start(&pr, &p), -EINVAL);
+	probe_stop(NULL);
+}
+END_TEST
+
+/* A latency probe per strategy, SCHED_OTHER: pinned, named, measuring, and
+ * stop returns (the test's timeout is the bound). */
+START_TEST(test_probe_latency)
+{
+	struct probe_params p = params("a-long-probe-name", false);
+	struct probe *pr;
+
+	p.strategy = (enum waiter_strategy)_i;
+	ck_assert_int_eq(probe_start(&pr, &p), 0);
+	check_thread(pr, SCHED_OTHER, 0, "probe-a-long-pr");
+	ck_assert_str_eq(probe_params(pr)->name, "a-long-probe-name");
+	await_samples(pr, 5);
+	probe_stop(pr);
+}
+END_TEST
+
+/* The real-time case needs CAP_SYS_NICE: skipped (passes) without it. */
+START_TEST(test_probe_fifo)
+{
+	struct probe_params p = params("fifo", false);
+	struct probe *pr;
+	int r;
+
+	p.policy = SCHED_FIFO;
+	p.priority = 10;
+	r = probe_start(&pr, &p);
+	if (r == -EPERM) {
+		fprintf(stderr, "test_probe_fifo: no CAP_SYS_NICE, skipped\n");
+		return;
+	}
+	ck_assert_int_eq(r, 0);
+	check_thread(pr, SCHED_FIFO, 10, "probe-fifo");
+	await_samples(pr, 5);
+	probe_stop(pr);
+}
+END_TEST
+
+/* A noise probe spins, records one sample per 1 ms window, and stops. */
+START_TEST(test_probe_noise)
+{
+	struct probe_params p = params("noise", true);
+	struct probe *pr;
+
+	ck_assert_int_eq(probe_start(&pr, &p), 0);
+	check_thread(pr, SCHED_OTHER, 0, "probe-noise");
+	await_samples(pr, 3);
+	probe_stop(pr);
+}
+END_TEST
+
+/* All tests in one suite; timeouts allow for valgrind and loaded machines. */
+static Suite *waiter_suite(void)
+{
+	Suite *s = suite_create("waiter");
+	TCase *tc = tcase_create("core");
+	TCase *tp = tcase_create("probe");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_init_invalid);
+	tcase_add_loop_test(tc, test_lateness_per_wakeup, 0, WAIT__MAX);
+	tcase_add_loop_test(tc, test_overruns, 0, WAIT__MAX);
+	tcase_add_loop_test(tc, test_no_drift, 0, WAIT__MAX);
+	tcase_add_test(tc, test_hybrid_branch_edges);
+	tcase_add_loop_test(tc, test_hybrid_branch_live, 0,
+			    (int)(sizeof(branch_cases) / sizeof(branch_cases[0])));
+	tcase_add_test(tc, test_adaptive_guard);
+	tcase_add_test(tc, test_adaptive_live);
+	tcase_add_test(tc, test_busy_yields);
+	suite_add_tcase(s, tc);
+	tcase_set_timeout(tp, 60);
+	tcase_add_test(tp, test_probe_invalid);
+	tcase_add_loop_test(tp, test_probe_latency, 0, WAIT__MAX);
+	tcase_add_test(tp, test_probe_fifo);
+	tcase_add_test(tp, test_probe_noise);
+	suite_add_tcase(s, tp);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(waiter_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
