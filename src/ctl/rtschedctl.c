@@ -15,6 +15,7 @@
 
 #include "../common/client.h"
 #include "../common/protocol.h"
+#include "../daemon/diag.h"
 
 enum { EXIT_REFUSED = 1, EXIT_UNREACHABLE = 2, EXIT_USAGE = 64 };
 
@@ -35,6 +36,9 @@ static void usage(FILE *f)
 		"  version                                  versions of rtschedctl and rtschedd\n"
 		"  jitter [--histogram NAME|TID] [--reset]  observed wake-up latency per thread and probe\n"
 		"  metrics                                  the Prometheus text exposition\n"
+		"  check [--pid PID | --user USER] [--policy P] [--priority N] [--cpus LIST]\n"
+		"                                           why a thread can or cannot be real-time,\n"
+		"                                           each finding with its fix (exit 1 on errors)\n"
 		"Exit codes: 0 success, 1 refused by rtschedd, 2 rtschedd unreachable, 64 usage.\n");
 }
 
@@ -247,6 +251,39 @@ static int on_fields(void *ud, const struct proto_msg *m)
 	return 0;
 }
 
+static struct diag_report report;
+
+/* check: rebuild the daemon's report to print it as rtschedd --check does. */
+static int on_check(void *ud, const struct proto_msg *m)
+{
+	struct diag_report *r = ud;
+	long n;
+
+	if (strcmp(m->head, "ERR") == 0) {
+		fprintf(stderr, "rtschedctl: refused: %s\n", m->rest);
+		return 0;
+	}
+	if (strcmp(m->head, "ROW") == 0) {
+		int sev = diag_severity_from_name(proto_get(m, "severity") ?: "");
+		diag_report_add(r, proto_get(m, "code") ?: "?", sev < 0 ? DIAG_INFO : (enum diag_severity)sev,
+				proto_get(m, "message") ?: "", proto_get(m, "fix") ?: "");
+		return 0;
+	}
+	if (proto_get_long(m, "pid", 0, INT32_MAX, &n) == 0)
+		r->pid = (pid_t)n;
+	snprintf(r->comm, sizeof(r->comm), "%s", proto_get(m, "comm") ?: "");
+	snprintf(r->unit, sizeof(r->unit), "%s", proto_get(m, "unit") ?: "");
+	snprintf(r->user, sizeof(r->user), "%s", proto_get(m, "user") ?: "");
+	r->has_limits = proto_get_long(m, "has_limits", 0, 1, &n) == 0 && n;
+	if (proto_get_long(m, "rtprio_soft", -2, 1L << 30, &n) == 0)
+		r->rtprio_soft = n;
+	if (proto_get_long(m, "rtprio_hard", -2, 1L << 30, &n) == 0)
+		r->rtprio_hard = n;
+	snprintf(r->soft_src, sizeof(r->soft_src), "%s", proto_get(m, "soft_src") ?: "");
+	snprintf(r->hard_src, sizeof(r->hard_src), "%s", proto_get(m, "hard_src") ?: "");
+	return 0;
+}
+
 /* metrics: the exposition lines, as they are. */
 static int on_metrics(void *ud, const struct proto_msg *m)
 {
@@ -306,6 +343,7 @@ int main(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' }, { 0 },
 	};
 	const char *socket = NULL, *cmd, *hist_of = NULL;
+	bool checking = false;
 	struct bins bins = { .count = 0 };
 	int (*handler)(void *, const struct proto_msg *) = on_fields;
 	struct proto_buf b;
@@ -377,6 +415,28 @@ int main(int argc, char **argv)
 				handler = NULL;
 			}
 		}
+	} else if (strcmp(cmd, "check") == 0) {
+		static const struct option copts[] = {
+			{ "pid", required_argument, NULL, 'p' }, { "user", required_argument, NULL, 'u' },
+			{ "policy", required_argument, NULL, 'P' }, { "priority", required_argument, NULL, 'n' },
+			{ "cpus", required_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' }, { 0 },
+		};
+		while ((opt = getopt_long(argc, argv, "", copts, NULL)) != -1) {
+			const char *key = NULL;
+			switch (opt) {
+			case 'p': key = "pid"; break;
+			case 'u': key = "user"; break;
+			case 'P': key = "policy"; break;
+			case 'n': key = "priority"; break;
+			case 'c': key = "cpus"; break;
+			case 'j': json = true; continue;
+			case ':': usage_error("%s needs a value", argv[optind - 1]);
+			default: usage_error("unknown option '%s' for check", argv[optind - 1]);
+			}
+			proto_add(&b, key, optarg);
+		}
+		handler = NULL;
+		checking = true;
 	} else if (strcmp(cmd, "metrics") == 0) {
 		handler = on_metrics;
 	} else if (strcmp(cmd, "list") == 0 || strcmp(cmd, "status") == 0 || strcmp(cmd, "reload") == 0 ||
@@ -407,7 +467,19 @@ int main(int argc, char **argv)
 	bool array = json && (handler == on_list || handler == on_jitter);
 	if (array)
 		printf("[");
-	if (hist_of && !json) {
+	if (checking) {
+		diag_report_init(&report);
+		r = client_call(fd, b.data, b.len, on_check, &report, &perr);
+		if (r == 0) {
+			if (json)
+				diag_print_json(&report, stdout);
+			else
+				diag_print_text(&report, stdout);
+			if (diag_report_worst(&report) == DIAG_ERROR)
+				r = -EPERM, perr = PE_INTERNAL;
+		}
+		diag_report_free(&report);
+	} else if (hist_of && !json) {
 		/* 1-2-5 bins from 100 ns to 10 s */
 		for (double dec = 100; dec < 1e10 && bins.count < 38; dec *= 10)
 			for (int k = 0; k < 3; k++)

@@ -141,6 +141,7 @@ int diag_read_ll(long long *v, const char *fmt, ...)
 }
 
 /* vsnprintf at off, marking a cut with "...". */
+__attribute__((format(printf, 4, 0)))
 static void vcat(char *buf, size_t len, size_t off, const char *fmt, va_list ap)
 {
 	int n;
@@ -280,11 +281,10 @@ static int explain_rt_eperm(struct diag_ctx *c, char *buf, size_t len)
 				 "refuses its real-time calls; fix: systemctl edit %s, add [Service] "
 				 "RestrictRealtime=no, then systemctl restart %s",
 				 s->st.name, s->restrict_src, s->unit, s->unit);
-	if (s->loaded && s->st.seccomp == 2)
-		return diag_path(buf, len, "%s runs under a seccomp filter (Seccomp: 2 in /proc/%d/status), "
-				 "which may refuse real-time calls; fix: start it without the filter%s%s%s",
-				 s->st.name, (int)s->pid, s->unit[0] ? " (SystemCallFilter= or RestrictRealtime= of " : "",
-				 s->unit, s->unit[0] ? ")" : "");
+	if (s->loaded && s->st.seccomp == 2 && s->restrict_rt < 0)
+		return diag_path(buf, len, "%s runs under a seccomp filter of unknown origin (Seccomp: 2 in "
+				 "/proc/%d/status), which may refuse real-time calls; fix: start it without the "
+				 "filter, or with one that allows sched_setattr", s->st.name, (int)s->pid);
 	if (s->cap_sys_nice == 0) {
 		char cap[DIAG_TEXT_MAX];
 
@@ -297,15 +297,21 @@ static int explain_rt_eperm(struct diag_ctx *c, char *buf, size_t len)
 		if (p->have_limits && p->lim.rtprio_soft < (rlim_t)c->need)
 			return diag_path(buf, len, "%s has no CAP_SYS_NICE, so the kernel allows tid %d "
 					 "only priorities up to its RLIMIT_RTPRIO %llu (hard %llu), below %d; "
-					 "fix: %s, or raise the limit: prlimit --pid %d --rtprio=%d:%d",
+					 "fix: %s, or raise the limit: prlimit --pid %d --rtprio=%d:%d (needs CAP_SYS_RESOURCE)",
 					 s->st.name, tid, (unsigned long long)p->lim.rtprio_soft,
 					 (unsigned long long)p->lim.rtprio_hard, c->need, cap,
 					 (int)p->st.pid, c->need, c->need);
 		return diag_path(buf, len, "%s has no CAP_SYS_NICE; fix: %s", s->st.name, cap);
 	}
-	diag_path(buf, len, "no known cause: %s has CAP_SYS_NICE, tid %d's cgroup has an RT budget "
-		  "and no seccomp filter applies; a security module (SELinux, AppArmor) may have "
-		  "refused it: see the audit log", s->loaded ? s->st.name : "this process", tid);
+	if (s->loaded && s->st.seccomp == 2)
+		diag_path(buf, len, "no known cause: %s has CAP_SYS_NICE and tid %d's cgroup has an RT "
+			  "budget; check that SystemCallFilter= of %s allows sched_setattr (@resources), "
+			  "else a security module (SELinux, AppArmor) refused it: see the audit log",
+			  s->st.name, tid, s->unit);
+	else
+		diag_path(buf, len, "no known cause: %s has CAP_SYS_NICE, tid %d's cgroup has an RT budget "
+			  "and no seccomp filter applies; a security module (SELinux, AppArmor) may have "
+			  "refused it: see the audit log", s->loaded ? s->st.name : "this process", tid);
 	return -ENOENT;
 }
 

@@ -21,6 +21,8 @@
  *   limits-grant            info     what limits.conf grants the user, with file:line
  *   limits-grant-none       warning/error  limits.conf grants the user no rtprio
  *   limits-grant-low        warning  it grants less than the requested priority
+ *   limits-grant-blocked    warning/error  no process can raise the hard limit to the grant:
+ *                                   CAP_SYS_RESOURCE is not in pid 1's bounding set
  *   limits-exempt           info     a "<domain> -" line: pam_limits sets nothing
  *   limits-unreadable       error    a limits file cannot be read: pam_limits fails sessions
  *   rttime                  ok       RLIMIT_RTTIME is a finite, non-zero watchdog
@@ -114,11 +116,16 @@ struct diag_target {
 int diag_run(const struct diag_env *env, const struct diag_target *t, struct diag_report *out);
 
 /* For a failed sched_setattr/sched_setaffinity on t->pid (a tid) with
- * t->policy, t->priority and t->cpus, written by the calling process: the
+ * t->policy, t->priority and t->cpus, made by the calling process: the
  * most likely cause and its fix, in one line, into buf.  what names the
- * call that failed ("sched_setaffinity" or NULL for sched_setattr); err is
- * its errno (positive or negative).  0 when a cause was found, -ENOENT when
- * none was (buf then says what was ruled out), -ENOSPC if buf is too small. */
+ * call that failed ("sched_setaffinity", or NULL for sched_setattr); err is
+ * its errno (positive or negative).  Handles EPERM (for a real-time policy:
+ * the cgroup RT budget, the caller's seccomp filter, then without
+ * CAP_SYS_NICE the owner and the tid's RLIMIT_RTPRIO), EINVAL of
+ * sched_setaffinity (CPUs offline or outside the cpuset) and ESRCH.  0 when
+ * a cause was found; -ENOENT when none was (buf then says what was ruled
+ * out, or is "" for other errors); -ENOSPC if buf is too small (it then
+ * holds the cut line); -ENOMEM. */
 int diag_explain(const struct diag_env *env, const struct diag_target *t, const char *what,
 		 int err, char *buf, size_t len);
 
@@ -162,12 +169,12 @@ struct diag_status {
 	char name[17];
 	uid_t ruid, euid;
 	int seccomp;             /* 0 none, 1 strict, 2 filter; -1 if the line is absent */
-	bool have_capeff;
-	uint64_t capeff;
+	bool have_capeff, have_capbnd;
+	uint64_t capeff, capbnd;
 	bool have_cpus;
 	cpu_set_t cpus_allowed;
 };
-/* Parse /proc/PID/status for Name, Pid, Uid, Seccomp, CapEff and
+/* Parse /proc/PID/status for Name, Pid, Uid, Seccomp, CapEff, CapBnd and
  * Cpus_allowed_list.  -EINVAL without a valid Pid and Uid line. */
 int diag_parse_status(const char *buf, struct diag_status *out);
 

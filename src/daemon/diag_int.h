@@ -39,6 +39,7 @@ struct diag_ctx {
 	int fix_prio;                   /* the priority fix lines use */
 	long grant;                     /* what a PAM session of the user reaches; -1 unknown */
 	char grant_src[DIAG_SRC_MAX];
+	bool grant_blocked;             /* no process here can raise RLIMIT_RTPRIO's hard limit */
 	bool rt_unthrottled;            /* kernel.sched_rt_runtime_us is -1 */
 };
 

@@ -146,7 +146,7 @@ int diag_online_cpus(struct diag_ctx *c, cpu_set_t *set)
 }
 
 /* Walk up a cgroup-v2 path to the first group with cpuset.cpus.effective. */
-static int cpuset_v2(struct diag_ctx *c, const char *root, const char *path, char *src, size_t len)
+static int cpuset_v2(const char *root, const char *path, char *src, size_t len)
 {
 	char p[1024];
 
@@ -191,7 +191,7 @@ int diag_cpuset(struct diag_ctx *c, const struct diag_proc *p, cpu_set_t *set, c
 		else
 			r = diag_path(root, sizeof(root), "%s/unified", c->env.cgroup);
 		if (r == 0)
-			r = cpuset_v2(c, root, p->cg.unified, src, len);
+			r = cpuset_v2(root, p->cg.unified, src, len);
 	}
 	if (r < 0)
 		return r;
@@ -231,10 +231,12 @@ static void check_online(struct diag_ctx *c, const cpu_set_t *online)
 }
 
 /* Requested CPUs outside the target's cpuset. */
-static void check_cpuset(struct diag_ctx *c)
+static void check_cpuset(struct diag_ctx *c, const cpu_set_t *online)
 {
-	cpu_set_t set, out, in;
-	char src[PATH_MAX + 64], want[256], outs[256], cs[256], fix[DIAG_TEXT_MAX];
+	cpu_set_t set, out, in, req, wide;
+	char *slash;
+	char src[PATH_MAX + 64], knob[PATH_MAX + 64], want[256], outs[256], cs[256], wides[256];
+	char fix[DIAG_TEXT_MAX];
 	int r;
 
 	if (!c->target.loaded)
@@ -244,15 +246,25 @@ static void check_cpuset(struct diag_ctx *c)
 			diag_failed(c, "the target's cpuset", r);
 		return;
 	}
-	cpulist_missing(c->t->cpus, &set, &out);
+	/* Offline CPUs are check_online()'s business. */
+	CPU_AND(&req, c->t->cpus, online);
+	cpulist_missing(&req, &set, &out);
 	if (CPU_COUNT(&out) == 0)
 		return;
-	CPU_AND(&in, c->t->cpus, &set);
+	CPU_AND(&in, &req, &set);
+	/* The effective list is read-only; cpuset.cpus beside it is the knob,
+	 * and widening means adding the missing CPUs to what it has. */
+	snprintf(knob, sizeof(knob), "%s", src);
+	slash = strrchr(knob, '/');
+	if (slash)
+		snprintf(slash + 1, sizeof(knob) - (size_t)(slash + 1 - knob), "cpuset.cpus");
+	CPU_OR(&wide, &set, &req);
+	cpulist_format(&wide, wides, sizeof(wides));
 	cpulist_format(c->t->cpus, want, sizeof(want));
 	cpulist_format(&out, outs, sizeof(outs));
 	cpulist_format(&set, cs, sizeof(cs));
-	diag_fmt(fix, sizeof(fix), "choose CPUs from %s, or widen the cpuset: echo %s > %s as root (for a "
-		 "container its --cpuset-cpus, for a unit AllowedCPUs=)", cs, want, src);
+	diag_fmt(fix, sizeof(fix), "choose CPUs from %s, or widen the cpuset (its parents' first): echo %s > "
+		 "%s (for a container its --cpuset-cpus, for a unit AllowedCPUs=)", cs, wides, knob);
 	if (CPU_COUNT(&in) == 0)
 		diag_add(c, "cpu-outside-cpuset", DIAG_ERROR, fix, "requested CPUs %s are all outside pid %d's "
 			 "cpuset %s (%s): sched_setaffinity fails with EINVAL", want, (int)c->target.pid, cs, src);
@@ -342,8 +354,10 @@ void diag_check_cpus(struct diag_ctx *c)
 		return;
 	}
 	if (c->t->cpus) {
+		const cpu_set_t *online_p = &online;
+
 		check_online(c, &online);
-		check_cpuset(c);
+		check_cpuset(c, online_p);
 	}
 	/* The CPUs in use: the requested ones, else the target's affinity,
 	 * else every online CPU. */

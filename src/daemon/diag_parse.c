@@ -157,6 +157,10 @@ int diag_parse_status(const char *buf, struct diag_status *out)
 		s.have_capeff = true;
 		s.capeff = v;
 	}
+	if ((p = status_field(buf, "CapBnd", &len)) && field_ull(p, len, 16, ~0ull, &v, NULL) == 0) {
+		s.have_capbnd = true;
+		s.capbnd = v;
+	}
 	if ((p = status_field(buf, "Cpus_allowed_list", &len)) && len > 0 && len < sizeof(list)) {
 		memcpy(list, p, len);
 		list[len] = '\0';

@@ -17,6 +17,7 @@
 #include "diag_int.h"
 
 #define CAP_BIT_SYS_NICE 23      /* CAP_SYS_NICE, for the CapEff mask of a fake tree */
+#define CAP_BIT_SYS_RESOURCE 24  /* CAP_SYS_RESOURCE, for pid 1's CapBnd mask */
 #define BW_SHIFT 20              /* the kernel's to_ratio() fixed point */
 #define DEFAULT_SLACK_NS 50000   /* SCHED_OTHER timer slack unless changed */
 
@@ -36,6 +37,14 @@ static int proc_cap_sys_nice(const struct diag_ctx *c, const struct diag_proc *p
 	r = cap_get_flag(caps, CAP_SYS_NICE, CAP_EFFECTIVE, &v) < 0 ? -errno : v == CAP_SET;
 	cap_free(caps);
 	return r;
+}
+
+/* True if p runs in a systemd service (not a scope: scopes have no unit file). */
+static bool in_service(const struct diag_proc *p)
+{
+	size_t n = strlen(p->unit);
+
+	return n > 8 && strcmp(p->unit + n - 8, ".service") == 0;
 }
 
 int diag_proc_load(struct diag_ctx *c, struct diag_proc *p, pid_t pid)
@@ -65,23 +74,12 @@ int diag_proc_load(struct diag_ctx *c, struct diag_proc *p, pid_t pid)
 	p->restrict_rt = -ENOENT;
 	if (p->have_cgroup &&
 	    ((p->cg.has_unified && diag_unit_from_cgroup(p->cg.unified, p->unit, sizeof(p->unit), &p->user_unit) == 0) ||
-	     (p->cg.has_systemd && diag_unit_from_cgroup(p->cg.systemd, p->unit, sizeof(p->unit), &p->user_unit) == 0))) {
-		size_t n = strlen(p->unit);
-
-		if (n > 8 && strcmp(p->unit + n - 8, ".service") == 0)
-			p->restrict_rt = diag_unit_restrict_rt(c, p->unit, p->user_unit, p->restrict_src,
-							       sizeof(p->restrict_src));
-	}
+	     (p->cg.has_systemd && diag_unit_from_cgroup(p->cg.systemd, p->unit, sizeof(p->unit), &p->user_unit) == 0)) &&
+	    in_service(p))
+		p->restrict_rt = diag_unit_restrict_rt(c, p->unit, p->user_unit, p->restrict_src,
+						       sizeof(p->restrict_src));
 	p->loaded = true;
 	return 0;
-}
-
-/* True if p runs in a systemd service (not a scope: scopes have no unit file). */
-static bool in_service(const struct diag_proc *p)
-{
-	size_t n = strlen(p->unit);
-
-	return n > 8 && strcmp(p->unit + n - 8, ".service") == 0;
 }
 
 /* "systemctl edit U, add ... then restart" for a [Service] setting. */
@@ -137,11 +135,20 @@ void diag_check_self(struct diag_ctx *c)
 		diag_add(c, "self-restrict-realtime", DIAG_ERROR, fix, "%s (pid %d) runs in %s, which sets "
 			 "RestrictRealtime=yes (%s): its every call to set a real-time policy fails with EPERM",
 			 s->st.name, (int)s->pid, u, s->restrict_src);
+	} else if (s->st.seccomp == 2 && s->restrict_rt == 0) {
+		/* rtschedd's own unit filters system calls (SystemCallFilter=
+		 * @system-service), which keeps sched_setattr: worth a line only. */
+		diag_fmt(fix, sizeof(fix), "if applying fails with EPERM, check that SystemCallFilter= of %s "
+			 "allows sched_setattr and sched_setaffinity (@resources, part of @system-service)", u);
+		diag_add(c, "self-seccomp-filter", DIAG_INFO, fix, "%s (pid %d) runs under a seccomp filter "
+			 "(Seccomp: 2), which %s does not make refuse real-time policies (no RestrictRealtime=yes)",
+			 s->st.name, (int)s->pid, u);
 	} else if (s->st.seccomp == 2) {
-		diag_fmt(fix, sizeof(fix), "start it without the filter (check SystemCallFilter= and "
-			 "RestrictRealtime= of %s, or the container's seccomp profile)", u);
+		diag_fmt(fix, sizeof(fix), "start it without the filter, or with one that allows sched_setattr "
+			 "and sched_setaffinity (check the SystemCallFilter= and RestrictRealtime= of %s, or the "
+			 "container's seccomp profile)", u);
 		diag_add(c, "self-seccomp-filter", DIAG_WARNING, fix, "%s (pid %d) runs under a seccomp filter "
-			 "(Seccomp: 2); if the filter refuses sched_setattr or real-time policies, every "
+			 "(Seccomp: 2) of unknown origin; if it refuses sched_setattr or real-time policies, every "
 			 "apply fails with EPERM", s->st.name, (int)s->pid);
 	}
 }
@@ -193,8 +200,10 @@ static void limits_short(struct diag_ctx *c, const char *user, const struct limi
 			 const struct limits_answer *a, long g)
 {
 	char fix[DIAG_TEXT_MAX], src[DIAG_SRC_MAX];
-	enum diag_severity sev = who->uid == 0 ? DIAG_INFO : self_rescues(c);
+	enum diag_severity sev = self_rescues(c);
 
+	if (who->uid == 0)
+		return;          /* root has CAP_SYS_NICE: its rtprio grant does not matter */
 	entry_src(a->hard.file[0] ? &a->hard : &a->soft, src, sizeof(src));
 	if (g > 0) {
 		diag_fmt(fix, sizeof(fix), "raise the rtprio value on %s to %d, then log in again", src, c->need);
@@ -218,6 +227,34 @@ static void limits_short(struct diag_ctx *c, const char *user, const struct limi
 	diag_add(c, "limits-grant-none", sev, fix, "no line of %s or %s/*.conf grants %s an rtprio: its "
 		 "login sessions start with RLIMIT_RTPRIO 0 and cannot make their own threads real-time",
 		 c->env.limits_conf, c->env.limits_dir, user);
+}
+
+/* pam_limits raises the hard limit with setrlimit(), which needs
+ * CAP_SYS_RESOURCE.  Without it in pid 1's bounding set no process below
+ * pid 1 can have it (container runtimes drop it), so the call fails with
+ * EPERM and a session keeps the hard limit it inherited (Debian's pam
+ * patch 032), whatever limits.conf says. */
+static void check_grant_blocked(struct diag_ctx *c, const char *user, long g)
+{
+	char buf[16384], fix[DIAG_TEXT_MAX];
+	struct diag_status st;
+	struct diag_rlimits l;
+
+	if (diag_read(buf, sizeof(buf), "%s/1/status", c->env.proc) < 0 ||
+	    diag_parse_status(buf, &st) < 0 || !st.have_capbnd ||
+	    ((st.capbnd >> CAP_BIT_SYS_RESOURCE) & 1))
+		return;
+	if (diag_read(buf, sizeof(buf), "%s/1/limits", c->env.proc) < 0 ||
+	    diag_parse_limits(buf, &l) < 0 || l.rtprio_hard >= (rlim_t)g)
+		return;
+	c->grant_blocked = true;
+	diag_fmt(fix, sizeof(fix), "start this system's pid 1 (%s) with CAP_SYS_RESOURCE in its bounding set, "
+		 "or with RLIMIT_RTPRIO %ld already (for a container: docker run --ulimit rtprio=%ld:%ld or "
+		 "--cap-add=SYS_RESOURCE)", st.name, g, g, g);
+	diag_add(c, "limits-grant-blocked", self_rescues(c), fix, "limits.conf grants %s rtprio %ld, but "
+		 "pam_limits cannot raise the hard limit to it: CAP_SYS_RESOURCE is not in the bounding set of "
+		 "pid 1 (%s), so no process here has it, setrlimit() fails with EPERM and sessions keep the "
+		 "hard limit %llu they inherit", user, g, st.name, (unsigned long long)l.rtprio_hard);
 }
 
 void diag_check_limits(struct diag_ctx *c, const char *user)
@@ -276,6 +313,8 @@ void diag_check_limits(struct diag_ctx *c, const char *user)
 			 user, s, r->soft_src[0] ? " (" : "", r->soft_src, r->soft_src[0] ? ")" : "",
 			 h, r->hard_src[0] ? " (" : "", r->hard_src, r->hard_src[0] ? ")" : "", note);
 	}
+	if (g > 0 && who.uid != 0)
+		check_grant_blocked(c, user, g);
 	if (g == 0 || (c->rt_requested && g < c->need))
 		limits_short(c, user, &who, &a, g);
 	limits_who_free(&who);
@@ -324,11 +363,17 @@ static void check_rtprio(struct diag_ctx *c)
 	if (in_service(p)) {
 		diag_fmt(why, sizeof(why), "LimitRTPRIO=%ld", n);
 		fix_unit(p, why, fix, sizeof(fix));
+	} else if (not_pam && c->grant_blocked) {
+		diag_fmt(fix, sizeof(fix), "no process here can raise the hard limit (see limits-grant-blocked): "
+			 "give pid 1 CAP_SYS_RESOURCE or RLIMIT_RTPRIO %ld, then start it from a PAM login session "
+			 "(runuser -l %s -c CMD, su -l, ssh)", n, user);
 	} else if (not_pam) {
-		diag_fmt(fix, sizeof(fix), "raise it now: prlimit --pid %d --rtprio=%ld:%ld (as root); for good, "
-			 "start it from a PAM login session (runuser -l %s -c CMD, su -l, ssh)", pid, n, n, user);
+		diag_fmt(fix, sizeof(fix), "raise it now: prlimit --pid %d --rtprio=%ld:%ld (as root, which needs "
+			 "CAP_SYS_RESOURCE); for good, start it from a PAM login session (runuser -l %s -c CMD, su -l, "
+			 "ssh)", pid, n, n, user);
 	} else {
-		diag_fmt(fix, sizeof(fix), "raise it now: prlimit --pid %d --rtprio=%ld:%ld (as root); for good, "
+		diag_fmt(fix, sizeof(fix), "raise it now: prlimit --pid %d --rtprio=%ld:%ld (as root, which needs "
+			 "CAP_SYS_RESOURCE); for good, "
 			 "grant it in limits.conf (`%s - rtprio %ld` in %s/95-realtime.conf) and start it from a "
 			 "login session", pid, n, n, user, n, c->env.limits_dir);
 	}
@@ -342,6 +387,9 @@ static void check_rtprio(struct diag_ctx *c)
 		else
 			diag_fmt(why, sizeof(why), "it was not started through a PAM login session (login, ssh, "
 				 "su -l, a display manager), so pam_limits never applied the grant");
+		if (c->grant_blocked)
+			diag_cat(why, sizeof(why), " (and here a PAM session could not apply it either: see "
+				 "limits-grant-blocked)");
 		diag_add(c, code, sev, fix, "pid %d (%s) has RLIMIT_RTPRIO 0 (hard %llu) although limits.conf "
 			 "grants %s rtprio %ld (%s): %s%s", pid, p->st.name, h, user, c->grant, c->grant_src,
 			 why, rescue);
@@ -373,7 +421,7 @@ static void check_rttime(struct diag_ctx *c)
 		if (in_service(p))
 			fix_unit(p, "LimitRTTIME=infinity (or a watchdog such as LimitRTTIME=200000)", fix, sizeof(fix));
 		else
-			diag_fmt(fix, sizeof(fix), "prlimit --pid %d --rttime=unlimited:unlimited (as root), and find "
+			diag_fmt(fix, sizeof(fix), "prlimit --pid %d --rttime=unlimited:unlimited (as root, which needs CAP_SYS_RESOURCE), and find "
 				 "what set it to 0 (a parent's setrlimit() or prlimit)", pid);
 		diag_add(c, "rttime-zero", DIAG_ERROR, fix, "pid %d has RLIMIT_RTTIME 0: the kernel kills it "
 			 "(SIGXCPU, or SIGKILL at the hard limit) as soon as it runs a tick real-time without "
@@ -465,7 +513,7 @@ static void budget_fix(const char *mount, const char *group, char *fix, size_t l
 {
 	char prefix[1024], dir[PATH_MAX], parent[PATH_MAX], child[1024];
 	long long rt, per, prt, pper;
-	unsigned long long used = 0, free;
+	unsigned long long used = 0, free, v;
 	size_t top = 0;        /* length of the topmost zero prefix */
 	DIR *d;
 	struct dirent *de;
@@ -507,7 +555,9 @@ static void budget_fix(const char *mount, const char *group, char *fix, size_t l
 	}
 	closedir(d);
 	free = to_ratio(pper, prt) > used ? to_ratio(pper, prt) - used : 0;
-	if (free == 0) {
+	if (diag_read_ll(&per, "%s%.*s/cpu.rt_period_us", mount, (int)top, group) < 0)
+		per = 1000000;
+	if (((free * (unsigned long long)(per > 0 ? per : 0)) >> BW_SHIFT) == 0) {
 		diag_fmt(fix, len, "the RT budget of %s (%lld of %lld µs) is all given to its other child "
 			 "groups: lower one of their cpu.rt_runtime_us, then run this check again",
 			 parent, prt, pper);
@@ -521,8 +571,10 @@ static void budget_fix(const char *mount, const char *group, char *fix, size_t l
 		if (diag_path(dir, sizeof(dir), "%s%s", mount, prefix) < 0 ||
 		    diag_read_ll(&per, "%s/cpu.rt_period_us", dir) < 0)
 			per = 1000000;
-		diag_cat(fix, len, "%secho %llu > %s/cpu.rt_runtime_us", fix[0] ? " && " : "",
-			 (free * (unsigned long long)per) >> BW_SHIFT, dir);
+		v = (free * (unsigned long long)per) >> BW_SHIFT;
+		if (v >= 1000)
+			v -= v % 1000;    /* a round number, still within the rule */
+		diag_cat(fix, len, "%secho %llu > %s/cpu.rt_runtime_us", fix[0] ? " && " : "", v, dir);
 		if (!group[i])
 			break;
 	}

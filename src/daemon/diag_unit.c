@@ -113,6 +113,7 @@ static void dropins_collect(const char *dir, struct dropin *v, size_t *n)
 	closedir(d);
 }
 
+/* qsort() order of drop-ins: by file name, as systemd applies them. */
 static int dropin_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct dropin *)a)->name, ((const struct dropin *)b)->name);

@@ -16,6 +16,7 @@
 #include "../common/log.h"
 #include "../common/policy.h"
 #include "daemon.h"
+#include "diag.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/rtschedd.conf"
 
@@ -31,6 +32,9 @@ static void usage(FILE *f)
 		"                              plus drop-ins in PATH's .d directory)\n"
 		"  -s, --socket PATH           control socket (default from the configuration)\n"
 		"  -t, --test-config           check the configuration, print it and exit (0 or 1)\n"
+		"  --check [--pid PID | --user USER] [--json]\n"
+		"                              diagnose why threads can or cannot be real-time and\n"
+		"                              print each finding with its fix; exit 1 on errors\n"
 		"  -l, --log-level LEVEL       err, warning, notice, info or debug\n"
 		"  -V, --version               print the version and exit\n"
 		"  -h, --help                  print this help and exit\n\n"
@@ -90,6 +94,32 @@ static void parse_sched_flags(const char *pol_s, const char *prio_s, struct over
 	o->has_sched = true;
 }
 
+/* rtschedd --check: the diagnosis of this machine (and a process or a
+ * user) for the default policy; exit 1 when a finding is an error. */
+static int run_check(const struct config *c, pid_t pid, const char *user, bool json)
+{
+	struct diag_target t = { .pid = pid, .user = user, .policy = c->dflt.policy, .priority = c->dflt.priority,
+				 .cpus = c->dflt.has_cpus ? &c->dflt.cpus : NULL };
+	struct diag_report rep;
+	int r;
+
+	diag_report_init(&rep);
+	r = diag_run(NULL, &t, &rep);
+	if (r < 0) {
+		fprintf(stderr, "rtschedd: --check: %s%s\n", strerror(-r),
+			r == -ESRCH ? " (no such process)" : r == -ENOENT ? " (no such user?)" : "");
+		diag_report_free(&rep);
+		return EXIT_OSERR;
+	}
+	if (json)
+		diag_print_json(&rep, stdout);
+	else
+		diag_print_text(&rep, stdout);
+	r = diag_report_worst(&rep) == DIAG_ERROR ? EXIT_CONFIG : EXIT_OK;
+	diag_report_free(&rep);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -100,12 +130,18 @@ int main(int argc, char **argv)
 		{ "test-config", no_argument, NULL, 't' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "check", no_argument, NULL, 'C' },
+		{ "pid", required_argument, NULL, 'I' },
+		{ "user", required_argument, NULL, 'U' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct overrides o = { .log_level = -1 };
 	const char *pol_s = NULL, *prio_s = NULL, *config_path = DEFAULT_CONFIG;
-	bool config_given = false, test_only = false;
+	bool config_given = false, test_only = false, check = false, json = false;
+	const char *check_user = NULL;
+	long check_pid = 0;
 	struct config *c = NULL;
 	struct daemon *d = NULL;
 	int opt, r;
@@ -125,6 +161,16 @@ int main(int argc, char **argv)
 			o.socket = optarg;
 			break;
 		case 't': test_only = true; break;
+		case 'C': check = true; break;
+		case 'J': json = true; break;
+		case 'U': check_user = optarg; break;
+		case 'I': {
+			char *end;
+			check_pid = strtol(optarg, &end, 10);
+			if (*end || check_pid <= 0)
+				usage_error("--pid '%s' is not a process id", optarg);
+			break;
+		}
 		case 'l':
 			o.log_level = log_level_from_string(optarg);
 			if (o.log_level < 0)
@@ -148,6 +194,8 @@ int main(int argc, char **argv)
 		usage_error("unexpected argument '%s'; rtschedd takes only options, see rtschedd --help",
 			    argv[optind]);
 	parse_sched_flags(pol_s, prio_s, &o);
+	if (!check && (check_pid || check_user || json))
+		usage_error("--pid, --user and --json go with --check; type rtschedd --check --pid PID");
 
 	log_init("rtschedd", o.log_level >= 0 ? o.log_level : LOG_LEVEL_INFO);
 	r = daemon_load_config(config_path, config_given, &o, &c);
@@ -157,6 +205,11 @@ int main(int argc, char **argv)
 		log_err("%s: configuration not valid%s", config_path,
 			test_only ? "" : "; rtschedd did not start");
 		return EXIT_CONFIG;
+	}
+	if (check) {
+		r = run_check(c, (pid_t)check_pid, check_user, json);
+		config_free(c);
+		return r;
 	}
 	if (test_only) {
 		config_print(c, stdout);

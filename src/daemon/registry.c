@@ -13,6 +13,7 @@
 
 #include "../common/log.h"
 #include "../common/policy.h"
+#include "diag.h"
 #include "proc.h"
 #include "registry.h"
 
@@ -183,8 +184,16 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	}
 	r = task_sched_write(t->tid, &want, spec->has_cpus || t->cpus_changed, &what);
 	if (r < 0) {
+		char why[512] = "";
+		struct diag_target dt = { .pid = t->tid, .policy = want.policy, .priority = want.priority,
+					  .cpus = spec->has_cpus ? &want.cpus : NULL };
+
+		/* not just "Operation not permitted": the diagnosed cause and its fix */
+		if (r != -ESRCH)
+			diag_explain(NULL, &dt, what, r, why, sizeof(why));
 		task_sched_format(&want, desc, sizeof(desc));
-		snprintf(msg, len, "%s(tid %d, %s) failed: %s", what, (int)t->tid, desc, strerror(-r));
+		snprintf(msg, len, "%s(tid %d, %s) failed: %s%s%s", what, (int)t->tid, desc, strerror(-r),
+			 why[0] ? "; " : "", why);
 		return r == -ESRCH ? PE_NO_SUCH_THREAD : PE_APPLY_FAILED;
 	}
 	t->cpus_changed = spec->has_cpus;

@@ -19,6 +19,7 @@
 #include "../common/policy.h"
 #include "../common/protocol.h"
 #include "control.h"
+#include "diag.h"
 #include "grant.h"
 #include "jitter.h"
 #include "privs.h"
@@ -680,6 +681,91 @@ static void op_metrics(struct ctx *x)
 	send_buf(x);
 }
 
+/* check: the diagnosis of a process or a user, one ROW per finding. A
+ * non-privileged client may examine only itself (its processes, its user). */
+static void op_check(struct ctx *x)
+{
+	struct grant_subject subj;
+	struct diag_target t = { .policy = -1 };
+	struct diag_report rep;
+	struct proc_status ps;
+	const char *user = proto_get(x->m, "user"), *pol = proto_get(x->m, "policy"), *cpus_s = proto_get(x->m, "cpus");
+	cpu_set_t cpus;
+	long n;
+	int r;
+
+	if (!rate_ok(x))
+		return;
+	grant_subject_init(&subj, x->d->config, x->peer->uid, x->peer->gid, x->peer->pid);
+	if ((r = proto_get_long(x->m, "pid", 1, INT32_MAX, &n)) == 0) {
+		t.pid = (pid_t)n;
+		if (proc_read_status(t.pid, &ps) < 0) {
+			refuse(x, PE_NO_SUCH_THREAD, "pid %ld: no such process", n);
+			return;
+		}
+		if (!subj.privileged && ps.uid != subj.uid) {
+			refuse(x, PE_NOT_ADMIN, "pid %ld belongs to uid %u; checking another user's process needs root "
+			       "or admin-group", n, (unsigned)ps.uid);
+			return;
+		}
+	} else if (r != -ENOENT) {
+		refuse(x, PE_BAD_REQUEST, "pid must be a positive number");
+		return;
+	}
+	if (user) {
+		if (!subj.privileged && strcmp(user, subj.user) != 0) {
+			refuse(x, PE_NOT_ADMIN, "checking user %s needs root or admin-group", user);
+			return;
+		}
+		t.user = user;
+	}
+	if (pol && (t.policy = policy_from_string(pol)) < 0) {
+		refuse(x, PE_BAD_REQUEST, "unknown policy '%s'; use one of %s", pol, policy_names());
+		return;
+	}
+	if (proto_get_long(x->m, "priority", 0, 99, &n) == 0)
+		t.priority = (int)n;
+	else if (t.policy >= 0)
+		t.priority = policy_is_realtime(t.policy) ? x->d->config->dflt.priority : 0;
+	if (cpus_s) {
+		if (cpulist_parse(cpus_s, &cpus, NULL) < 0) {
+			refuse(x, PE_BAD_REQUEST, "bad CPU list '%s'", cpus_s);
+			return;
+		}
+		t.cpus = &cpus;
+	}
+	diag_report_init(&rep);
+	r = diag_run(NULL, &t, &rep);
+	if (r < 0) {
+		diag_report_free(&rep);
+		refuse(x, r == -ESRCH ? PE_NO_SUCH_THREAD : r == -ENOENT ? PE_BAD_REQUEST : PE_INTERNAL,
+		       "check failed: %s%s", strerror(-r), r == -ENOENT ? " (no such user?)" : "");
+		return;
+	}
+	for (size_t i = 0; i < rep.n; i++) {
+		proto_begin(&x->out, "ROW");
+		proto_add(&x->out, "code", rep.v[i].code);
+		proto_add(&x->out, "severity", diag_severity_name(rep.v[i].severity));
+		proto_add(&x->out, "message", rep.v[i].message);
+		proto_add(&x->out, "fix", rep.v[i].fix);
+		send_buf(x);
+	}
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "rows", (long)rep.n);
+	proto_add(&x->out, "worst", diag_severity_name(diag_report_worst(&rep)));
+	proto_add_long(&x->out, "pid", rep.pid);
+	proto_add(&x->out, "comm", rep.comm);
+	proto_add(&x->out, "unit", rep.unit);
+	proto_add(&x->out, "user", rep.user);
+	proto_add_long(&x->out, "has_limits", rep.has_limits);
+	proto_add_long(&x->out, "rtprio_soft", rep.rtprio_soft);
+	proto_add_long(&x->out, "rtprio_hard", rep.rtprio_hard);
+	proto_add(&x->out, "soft_src", rep.soft_src);
+	proto_add(&x->out, "hard_src", rep.hard_src);
+	send_buf(x);
+	diag_report_free(&rep);
+}
+
 /* Carry out a parsed request; x->fd is closed by the caller if left. */
 static void dispatch(struct ctx *x)
 {
@@ -692,7 +778,7 @@ static void dispatch(struct ctx *x)
 		{ "register", op_register, false }, { "unregister", op_unregister, false },
 		{ "reload", op_reload, false }, { "jitter", op_jitter, false },
 		{ "jitter-attach", op_jitter_attach, true }, { "jitter-reset", op_jitter_reset, false },
-		{ "metrics", op_metrics, false },
+		{ "metrics", op_metrics, false }, { "check", op_check, false },
 	};
 	const char *op = proto_get(x->m, "op");
 	long v;
@@ -717,7 +803,7 @@ static void dispatch(struct ctx *x)
 		return;
 	}
 	refuse(x, PE_UNKNOWN_OP, "unknown op '%s'; use version, status, list, register, unregister, reload, "
-	       "jitter, jitter-reset or metrics", op ? op : "");
+	       "jitter, jitter-reset, metrics or check", op ? op : "");
 }
 
 void request_handle(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,

@@ -1,0 +1,72 @@
+#!/bin/bash
+# tests/check.sh: the diagnosis through the running daemon and the CLI.
+# `rtschedctl check --user` for a test user in group audio with
+# "@audio - rtprio 50" in limits.d reports soft 50, hard 50 and the
+# file:line; a process of that user started without PAM shows that its
+# RLIMIT_RTPRIO is 0 and how to fix it; `rtschedd --check` works offline;
+# a failing apply carries the diagnosed cause, not just EPERM.
+. "$(dirname "$0")/lib.sh"
+need_root
+for c in useradd userdel groupadd groupdel setpriv prlimit; do command -v $c >/dev/null || skip "$c missing"; done
+[ -d /etc/security/limits.d ] || skip "no /etc/security/limits.d"
+
+U=rtsd-chk$$; LIMITS=/etc/security/limits.d/rtsd-chk$$.conf; AUDIO_ADDED=
+getent group audio >/dev/null || { groupadd audio && AUDIO_ADDED=1; }
+useradd -M -N -g nogroup -G audio -s /usr/sbin/nologin "$U" || skip "cannot add a test user"
+undo() { [ -n "${NP:-}" ] && kill "$NP" 2>/dev/null; rm -f "$LIMITS"; userdel "$U" 2>/dev/null
+	 [ -n "$AUDIO_ADDED" ] && groupdel audio 2>/dev/null; }
+at_exit undo
+printf '# rtschedd tests/check.sh, removed when it ends\n@audio - rtprio 50\n' >"$LIMITS"
+
+printf '[daemon]\nrate-limit = 0\n' >"$TMP/c.conf"
+daemon_start "$TMP/c.conf"
+
+ctl check --user "$U"
+expect_in "$OUT" "soft 50 ($LIMITS:2), hard 50 ($LIMITS:2)" "rtschedctl check --user: soft 50, hard 50 and the file:line"
+ctl --json check --user "$U"
+echo "$OUT" | jq -e '.limits.rtprio_soft == 50 and .limits.rtprio_hard == 50' >/dev/null &&
+	pass "--json: limits 50/50" || fail "--json: $OUT"
+echo "$OUT" | jq -e '[.findings[] | has("code") and has("severity") and has("fix")] | all' >/dev/null &&
+	pass "every finding has a code, a severity and a fix" || fail "findings: $OUT"
+
+# a process of the user started without PAM: RLIMIT_RTPRIO 0
+setpriv --reuid="$U" --regid=nogroup --clear-groups prlimit --rtprio=0:0 sleep 60 &
+NP=$!
+sleep 0.2
+ctl check --pid "$NP"
+expect_in "$OUT" "rtprio-zero-not-pam" "the finding for a process not started through PAM"
+expect_in "$OUT" "fix:" "with its fix"
+expect_in "$OUT" "limits.conf grants $U" "it says what limits.conf would have granted"
+kill "$NP"; NP=
+
+# a non-root client may check only itself
+out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$RTSCHEDCTL" --socket "$SOCK" check --user root 2>&1)
+expect_in "$out" "not-admin" "nobody may not check root"
+out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$RTSCHEDCTL" --socket "$SOCK" check --user nobody 2>&1)
+expect_in "$out" "rtschedd check" "nobody may check itself"
+daemon_stop
+
+# offline: rtschedd --check
+run "$RTSCHEDD" --check --config "$TMP/c.conf" --user "$U"
+[ "$RC" -le 1 ] && pass "rtschedd --check runs (exit $RC)" || fail "rtschedd --check exit $RC: $ERR"
+expect_in "$OUT" "soft 50 ($LIMITS:2)" "rtschedd --check --user reports the grant"
+run "$RTSCHEDD" --check --json --config "$TMP/c.conf"
+echo "$OUT" | jq -e '.findings | length > 0' >/dev/null && pass "rtschedd --check --json parses" || fail "json: $OUT"
+run "$RTSCHEDD" --pid 1
+expect_rc 64 "--pid without --check is a usage error"
+
+# a failing apply explains itself: without CAP_SYS_NICE the daemon can only
+# go up to the target's RLIMIT_RTPRIO, which is 0 here
+SOCK="$TMP/control"; DLOG="$TMP/nonice.log"
+setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice "$RTSCHEDD" --config "$TMP/c.conf" --socket "$SOCK" >"$DLOG" 2>&1 &
+DPID=$!
+wait_for "$RTSCHEDCTL" --socket "$SOCK" version
+helper_start
+T=$(spawn w)
+ctl register --tid "$T"
+expect_in "$ERR" "apply-failed" "the apply fails"
+expect_in "$ERR" "RLIMIT_RTPRIO" "and the reply names the diagnosed cause (RLIMIT_RTPRIO), not just EPERM"
+expect_sched "$T" "policy=other" "nothing was applied"
+helper_stop
+daemon_stop
+finish
