@@ -10,7 +10,7 @@ need_root
 [ "$NCPU" -ge 2 ] || skip "needs 2 CPUs: the runaway takes CPU 0 and the others must stay free"
 
 SPIN="$top_builddir/tests/spin-helper"
-COOLDOWN=4
+COOLDOWN=8
 CONF="$TMP/w.conf"
 cat >"$CONF" <<EOC
 [daemon]
@@ -74,6 +74,8 @@ expect_sched "$T" "policy=other" "and nothing was applied"
 ctl register --tid "$T" --policy batch
 expect_rc 0 "a non-real-time grant still passes"
 helper_stop
+ctl reload
+expect_sched "$STID" "policy=other priority=0" "a reload during the cooldown does not make the runaway real-time again"
 
 # after the cooldown the thread is promoted again
 kill -USR2 "$SPID"   # behave from now on

@@ -64,7 +64,10 @@ static bool numeric_key(const char *k)
 					    "max_priority", "connector_events", "connector_overruns", "rules",
 					    "match_rules", "scan_tasks", "scan_us", "period_ns", "samples",
 					    "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
-					    "mean_ns", "stddev_ns", "overruns", "lo_ns", "hi_ns", "count" };
+					    "mean_ns", "stddev_ns", "overruns", "lo_ns", "hi_ns", "count",
+					    "watchdog_threshold_ms", "watchdog_cooldown_s", "watchdog_cooldown_left_s",
+					    "watchdog_trips", "cap", "clamped_from", "has_limits", "rtprio_soft",
+					    "rtprio_hard" };
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (strcmp(k, nums[i]) == 0)
 			return true;

@@ -337,6 +337,7 @@ static void on_demoted(void *ud, const struct safety_trip *trip)
 	struct daemon *d = ud;
 	size_t n = registry_demote(d->registry, &trip->starved);
 
+	registry_hold_realtime(d->registry, true);
 	log_warnx("watchdog: %zu managed real-time thread%s now SCHED_OTHER; real-time grants paused for %u s", n,
 		  n == 1 ? "" : "s", d->config->watchdog_cooldown_s);
 	daemon_changed(d);

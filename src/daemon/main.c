@@ -103,8 +103,9 @@ static int run_check(const struct config *c, pid_t pid, const char *user, bool j
 	struct diag_report rep;
 	int r;
 
+	struct diag_env env = { .limits_conf = c->limits_conf, .limits_dir = c->limits_dir };
 	diag_report_init(&rep);
-	r = diag_run(NULL, &t, &rep);
+	r = diag_run(&env, &t, &rep);
 	if (r < 0) {
 		fprintf(stderr, "rtschedd: --check: %s%s\n", strerror(-r),
 			r == -ESRCH ? " (no such process)" : r == -ENOENT ? " (no such user?)" : "");

@@ -32,6 +32,7 @@ struct registry {
 	int thread_pidfd; /* 1 yes, 0 no, -1 not probed yet */
 	registry_observer observer;
 	void *observer_ud;
+	bool hold_rt;     /* watchdog cooldown: real-time settings wait */
 };
 
 /* Tell the observer (the state journal) what changed. */
@@ -177,6 +178,16 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	want.reset_on_fork = spec->reset_on_fork;
 	if (spec->has_cpus)
 		want.cpus = spec->cpus;
+	/* during a watchdog cooldown no managed thread becomes real-time, whatever
+	 * the path (a reload, a rule match, a new thread of a process): it gets
+	 * SCHED_OTHER now and what it asked for when the cooldown ends */
+	t->demoted = false;
+	if (t->reg->hold_rt && policy_is_realtime(want.policy)) {
+		t->demoted_from = want;
+		t->demoted = true;
+		want.policy = SCHED_OTHER;
+		want.priority = 0;
+	}
 	if (!same_thread(t)) {
 		snprintf(msg, len, "tid %d is no longer the thread that was registered (it exited; the id may be reused)",
 			 (int)t->tid);
@@ -616,10 +627,16 @@ size_t registry_demote(struct registry *r, const cpu_set_t *starved)
 	return n;
 }
 
+void registry_hold_realtime(struct registry *r, bool hold)
+{
+	r->hold_rt = hold;
+}
+
 size_t registry_promote(struct registry *r)
 {
 	size_t n = 0;
 
+	r->hold_rt = false;
 	for (struct reg_thread *t = r->threads; t; t = t->next) {
 		const char *what;
 

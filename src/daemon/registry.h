@@ -114,6 +114,9 @@ void registry_reapply(struct registry *r, const struct config *c);
 /* The watchdog demoted the real-time threads that may run on `starved`:
  * record what they had and what the kernel now reports. Returns how many. */
 size_t registry_demote(struct registry *r, const cpu_set_t *starved);
+/* During a watchdog cooldown: every apply gives SCHED_OTHER and records the
+ * real-time settings for registry_promote(). */
+void registry_hold_realtime(struct registry *r, bool hold);
 /* After the cooldown: give demoted threads their real-time settings back. */
 size_t registry_promote(struct registry *r);
 /* Whether threads get their own pidfd (PIDFD_THREAD, Linux 6.9+). */

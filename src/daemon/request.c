@@ -734,8 +734,9 @@ static void op_check(struct ctx *x)
 		}
 		t.cpus = &cpus;
 	}
+	struct diag_env env = { .limits_conf = x->d->config->limits_conf, .limits_dir = x->d->config->limits_dir };
 	diag_report_init(&rep);
-	r = diag_run(NULL, &t, &rep);
+	r = diag_run(&env, &t, &rep);
 	if (r < 0) {
 		diag_report_free(&rep);
 		refuse(x, r == -ESRCH ? PE_NO_SUCH_THREAD : r == -ENOENT ? PE_BAD_REQUEST : PE_INTERNAL,
