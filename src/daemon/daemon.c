@@ -15,6 +15,7 @@
 #include <systemd/sd-login.h>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "../common/log.h"
@@ -289,9 +290,14 @@ static void write_metrics(struct daemon *d)
 	FILE *f;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", d->config->metrics_file);
-	f = fopen(tmp, "we");
+	/* node_exporter reads it as another user: 0644 whatever the umask
+	 * (rtschedd.service has UMask=0077) */
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	f = fd >= 0 && fchmod(fd, 0644) == 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
 		log_warn("metrics-file %s", tmp);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	int r = jitter_prometheus(d->jitter, f);

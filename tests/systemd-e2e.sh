@@ -1,0 +1,360 @@
+#!/bin/bash
+# tests/systemd-e2e.sh: rtschedd under a real systemd. Boots systemd in a
+# container (systemd-nspawn --volatile=yes -D /: the host's /usr, a tmpfs
+# root), installs the built units with a copy of the built binaries, and
+# checks `systemd-analyze verify` and `security`, socket activation,
+# `systemctl status`, reload, the watchdog, restart keeping the registrations,
+# stop restoring the threads and the journal's priorities, all with rtschedd
+# as the user rtschedd inside the unit's sandbox (cpu-dma-latency and
+# metrics-file included). Threads come from tests/task-helper run inside the
+# container; every scheduling assertion is what the kernel reports there.
+. "$(dirname "$0")/lib.sh"
+need_root
+# bash runs the EXIT trap (and so the cleanup) on a signal only through exit
+trap 'exit 143' TERM
+trap 'exit 130' INT
+# the whole test is bounded, whatever hangs
+(
+	trap 'kill $s 2>/dev/null; exit 0' TERM
+	sleep 600 & s=$!
+	wait $s || exit 0
+	echo "FAIL - the test ran out of its 600 s"
+	kill -TERM $$
+) &
+DEADLINE=$!
+deadline_stop() { kill "$DEADLINE" 2>/dev/null; }
+at_exit deadline_stop
+
+command -v systemd-nspawn >/dev/null || skip "systemd-nspawn not found (apt-get install systemd-container)"
+command -v nsenter >/dev/null || skip "nsenter not found (util-linux)"
+command -v jq >/dev/null || skip "jq not found"
+[ -x /lib/systemd/systemd ] || [ -x /usr/lib/systemd/systemd ] || skip "no systemd to boot"
+for f in rtschedd rtschedctl systemd/rtschedd.service systemd/rtschedd.socket tests/task-helper; do
+	[ -e "$top_builddir/$f" ] || skip "$top_builddir/$f is not built"
+done
+for f in rtschedd rtschedctl; do
+	# a libtool wrapper script cannot be copied into the container
+	[ "$(head -c4 "$top_builddir/$f" | od -An -c | tr -d ' ')" = '177ELF' ] ||
+		skip "$top_builddir/$f is not an ELF binary (libtool wrapper?)"
+done
+
+OPT=/opt/rtschedd-e2e               # inside the container: /usr is the host's, read-only
+MACHINE="rtschedd-e2e-$$"
+UNIT=rtschedd.service
+NSPID= LEADER=
+
+# find_leader: LEADER = nspawn's child that is pid 1 of its own pid namespace
+# (the container's systemd; nspawn has short-lived helper children too).
+find_leader() {
+	for c in $(cat /proc/"$NSPID"/task/*/children 2>/dev/null); do
+		[ "$(awk '/^NSpid:/ { print (NF > 2 ? $NF : "") }' /proc/"$c"/status 2>/dev/null)" = 1 ] && LEADER=$c
+	done
+	[ -n "$LEADER" ]
+}
+# The container's init dies first: everything in its pid namespace goes with
+# it, the helper included; nspawn then tears the container down and exits.
+container_stop() {
+	helper_stop
+	[ -n "$NSPID" ] || return 0
+	[ -n "$LEADER" ] || find_leader
+	[ -n "$LEADER" ] && kill -KILL "$LEADER" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$NSPID" 2>/dev/null || break; sleep 0.1; done
+	kill -TERM "$NSPID" 2>/dev/null
+	for _ in $(seq 50); do kill -0 "$NSPID" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$NSPID" 2>/dev/null
+	wait "$NSPID" 2>/dev/null
+	NSPID=
+	# nspawn refuses to rm -rf this (empty) directory where /run is not a tmpfs
+	rmdir "/run/systemd/nspawn/propagate/$MACHINE" 2>/dev/null
+}
+at_exit container_stop
+
+# cin CMD...: run a command inside the container, bounded.
+cin() { timeout 30 nsenter -t "$LEADER" -m -u -i -n -p -- env SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"; }
+sctl() { cin systemctl --no-pager "$@"; }
+prop() { sctl show -P "$1" "$UNIT"; }
+journal_has() { cin journalctl -u "$UNIT" -o cat | grep -q "$1"; }
+managed() { cin "$top_builddir/rtschedctl" list | grep -q "$1"; }
+
+# --- boot ------------------------------------------------------------------------
+binds=(--bind-ro="$top_builddir")
+[ "$(cd "$top_srcdir" && pwd)" != "$(cd "$top_builddir" && pwd)" ] && binds+=(--bind-ro="$top_srcdir")
+# --keep-unit --register=no: no D-Bus calls to a host systemd (there may be none);
+# basic.target: journald, D-Bus and the socket units, not the host's services.
+systemd-nspawn --quiet --keep-unit --register=no --volatile=yes -D / --machine="$MACHINE" \
+	"${binds[@]}" -b -- systemd.firstboot=off systemd.unit=basic.target \
+	</dev/null >"$TMP/boot.log" 2>&1 &
+NSPID=$!
+
+for _ in $(seq 300); do
+	kill -0 "$NSPID" 2>/dev/null || break
+	find_leader && break
+	sleep 0.1
+done
+if [ -z "$LEADER" ]; then
+	container_stop
+	skip "systemd-nspawn cannot run a container here: $(grep -v '^$' "$TMP/boot.log" | tail -3 | tr '\n' ' ')"
+fi
+state=
+for _ in $(seq 90); do
+	state=$(cin systemctl is-system-running 2>"$TMP/state.err")
+	case "$state" in running|degraded) break ;; esac
+	kill -0 "$NSPID" 2>/dev/null || break
+	sleep 1
+done
+case "$state" in
+running|degraded) pass "systemd booted in the container (pid $LEADER on the host, $state)" ;;
+*)
+	echo "--- boot log:"; tail -30 "$TMP/boot.log"; cat "$TMP/state.err"
+	fail "systemd in the container did not finish booting within 90 s (state '$state')"
+	finish; exit ;;
+esac
+
+# --- install: the built units with the binaries' paths pointed at a copy, and
+# the configuration in the container's /etc (the built-in path is under the
+# prefix, which may be read-only in the container) -----------------------------------
+cin mkdir -p "$OPT/sbin" "$OPT/bin" /etc/systemd/system/$UNIT.d /etc/sysusers.d
+cin install -m 755 "$top_builddir/rtschedd" "$OPT/sbin/rtschedd"
+cin install -m 755 "$top_builddir/rtschedctl" "$OPT/bin/rtschedctl"
+sed -E -e "s|^(ExecStart=)[^ ]*/rtschedd\$|\\1$OPT/sbin/rtschedd --config /etc/rtschedd.conf|" \
+	-e "s|^(ExecReload=\\+?)[^ ]*/rtschedctl|\\1$OPT/bin/rtschedctl|" \
+	"$top_builddir/systemd/rtschedd.service" | cin sh -c "cat >/etc/systemd/system/$UNIT"
+cin cp "$top_builddir/systemd/rtschedd.socket" /etc/systemd/system/rtschedd.socket
+cin cp "$top_srcdir/systemd/sysusers.d/rtschedd.conf" /etc/sysusers.d/rtschedd.conf
+grep -q "^ExecStart=$OPT/sbin/rtschedd --config" < <(cin cat /etc/systemd/system/$UNIT) &&
+	pass "unit installed with ExecStart=$OPT/sbin/rtschedd --config /etc/rtschedd.conf" || fail "ExecStart not rewritten"
+cin systemd-sysusers /etc/sysusers.d/rtschedd.conf >/dev/null 2>&1
+RUID=$(cin id -u rtschedd)
+[ -n "$RUID" ] && pass "systemd-sysusers created the rtschedd user (uid $RUID)" || fail "no rtschedd user"
+
+# knows KEY = VALUE: does this rtschedd take the key (older ones do not)?
+knows() { printf '[daemon]\n%s\n' "$1" >"$TMP/probe.conf"; "$RTSCHEDD" --test-config --config "$TMP/probe.conf" >/dev/null 2>&1; }
+PMQOS= METRICS=
+# /dev/cpu_dma_latency: the container's /dev lacks it; a node of its own (the
+# host's device, not the host's inode) gets the tmpfiles.d ownership
+if [ -c /dev/cpu_dma_latency ] && knows "cpu-dma-latency = 100"; then
+	PMQOS="cpu-dma-latency = 100"
+	cin mknod -m 600 /dev/cpu_dma_latency c $((0x$(stat -c %t /dev/cpu_dma_latency))) \
+		$((0x$(stat -c %T /dev/cpu_dma_latency)))
+	cin install -D -m 644 "$top_srcdir/systemd/tmpfiles.d/rtschedd.conf" /etc/tmpfiles.d/rtschedd.conf
+	cin systemd-tmpfiles --create /etc/tmpfiles.d/rtschedd.conf
+	[ "$(cin stat -c '%G %a' /dev/cpu_dma_latency)" = "rtschedd 660" ] &&
+		pass "tmpfiles.d gave group rtschedd /dev/cpu_dma_latency (0660)" ||
+		fail "/dev/cpu_dma_latency is $(cin stat -c '%U:%G %a' /dev/cpu_dma_latency)"
+else
+	echo "# /dev/cpu_dma_latency or cpu-dma-latency = not available: not checked"
+fi
+# the Prometheus file, in the one directory the unit lets rtschedd write
+if knows "metrics-file = /run/rtschedd/rtschedd.prom"; then
+	METRICS="metrics-file = /run/rtschedd/rtschedd.prom
+metrics-interval = 1"
+else
+	echo "# metrics-file = not available: not checked"
+fi
+
+write_conf() { # write_conf AUDIO_PRIORITY [EXTRA_LINE]
+	cin sh -c 'cat >/etc/rtschedd.conf' <<EOC
+[daemon]
+policy = fifo
+priority = 10
+max-priority = 80
+rate-limit = 0
+$PMQOS
+$METRICS
+$2
+[rule audio]
+policy = fifo
+priority = $1
+EOC
+}
+write_conf 50
+
+# --- systemd-analyze verify and security -------------------------------------------
+# verify runs man(1) for each Documentation= page: give it the source tree's pages
+# (and man(1) its configuration, which the container's fresh /etc lacks)
+man=(--man=no)
+if command -v man >/dev/null && [ -f /etc/manpath.config ]; then
+	for p in "$top_srcdir"/man/*.[1-8]; do
+		cin install -D -m 644 "$p" "/root/man/man${p##*.}/${p##*/}"
+	done
+	for f in /etc/manpath.config /etc/groff/man.local /etc/groff/mdoc.local; do
+		[ -f "$f" ] && cin install -D -m 644 /dev/stdin "$f" <"$f"
+	done
+	man=(--man=yes)
+fi
+out=$(cin env MANPATH=/root/man systemd-analyze verify "${man[@]}" /etc/systemd/system/$UNIT \
+	/etc/systemd/system/rtschedd.socket 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -z "$out" ] && pass "systemd-analyze verify is clean" || fail "systemd-analyze verify (exit $rc): $out"
+sctl daemon-reload
+cin systemd-analyze security --no-pager $UNIT >"$TMP/security" 2>&1
+grep '✗' "$TMP/security" | sed 's/^/    /'
+score=$(sed -n "s/.*Overall exposure level for $UNIT: \\([0-9.]*\\).*/\\1/p" "$TMP/security")
+echo "    $(grep 'Overall exposure' "$TMP/security")"
+if [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then
+	pass "systemd-analyze security: exposure $score (target 2.0 or lower)"
+else
+	fail "systemd-analyze security: exposure '$score', want 2.0 or lower"
+fi
+grep -q '^RestrictRealtime=' <(cin cat /etc/systemd/system/$UNIT) && fail "the unit sets RestrictRealtime=" ||
+	pass "the unit does not set RestrictRealtime="
+
+# Test settings only: a short watchdog (and the time after which a hung
+# rtschedd gets SIGKILL), no core files, no start rate limit for the restarts.
+cin sh -c "cat >/etc/systemd/system/$UNIT.d/e2e.conf" <<EOC
+[Unit]
+StartLimitIntervalSec=0
+[Service]
+WatchdogSec=2s
+TimeoutAbortSec=2s
+LimitCORE=0
+EOC
+sctl daemon-reload
+
+# --- socket activation --------------------------------------------------------------
+sctl start rtschedd.socket
+[ "$(sctl is-active rtschedd.socket)" = active ] && pass "rtschedd.socket listening" || fail "rtschedd.socket not active"
+[ "$(sctl is-active $UNIT)" = inactive ] && pass "rtschedd.service not started yet" ||
+	fail "rtschedd.service already $(sctl is-active $UNIT)"
+
+# the helper runs in the container's pid namespace; its FIFOs are opened here
+hin="$TMP/helper.in"; hout="$TMP/helper.out"
+mkfifo "$hin" "$hout"
+nsenter -t "$LEADER" -m -u -i -n -p -- env -u RTSCHED_SOCKET "$HELPER" <"$hin" >"$hout" &
+HPID=$!
+exec 3>"$hin" 4<"$hout"
+q() { cin "$HELPER" query "$1"; }
+
+T=$(spawn e2e-audio)
+cin chrt -b -p 0 "$T"      # SCHED_BATCH: restoring is not just "back to other"
+ORIG=$(q "$T")
+h register e2e-audio audio
+expect_in "$HR" "ok fifo 50" "a thread registers itself through the socket (librtsched): $HR"
+expect_sched "$T" "policy=fifo priority=50" "kernel reports SCHED_FIFO 50 inside the container"
+[ "$(sctl is-active $UNIT)" = active ] && pass "the connection started rtschedd.service (socket activation)" ||
+	fail "rtschedd.service is $(sctl is-active $UNIT)"
+wait_for journal_has "socket activation" &&
+	pass "rtschedd logged that it listens on the socket from systemd" || fail "no 'socket activation' line in the journal"
+
+out=$(sctl status $UNIT); rc=$?
+expect_in "$out" "Active: active (running)" "systemctl status: active (running) (exit $rc)"
+expect_in "$out" "TriggeredBy: ● rtschedd.socket" "systemctl status: triggered by rtschedd.socket"
+st=$(printf '%s\n' "$out" | grep -m1 '^ *Status: "')
+[ -n "$st" ] && pass "systemctl status shows the daemon's STATUS= (sd_notify):${st#*:}" ||
+	fail "systemctl status shows no Status: line"
+MAIN=$(prop MainPID)
+if [ -n "$PMQOS" ]; then
+	wait_for journal_has "holding /dev/cpu_dma_latency at 100 us" &&
+		pass "rtschedd (user rtschedd, PrivateDevices=yes) holds /dev/cpu_dma_latency at 100 us" ||
+		fail "no 'holding /dev/cpu_dma_latency' in the journal: $(cin journalctl -u $UNIT -o cat | grep -i dma)"
+	v=$(od -An -td4 -N4 /dev/cpu_dma_latency | tr -d ' ')
+	[ -n "$v" ] && [ "$v" -le 100 ] && pass "the kernel's PM QoS CPU latency target is $v us (100 or less)" ||
+		fail "the kernel's PM QoS CPU latency target is '$v' us"
+fi
+if [ -n "$METRICS" ]; then
+	metrics_readable() { [ "$(cin stat -c %A /run/rtschedd/rtschedd.prom)" = -rw-r--r-- ]; }
+	wait_for cin test -s /run/rtschedd/rtschedd.prom && pass "metrics-file written to /run/rtschedd/rtschedd.prom" ||
+		fail "no metrics-file: $(cin journalctl -u $UNIT -o cat | grep metrics)"
+	metrics_readable && pass "metrics-file is readable by node_exporter's user (-rw-r--r--, under UMask=0077)" ||
+		fail "metrics-file mode $(cin stat -c %A /run/rtschedd/rtschedd.prom), want -rw-r--r-- (node_exporter reads it as another user)"
+fi
+puid=$(cin cat /proc/"$MAIN"/status | awk '/^Uid:/ { print $2 }')
+cap=$(cin cat /proc/"$MAIN"/status | awk '/^CapEff:/ { print $2 }')
+[ "$puid" = "$RUID" ] && pass "rtschedd runs as user rtschedd (uid $puid)" || fail "rtschedd runs as uid '$puid'"
+[ "$cap" = 0000000000800000 ] && pass "its effective capabilities are CAP_SYS_NICE only (CapEff $cap)" ||
+	fail "CapEff $cap, want 0000000000800000 (CAP_SYS_NICE)"
+
+# --- reload ---------------------------------------------------------------------------
+write_conf 55
+sctl reload $UNIT
+rc=$?
+[ $rc -eq 0 ] && pass "systemctl reload (exit 0)" || fail "systemctl reload exit $rc"
+expect_sched "$T" "policy=fifo priority=55" "reload re-applied the changed rule (priority 55)"
+write_conf 60 "no-such-key = 1"
+sctl reload $UNIT 2>"$TMP/reload.err"
+rc=$?
+[ $rc -ne 0 ] && pass "systemctl reload fails on an invalid configuration (exit $rc): $(head -1 "$TMP/reload.err")" ||
+	fail "systemctl reload of an invalid configuration succeeded"
+expect_sched "$T" "policy=fifo priority=55" "the running configuration was kept"
+[ "$(sctl is-active $UNIT)" = active ] && pass "rtschedd still active after the failed reload" ||
+	fail "rtschedd is $(sctl is-active $UNIT) after the failed reload"
+write_conf 55
+sctl reload $UNIT && pass "reload with the configuration fixed" || fail "reload after fixing the configuration"
+
+# --- watchdog ---------------------------------------------------------------------------
+[ "$(prop WatchdogUSec)" = 2s ] && pass "WatchdogSec=2s in force" || fail "WatchdogUSec=$(prop WatchdogUSec)"
+w1=$(prop WatchdogTimestampMonotonic)
+sleep 3
+w2=$(prop WatchdogTimestampMonotonic)
+if [ -n "$w1" ] && [ -n "$w2" ] && [ "$w2" -gt "$w1" ] && [ "$(prop NRestarts)" = 0 ] &&
+	[ "$(sctl is-active $UNIT)" = active ]; then
+	pass "watchdog pings arrive (WATCHDOG=1 at $w1, then $w2 µs); still active after 3 s, NRestarts=0"
+else
+	fail "watchdog: timestamps '$w1' '$w2', NRestarts=$(prop NRestarts), $(sctl is-active $UNIT)"
+fi
+
+# --- restart keeps the registration -------------------------------------------------
+sctl restart $UNIT
+rc=$?
+MAIN2=$(prop MainPID)
+[ $rc -eq 0 ] && [ "$MAIN2" != "$MAIN" ] && [ "$MAIN2" != 0 ] &&
+	pass "systemctl restart: new main pid $MAIN2 (was $MAIN)" || fail "restart: exit $rc, MainPID $MAIN -> $MAIN2"
+expect_sched "$T" "policy=fifo priority=55" "after the restart the thread is still SCHED_FIFO 55"
+cin "$top_builddir/rtschedctl" list >"$TMP/list" 2>&1
+expect_in "$(cat "$TMP/list")" "e2e-audio" "rtschedctl list after the restart shows the thread"
+expect_in "$(grep -w "^$T" "$TMP/list")" "audio" "... under its rule audio"
+j=$(cin journalctl -u $UNIT -o cat)
+expect_in "$j" "received Terminated, restarting: threads stay as they are" "the old rtschedd saw the restart job over D-Bus"
+expect_in "$j" "re-adopted 1 thread" "the new rtschedd re-adopted the thread from the state journal"
+case "$j" in *"restoring 1 managed thread"*) fail "the thread was restored during the restart" ;;
+*) pass "the thread was not restored during the restart" ;; esac
+
+# --- the watchdog acts: a hung rtschedd is killed, restarted, re-adopts -----------------
+cin kill -STOP "$MAIN2"
+for _ in $(seq 150); do
+	MAIN3=$(prop MainPID)
+	[ "$MAIN3" != "$MAIN2" ] && [ "$MAIN3" != 0 ] && [ "$(sctl is-active $UNIT)" = active ] && break
+	sleep 0.1
+done
+[ "$(prop NRestarts)" = 1 ] && [ "$MAIN3" != "$MAIN2" ] &&
+	pass "a hung rtschedd hit the watchdog and Restart=on-failure started pid $MAIN3" ||
+	fail "after SIGSTOP: NRestarts=$(prop NRestarts), MainPID $MAIN3, $(sctl is-active $UNIT)"
+expect_in "$(cin journalctl -u $UNIT -o cat)" "Watchdog timeout" "systemd logged the watchdog timeout"
+wait_for managed e2e-audio &&
+	pass "the restarted rtschedd re-adopted the thread" || fail "thread not managed after the watchdog restart"
+expect_sched "$T" "policy=fifo priority=55" "still SCHED_FIFO 55"
+
+# --- stop restores --------------------------------------------------------------------------
+sctl stop $UNIT
+[ "$(q "$T")" = "$ORIG" ] && pass "systemctl stop restored the thread ($ORIG)" ||
+	fail "after stop: $(q "$T"), want $ORIG"
+cin test -e /run/rtschedd/state && fail "state journal left after a stop" || pass "stop removed the state journal"
+[ "$(sctl is-active rtschedd.socket)" = active ] && cin test -S /run/rtschedd/control &&
+	pass "rtschedd.socket still listening at /run/rtschedd/control" || fail "the socket did not survive the stop"
+h register e2e-audio audio
+expect_in "$HR" "ok fifo 55" "a new registration starts rtschedd again"
+sctl stop $UNIT rtschedd.socket
+[ "$(q "$T")" = "$ORIG" ] && pass "stopping both units restored the thread again" || fail "after the last stop: $(q "$T")"
+
+# --- the journal: the daemon's messages at their priorities ---------------------------------
+cin journalctl -u $UNIT -o json >"$TMP/journal.json"
+prio() { jq -r --arg m "$1" 'select(.SYSLOG_IDENTIFIER == "rtschedd" and ((.MESSAGE | strings) | contains($m))) | .PRIORITY' \
+	"$TMP/journal.json" | head -1; }
+jqcheck() { # jqcheck TEXT WANT DESC
+	got=$(prio "$1")
+	[ "$got" = "$2" ] && pass "journal: $3 at PRIORITY $2" || fail "journal: '$1' at PRIORITY '$got', want $2"
+}
+jqcheck "started: default policy" 6 "the start-up line (info)"
+jqcheck "keeping the running configuration" 4 "the failed reload (warning)"
+jqcheck "no-such-key" 3 "the configuration error (err)"
+jqcheck "restoring 1 managed thread" 6 "restoring on stop (info)"
+# anything the sandbox broke (the connector, the state journal, the device,
+# the metrics file...) shows up as a notice, a warning or an error
+other=$(jq -r 'select(.SYSLOG_IDENTIFIER == "rtschedd" and (.PRIORITY | tonumber) <= 5) | .MESSAGE | strings' \
+	"$TMP/journal.json" | grep -v -e 'no-such-key' -e 'keeping the running configuration')
+[ -z "$other" ] && pass "journal: no other notice, warning or error from rtschedd" ||
+	fail "journal: rtschedd logged: $other"
+uids=$(jq -r 'select(.SYSLOG_IDENTIFIER == "rtschedd") | ._UID' "$TMP/journal.json" | sort -u | tr '\n' ' ')
+[ "$uids" = "$RUID " ] && pass "journal: every rtschedd message came from uid $RUID" || fail "journal: _UID values $uids"
+
+helper_stop
+finish
