@@ -382,10 +382,23 @@ static void safety_configure(struct daemon *d)
 	safety_publish(d);
 }
 
+static int on_publish(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	safety_publish(userdata);
+	return 0;
+}
+
 void daemon_changed(struct daemon *d)
 {
 	pmqos_update(d);
-	safety_publish(d);
+	/* the watchdog's copy of the real-time set is rebuilt at most every
+	 * 100 ms: rebuilding it per registration made registering n threads O(n^2) */
+	if (d->safety && d->publish && sd_event_source_get_enabled(d->publish, NULL) == 0) {
+		uint64_t now;
+		sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+		sd_event_source_set_time(d->publish, now + 100000);
+		sd_event_source_set_enabled(d->publish, SD_EVENT_ONESHOT);
+	}
 	notify_status(d);
 	/* the tick runs only while there is something to report: no idle wake-ups */
 	if (d->tick && (d->config->metrics_file[0] || jitter_n_sources(d->jitter) > 0) &&
@@ -544,6 +557,9 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		return r;
 	if ((r = sd_event_add_defer(d->event, &d->changed, on_changed, d)) < 0)
 		return r;
+	if ((r = sd_event_add_time(d->event, &d->publish, CLOCK_MONOTONIC, 0, 0, on_publish, d)) < 0)
+		return r;
+	sd_event_source_set_enabled(d->publish, SD_EVENT_OFF);
 	sd_event_source_set_enabled(d->changed, SD_EVENT_OFF);
 	registry_set_observer(d->registry, on_registry_change, d);
 	/* re-adopted registrations are held to today's config and limits */
@@ -603,6 +619,7 @@ void daemon_free(struct daemon *d)
 		registry_set_observer(d->registry, NULL, NULL);
 	state_free(d->state);
 	sd_event_source_disable_unref(d->changed);
+	sd_event_source_disable_unref(d->publish);
 	jitter_free(d->jitter);
 	sd_event_source_disable_unref(d->tick);
 	registry_free(d->registry, !d->keep_on_exit);

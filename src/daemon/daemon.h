@@ -50,7 +50,8 @@ struct daemon {
 	struct jitter *jitter;
 	struct safety *safety;          /* the starvation watchdog; NULL when off */
 	sd_event_source *tick;
-	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */          /* metrics file and STATUS=, only while there is something to say */
+	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */
+	sd_event_source *publish;       /* coalesced update of the watchdog's thread list */          /* metrics file and STATUS=, only while there is something to say */
 	int pmqos_fd;                   /* /dev/cpu_dma_latency held open, or -1 */
 	int pmqos_value;
 	int pmqos_error;

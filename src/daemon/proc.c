@@ -78,7 +78,10 @@ int proc_read_stat(pid_t tid, struct proc_stat *out)
 	char path[64], buf[1024];
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	/* /proc/TID/task/TID/stat, not /proc/TID/stat: the latter is the
+	 * thread-group view, which sums over every thread of the process
+	 * (O(threads) per read, O(n^2) for a list of one big process) */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tid, (int)tid);
 	if ((r = read_small(path, buf, sizeof(buf))) < 0)
 		return r;
 	return proc_parse_stat(buf, out);

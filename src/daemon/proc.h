@@ -33,7 +33,7 @@ int proc_parse_limit(const char *buf, const char *name, long *soft, long *hard);
 int proc_read_limit(pid_t pid, const char *name, long *soft, long *hard);
 /* /proc/PID/task/TID/schedstat: time on CPU, time waiting to run (ns), runs. */
 int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count);
-/* Read /proc/TID/stat (a thread's own, even for a non-leader). -ESRCH if gone. */
+/* Read a thread's own stat (/proc/TID/task/TID/stat). -ESRCH if gone. */
 int proc_read_stat(pid_t tid, struct proc_stat *out);
 /* A limit from /proc/PID/limits text: "Max realtime priority" etc.; -1 is
  * unlimited. -ENOENT if the line is missing. */

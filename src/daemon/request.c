@@ -355,7 +355,6 @@ static void op_register(struct ctx *x)
 			return;
 		}
 		d->grants++;
-		daemon_changed(d);
 		proto_begin(&x->out, "OK");
 		proto_add_long(&x->out, "pid", id);
 		proto_add_long(&x->out, "threads", (long)p->n_threads);
@@ -379,7 +378,6 @@ static void op_register(struct ctx *x)
 		return;
 	}
 	d->grants++;
-	daemon_changed(d);
 	proto_begin(&x->out, "OK");
 	proto_add_long(&x->out, "tid", t->tid);
 	proto_add_long(&x->out, "pid", t->pid);

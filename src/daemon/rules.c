@@ -174,7 +174,6 @@ void rules_on_task(struct daemon *d, pid_t tid, pid_t pid, bool force)
 		return;
 	}
 	log_debug("rule %s matched tid %d (%s) of pid %d", rl->name, (int)tid, b.comm, (int)pid);
-	daemon_changed(d);
 }
 
 void rules_on_process(struct daemon *d, pid_t pid)

@@ -333,7 +333,7 @@ static int read_taskstat(pid_t pid, pid_t tid, struct safety_taskstat *out)
 	if (pid)
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	else
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tid, (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
