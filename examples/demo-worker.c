@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,6 @@ static void *worker(void *arg)
 {
 	struct rtsched_request req = RTSCHED_REQUEST_INIT;
 	struct rtsched_grant g;
-	struct timespec next;
-	long worst = 0;
 	int r;
 
 	pthread_setname_np(pthread_self(), "demo-worker");
@@ -54,22 +53,23 @@ static void *worker(void *arg)
 	       g.policy, g.priority, g.cpus, g.reset_on_fork);
 	show("registered");
 
-	/* 1 ms periodic work, as an audio or DMX output thread would do */
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (int i = 0; i < seconds * 1000; i++) {
-		struct timespec now;
-		next.tv_nsec += 1000000;
-		if (next.tv_nsec >= 1000000000) {
-			next.tv_nsec -= 1000000000;
-			next.tv_sec++;
-		}
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long late = (now.tv_sec - next.tv_sec) * 1000000000L + (now.tv_nsec - next.tv_nsec);
-		if (late > worst)
-			worst = late;
+	/* 1 ms periodic work, as an audio or DMX output thread would do, on
+	 * librtsched's timer; rtschedd reads its wake-up histogram */
+	struct rtsched_timer *t;
+	struct rtsched_timer_stats st;
+	if ((r = rtsched_timer_create(&t, 1000000, "sleep")) < 0 || (r = rtsched_timer_attach(t, NULL)) < 0) {
+		fprintf(stderr, "demo-worker: timer: %s: %s\n", rtsched_strerror(r), rtsched_last_message());
+		return (void *)1;
 	}
-	printf("demo-worker: %d wake-ups at 1 ms, worst lateness %.1f us\n", seconds * 1000, worst / 1000.0);
+	for (int i = 0; i < seconds * 1000; i++)
+		if (rtsched_timer_wait(t) < 0)
+			break;
+	while (rtsched_timer_stats(t, &st) == -EAGAIN)
+		;
+	printf("demo-worker: %llu wake-ups at 1 ms: p50 %.1f us, p99 %.1f us, max %.1f us, %llu missed\n",
+	       (unsigned long long)st.count, st.p50_ns / 1e3, st.p99_ns / 1e3, st.max_ns / 1e3,
+	       (unsigned long long)st.overruns);
+	rtsched_timer_free(t);
 
 	r = rtsched_unregister_self();
 	if (r < 0)
