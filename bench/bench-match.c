@@ -1,5 +1,7 @@
 /* bench-match.c: how fast rules find threads. Needs a running rtschedd with
- * a rule `thread-name = bench-m-*` (policy fifo). Modes:
+ * a rule `thread-name = bench-m-*` (policy fifo).
+ *   bench-match [-o SUMMARY.csv] [-c CDF.csv] MODE [N]
+ * Modes:
  *   bench-match rename N   a thread renames itself to match, N times; time
  *                          from the rename to SCHED_FIFO as the thread itself
  *                          sees it (then renames away and waits for the restore)
@@ -16,31 +18,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-common.h"
+
 #define TIMEOUT_US 2e6
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+static const char *summary_path, *cdf_path;
 
 /* Spin until this thread's policy is (or is not) FIFO; the time it took, or -1. */
 static double wait_policy(double start, int fifo)
 {
 	while (((sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO) != fifo) {
-		if (now_us() - start > TIMEOUT_US)
+		if (bench_now_us() - start > TIMEOUT_US)
 			return -1;
 		sched_yield();
 	}
-	return now_us() - start;
+	return bench_now_us() - start;
 }
 
 struct created {
@@ -62,17 +54,39 @@ static void *idle_main(void *arg)
 	return NULL;
 }
 
-static void report(const char *what, double *lat, int n, int timeouts)
+/* Print a row; add it to the summary CSV and the CDF (as series `key`). */
+static void report(const char *key, const char *what, double *lat, int n, int timeouts)
 {
-	qsort(lat, (size_t)n, sizeof(double), cmp);
-	printf("%-34s %8d %10.1f %10.1f %10.1f %9d\n", what, n, lat[n / 2], lat[(int)(n * 0.99)], lat[n - 1], timeouts);
+	FILE *f;
+
+	qsort(lat, (size_t)n, sizeof(double), bench_cmp);
+	printf("%-34s %8d %10.1f %10.1f %10.1f %9d\n", what, n, bench_pct(lat, n, 50), bench_pct(lat, n, 99),
+	       lat[n - 1], timeouts);
+	f = bench_open_csv(summary_path, "event,samples,p50_us,p99_us,max_us,timeouts");
+	if (f) {
+		fprintf(f, "%s,%d,%.1f,%.1f,%.1f,%d\n", what, n, bench_pct(lat, n, 50), bench_pct(lat, n, 99),
+			lat[n - 1], timeouts);
+		fclose(f);
+	}
+	bench_write_cdf(cdf_path, key, lat, (size_t)n);
 }
 
 int main(int argc, char **argv)
 {
-	int n = argc > 2 ? atoi(argv[2]) : 1000, timeouts = 0, got = 0;
-	double *lat = calloc((size_t)n, sizeof(double));
+	int n, timeouts = 0, got = 0, opt;
+	double *lat;
 
+	while ((opt = getopt(argc, argv, "o:c:")) != -1) {
+		switch (opt) {
+		case 'o': summary_path = optarg; break;
+		case 'c': cdf_path = optarg; break;
+		default: return 64;
+		}
+	}
+	argc -= optind - 1;
+	argv += optind - 1;
+	n = argc > 2 ? atoi(argv[2]) : 1000;
+	lat = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
 	if (argc < 2 || !lat || n < 1)
 		return 64;
 	if (strcmp(argv[1], "hold") == 0) {
@@ -98,7 +112,7 @@ int main(int argc, char **argv)
 	printf("%-34s %8s %10s %10s %10s %9s\n", "rule matching", "samples", "p50_us", "p99_us", "max_us", "timeouts");
 	if (strcmp(argv[1], "rename") == 0) {
 		for (int i = 0; i < n; i++) {
-			double t0 = now_us(), l;
+			double t0 = bench_now_us(), l;
 			pthread_setname_np(pthread_self(), "bench-m-x");
 			l = wait_policy(t0, 1);
 			if (l < 0)
@@ -106,14 +120,14 @@ int main(int argc, char **argv)
 			else
 				lat[got++] = l;
 			pthread_setname_np(pthread_self(), "bench-plain");
-			if (wait_policy(now_us(), 0) < 0)
+			if (wait_policy(bench_now_us(), 0) < 0)
 				timeouts++;
 		}
 		if (got)
-			report("rename -> policy applied", lat, got, timeouts);
+			report("rename", "rename -> policy applied", lat, got, timeouts);
 	} else if (strcmp(argv[1], "create") == 0) {
 		for (int i = 0; i < n; i++) {
-			struct created c = { .t0 = now_us() };
+			struct created c = { .t0 = bench_now_us() };
 			pthread_t t;
 			pthread_create(&t, NULL, created_main, &c);
 			pthread_join(t, NULL);
@@ -123,7 +137,7 @@ int main(int argc, char **argv)
 				lat[got++] = c.lat;
 		}
 		if (got)
-			report("create+name -> policy applied", lat, got, timeouts);
+			report("create", "create+name -> policy applied", lat, got, timeouts);
 	} else {
 		return 64;
 	}

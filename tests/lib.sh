@@ -9,9 +9,22 @@ FAILS=0
 PASSES=0
 trap 'cleanup' EXIT
 cleanup_hooks=""
+# Sanitizer builds (--enable-sanitizers): every instrumented process (the
+# daemon, rtschedctl, helpers run as nobody) writes its report into a
+# directory anyone can write to, and any report fails the test.
+mkdir -m 1777 "$TMP/sanitizer"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$TMP/sanitizer/asan"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$TMP/sanitizer/ubsan:print_stacktrace=1"
 cleanup() {
+	rc=$?
 	for h in $cleanup_hooks; do $h; done
+	if [ -n "$(ls -A "$TMP/sanitizer" 2>/dev/null)" ]; then
+		echo "FAIL - sanitizer reports:"
+		cat "$TMP"/sanitizer/*
+		rc=1
+	fi
 	rm -rf "$TMP"
+	exit $rc
 }
 at_exit() { cleanup_hooks="$1 $cleanup_hooks"; }
 

@@ -28,6 +28,12 @@ policies = fifo,other
 max-threads = 2
 EOC
 daemon_start "$CONF" --scheduler-policy fifo --scheduler-priority 10
+ctl status
+expect_in "$OUT" "connector (idle" "with nothing that needs process events the connector is idle (no wake-ups per fork)"
+sw() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$DPID/status"; }
+before=$(sw); for i in $(seq 200); do /bin/true; done; after=$(sw)
+[ "$after" = "$before" ] && pass "200 forks on the machine did not wake the idle daemon" ||
+	fail "the idle daemon woke $((after - before)) times during 200 forks"
 helper_start
 
 # --- rtschedctl register/unregister, default policy from the command line ---

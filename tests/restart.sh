@@ -27,6 +27,12 @@ ctl register --tid "$B" --cpus 0
 wait_for sh -c "'$HELPER' query $M | grep -q 'policy=fifo priority=25'"
 [ -s "$TMP/state" ] && pass "state journal written beside the socket" || fail "no $TMP/state"
 
+# a second rtschedd on the same socket stops before touching anything
+run "$RTSCHEDD" --config "$CONF" --socket "$SOCK"
+expect_rc 71 "a second rtschedd on the same socket refuses to start"
+[ -s "$TMP/state" ] && pass "and leaves the running one's journal alone" || fail "the journal is gone"
+expect_sched "$A" "policy=rr priority=40" "and its threads"
+
 kill -KILL "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 expect_sched "$A" "policy=rr priority=40" "after a crash the thread keeps its settings"
 h exit worker-b          # exits while no daemon runs

@@ -82,6 +82,16 @@ expect_sched "$STID" "policy=other priority=0" "a reload during the cooldown doe
 kill -USR2 "$SPID"   # behave from now on
 wait_log "promoted back" $((COOLDOWN + 6)) && pass "promoted after the cooldown" || fail "not promoted: $(tail -3 "$DLOG")"
 expect_sched "$STID" "policy=fifo priority=50" "SCHED_FIFO 50 again"
+# a runaway rtschedd does not manage: the managed (idle) thread on that CPU
+# is not to blame and keeps its real-time policy
+kill -STOP "$SPID" 2>/dev/null   # the managed thread now does nothing
+chrt -f 60 "$SPIN" --cpu 0 --mode spin --seconds 20 >"$TMP/foreign.out" &
+FPID=$!
+wait_log "nothing demoted" 15 && pass "a starved CPU with no managed thread running: logged, nothing demoted" ||
+	fail "no 'nothing demoted' line: $(grep watchdog "$DLOG" | tail -2)"
+kill -KILL "$FPID"; wait "$FPID" 2>/dev/null
+expect_sched "$STID" "policy=fifo priority=50" "the managed thread kept SCHED_FIFO 50"
+kill -CONT "$SPID" 2>/dev/null
 daemon_stop
 expect_sched "$STID" "policy=other priority=0" "stopping the daemon restored the original policy"
 finish

@@ -61,6 +61,7 @@ const char *log_level_to_string(int level)
 }
 
 /* One line, written with a single fprintf so concurrent lines don't interleave. */
+__attribute__((format(printf, 3, 0)))
 static void log_vemit(int level, int err, const char *fmt, va_list ap)
 {
 	char msg[1024];

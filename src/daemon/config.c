@@ -626,10 +626,14 @@ static void section_header(struct parse_ctx *ctx, char *hdr)
 	}
 	hdr[len - 1] = '\0';
 	n = sscanf(hdr + 1, "%15s %127s %1s", kind_s, name, extra);
+	/* what the header names, not how it is spaced: "[rule  a]" is "[rule a]" */
+	char what[sizeof(ctx->seen[0])];
+	snprintf(what, sizeof(what), "%s%s%.*s", n >= 1 ? kind_s : "", n >= 2 ? " " : "",
+		 (int)sizeof(what) / 2, n >= 2 ? name : "");
 	for (size_t i = 0; i < ctx->n_seen; i++)
-		if (strcmp(ctx->seen[i], hdr + 1) == 0) {
+		if (strcmp(ctx->seen[i], what) == 0) {
 			perr(ctx, NULL, "duplicate section [%s] (first at line %u); merge them into one",
-			     hdr + 1, ctx->seen_line[i]);
+			     what, ctx->seen_line[i]);
 			return;
 		}
 	void *s = realloc(ctx->seen, (ctx->n_seen + 1) * sizeof(*ctx->seen));
@@ -642,7 +646,7 @@ static void section_header(struct parse_ctx *ctx, char *hdr)
 	}
 	ctx->seen = s;
 	ctx->seen_line = l;
-	snprintf(ctx->seen[ctx->n_seen], sizeof(ctx->seen[0]), "%s", hdr + 1);
+	snprintf(ctx->seen[ctx->n_seen], sizeof(ctx->seen[0]), "%s", what);
 	ctx->seen_line[ctx->n_seen++] = ctx->line;
 
 	enum section_kind kind = SEC_BAD;
@@ -679,7 +683,7 @@ static char *read_line(char *str, int num, void *stream)
 {
 	struct parse_ctx *ctx = stream;
 	ssize_t n = getline(&ctx->buf, &ctx->cap, ctx->in);
-	char *p, *end;
+	char *p, *end, *eq;
 
 	if (n < 0)
 		return NULL;
@@ -708,8 +712,14 @@ static char *read_line(char *str, int num, void *stream)
 		section_header(ctx, p);
 		goto skip;
 	}
-	if (!strchr(p, '=')) {
+	if (!(eq = strchr(p, '='))) {
 		perr(ctx, NULL, "expected 'key = value', got '%s'", p);
+		goto skip;
+	}
+	/* "key =#x" reads as the value "#x", but printed back as "key = #x" it
+	 * would be a comment: refuse what cannot be written back */
+	if (eq[1] == '#' || eq[1] == ';') {
+		perr(ctx, NULL, "a value cannot start with '%c' (after a blank it starts a comment)", eq[1]);
 		goto skip;
 	}
 	snprintf(str, (size_t)num, "%s\n", p);
@@ -885,8 +895,12 @@ static int spec_validate(const struct config *c, struct sched_spec *s, const str
 		return -EINVAL;
 	}
 	if (s->priority > c->max_priority) {
-		fprintf(errors, "%s: %s: priority %d is above max-priority %d; lower it or raise max-priority in [daemon]\n",
-			at, where, s->priority, c->max_priority);
+		/* a priority no file sets is the built-in one: the key at fault is max-priority */
+		bool dflt = o->file[base + R_PRIORITY] == CONFIG_ORIGIN_DEFAULT;
+		if (dflt)
+			origin_str(c, &c->origin, D_MAX_PRIORITY, at, sizeof(at));
+		fprintf(errors, "%s: %s: priority %d%s is above max-priority %d; lower it or raise max-priority in [daemon]\n",
+			at, where, s->priority, dflt ? " (built-in default)" : "", c->max_priority);
 		return cmdline ? -EDOM : -EINVAL;
 	}
 	if (origin_set(o, base + R_NICE) && s->nice != 0 &&
@@ -967,10 +981,23 @@ int config_validate(struct config *c, FILE *errors)
 static void print_kv(const struct config *c, FILE *f, const struct key_origin *o, int k,
 		     const char *key, const char *value)
 {
+	/* the reader takes INI_MAX_LINE - 4 characters a line (read_line) */
+	const size_t max = INI_MAX_LINE - 4;
 	char at[PATH_MAX + 16];
+	int n;
 
 	origin_str(c, o, k, at, sizeof(at));
-	fprintf(f, "%-14s = %-24s # %s\n", key, value, at);
+	n = snprintf(NULL, 0, "%-14s = %-24s # %s", key, value, at);
+	if (n >= 0 && (size_t)n <= max) {
+		fprintf(f, "%-14s = %-24s # %s\n", key, value, at);
+		return;
+	}
+	/* too long for one line: the origin above it, then no padding, then no blanks */
+	fprintf(f, "# %s: %.*s\n", key, (int)(max - strlen(key) - 4), at);
+	if (strlen(key) + 3 + strlen(value) <= max)
+		fprintf(f, "%s = %s\n", key, value);
+	else
+		fprintf(f, "%s=%s\n", key, value);
 }
 
 /* The spec keys of [daemon] or a rule, from `base` in the section's key numbers. */

@@ -52,7 +52,25 @@ struct control {
 	sd_event_source *src;
 	struct client *clients;
 	unsigned n_clients;
+	bool paused;              /* out of descriptors: not accepting until a client goes */
+	sd_event_source *resume;  /* or until this timer */
 };
+
+/* Accept again (a client went, or the timer ran). */
+static void accept_resume(struct control *c)
+{
+	if (!c->paused)
+		return;
+	c->paused = false;
+	sd_event_source_set_enabled(c->resume, SD_EVENT_OFF);
+	sd_event_source_set_enabled(c->src, SD_EVENT_ON);
+}
+
+static int on_resume(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	accept_resume(userdata);
+	return 0;
+}
 
 static void client_free(struct client *cl)
 {
@@ -75,6 +93,7 @@ static void client_free(struct client *cl)
 		cl->next->prev = cl->prev;
 	c->n_clients--;
 	free(cl);
+	accept_resume(c);
 }
 
 /* Send what is queued; returns -errno if the client must go. */
@@ -132,13 +151,16 @@ static int take_fds(struct msghdr *mh, int *keep)
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
-		int *fds = (int *)CMSG_DATA(c);
 		size_t cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		for (size_t i = 0; i < cnt; i++, n++) {
+			int fd;
+
+			/* CMSG_DATA() is only char-aligned as far as the compiler knows */
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
 			if (*keep < 0)
-				*keep = fds[i];
+				*keep = fd;
 			else
-				close(fds[i]);
+				close(fd);
 		}
 	}
 	if (mh->msg_flags & MSG_CTRUNC)
@@ -158,6 +180,15 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	if (revents & EPOLLIN) {
 		n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC | MSG_TRUNC);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			int passed;
+
+			/* a zero-length message ends the connection, but it may still
+			 * have carried descriptors: they are ours now, close them */
+			if (n == 0) {
+				take_fds(&mh, &passed);
+				if (passed >= 0)
+					close(passed);
+			}
 			client_free(cl);
 			return 0;
 		}
@@ -193,8 +224,19 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (cfd < 0) {
-			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			if (errno == EMFILE || errno == ENFILE) {
+				/* the listening socket stays readable: without a pause
+				 * epoll would call us again at once, forever */
+				uint64_t now;
+				log_warn("accept: not accepting connections until a client disconnects (or for 1 s)");
+				c->paused = true;
+				sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
+				sd_event_now(c->d->event, CLOCK_MONOTONIC, &now);
+				sd_event_source_set_time(c->resume, now + 1000000);
+				sd_event_source_set_enabled(c->resume, SD_EVENT_ONESHOT);
+			} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
 				log_warn("accept");
+			}
 			return 0;
 		}
 		if (c->n_clients >= MAX_CLIENTS ||
@@ -326,6 +368,10 @@ int control_new(struct control **ret, struct daemon *d)
 	r = sd_event_add_io(d->event, &c->src, c->fd, EPOLLIN, on_accept, c);
 	if (r < 0)
 		goto fail;
+	r = sd_event_add_time(d->event, &c->resume, CLOCK_MONOTONIC, 0, 0, on_resume, c);
+	if (r < 0)
+		goto fail;
+	sd_event_source_set_enabled(c->resume, SD_EVENT_OFF);
 	log_info("listening on %s%s", c->activated ? "the socket from systemd" : c->path,
 		 c->activated ? " (socket activation)" : "");
 	*ret = c;
@@ -349,8 +395,10 @@ void control_free(struct control *c)
 {
 	if (!c)
 		return;
+	c->paused = false; /* no resuming while the clients go */
 	while (c->clients)
 		client_free(c->clients);
+	sd_event_source_disable_unref(c->resume);
 	sd_event_source_disable_unref(c->src);
 	if (c->fd >= 0)
 		close(c->fd);

@@ -390,6 +390,19 @@ static int on_publish(sd_event_source *s, uint64_t usec, void *userdata)
 
 void daemon_changed(struct daemon *d)
 {
+	/* process events are needed by match rules, by registered processes
+	 * (their new threads) and, without PIDFD_THREAD, to see threads exit;
+	 * otherwise every fork on the machine would wake the daemon for nothing */
+	bool events = d->config->n_auto_rules > 0 || registry_n_processes(d->registry) > 0 ||
+		      (!registry_thread_pidfds(d->registry) && registry_n_threads(d->registry) > 0);
+	if (d->procev && events != procev_active(d->procev)) {
+		int r = procev_set_active(d->procev, events);
+		if (r < 0)
+			log_errno(LOG_LEVEL_WARNING, r, "process events connector: cannot %s the drop filter",
+				  events ? "remove" : "set");
+		else if (events) /* what happened while events were dropped */
+			registry_rescan(d->registry, d->config);
+	}
 	pmqos_update(d);
 	/* the watchdog's copy of the real-time set is rebuilt at most every
 	 * 100 ms: rebuilding it per registration made registering n threads O(n^2) */
@@ -548,6 +561,11 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	if (r < 0)
 		return r;
 	sd_event_source_set_enabled(d->tick, SD_EVENT_OFF);
+	/* the socket before the journal: a second rtschedd on the same socket
+	 * must stop here, before it touches the first one's threads or state */
+	r = control_new(&d->control, d);
+	if (r < 0)
+		return r;
 	/* what a previous rtschedd managed (a restart or a crash) comes first,
 	 * so its recorded originals are the ones restored later */
 	char state_path[PATH_MAX];
@@ -568,9 +586,6 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	/* after subscribing, so no thread created meanwhile is missed */
 	daemon_scan(d, false);
 	daemon_changed(d);
-	r = control_new(&d->control, d);
-	if (r < 0)
-		return r;
 	privs_check_nice(c);
 	/* the socket, the connector and the state are open: keep only what the
 	 * work needs from here on */
@@ -583,6 +598,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	 * before the drop would keep every one of them */
 	jitter_apply_config(d->jitter);
 	safety_configure(d);
+	d->started = true;
 	return 0;
 }
 
@@ -608,6 +624,10 @@ void daemon_free(struct daemon *d)
 	if (!d)
 		return;
 	control_free(d->control);
+	/* a start that failed half-way leaves threads and journal to the next
+	 * rtschedd (or to the one already running) */
+	if (!d->started)
+		d->keep_on_exit = true;
 	/* every managed thread gets its original scheduling back, unless the
 	 * next rtschedd takes them over from the state journal */
 	if (d->registry && registry_n_threads(d->registry) && !d->keep_on_exit)

@@ -57,7 +57,8 @@ struct daemon {
 	int pmqos_error;
 	int64_t worst_p99_ns;           /* from the last tick, -1 unknown */
 	char worst_who[64];
-	bool keep_on_exit;              /* a restart: leave threads for the next rtschedd */
+	bool keep_on_exit;
+	bool started;                   /* daemon_new() finished */              /* a restart: leave threads for the next rtschedd */
 	uint64_t start_usec;            /* CLOCK_MONOTONIC */
 	unsigned long grants, refusals, reloads;
 	uint64_t scan_usec;             /* duration of the last full /proc scan */

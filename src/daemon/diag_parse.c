@@ -110,7 +110,7 @@ static int field_ull(const char *p, size_t len, int base, unsigned long long max
 
 		if (d < 0)
 			break;
-		if (x > (max - (unsigned)d) / (unsigned)base)
+		if ((unsigned)d > max || x > (max - (unsigned)d) / (unsigned)base)
 			return -ERANGE;
 		x = x * (unsigned)base + (unsigned)d;
 	}

@@ -245,7 +245,9 @@ void jitter_foreach(struct jitter *j, void (*fn)(void *ud, const struct jitter_r
 			hist_init(&row->h);
 		row->samples = hist_count(&row->h);
 		double mean = 0;
-		row->mean_ns = hist_mean(&row->h, &mean) == 0 ? (int64_t)mean : -1;
+		/* sum and count are the worker's to write: a mean past INT64_MAX
+		 * must not reach the (undefined) conversion */
+		row->mean_ns = hist_mean(&row->h, &mean) < 0 ? -1 : mean < 0x1p63 ? (int64_t)mean : INT64_MAX;
 		fn(ud, row);
 	}
 	/* passive: every managed thread's run-queue wait since it was registered */

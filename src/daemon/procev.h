@@ -23,6 +23,10 @@ struct procev;
 int procev_new(struct procev **ret, sd_event *e, const struct procev_handlers *h, void *ud);
 /* Parse one netlink datagram and dispatch its events (exposed for tests and fuzzing). */
 int procev_dispatch(const struct procev_handlers *h, void *ud, const void *buf, size_t len);
+/* Let events through or drop them in the kernel (no wake-ups) while nothing
+ * needs them. */
+int procev_set_active(struct procev *p, bool active);
+bool procev_active(const struct procev *p);
 /* Events received and overruns seen so far. */
 void procev_stats(const struct procev *p, unsigned long *events, unsigned long *overruns);
 void procev_free(struct procev *p);

@@ -61,6 +61,8 @@ static uint64_t now_realtime_usec(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+static int open_pidfd(struct registry *r, pid_t id, bool thread);
+
 int registry_new(struct registry **ret, sd_event *e)
 {
 	struct registry *r = calloc(1, sizeof(*r));
@@ -69,6 +71,10 @@ int registry_new(struct registry **ret, sd_event *e)
 		return -ENOMEM;
 	r->event = sd_event_ref(e);
 	r->thread_pidfd = -1;
+	/* does this kernel give thread pidfds? ask once, on our own thread */
+	int fd = open_pidfd(r, gettid(), true);
+	if (fd >= 0)
+		close(fd);
 	*ret = r;
 	return 0;
 }

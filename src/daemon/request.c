@@ -149,7 +149,8 @@ static void op_status(struct ctx *x)
 	proto_add_long(&x->out, "scan_tasks", (long)d->scan_tasks);
 	proto_add_long(&x->out, "scan_us", (long)d->scan_usec);
 	if (d->procev) {
-		proto_add(&x->out, "new_threads", "connector");
+		proto_add(&x->out, "new_threads", procev_active(d->procev) ? "connector" :
+			  "connector (idle: nothing needs process events now)");
 		proto_add_long(&x->out, "connector_events", (long)ev);
 		proto_add_long(&x->out, "connector_overruns", (long)ov);
 	} else {
@@ -337,8 +338,13 @@ static void op_register(struct ctx *x)
 		/* registering again: only threads not yet held count against the quota */
 		if (rp && subj.uid == rp->owner)
 			adding = adding > rp->n_threads ? adding - rp->n_threads : 0;
-	} else if (registry_find(d->registry, (pid_t)id)) {
-		adding = 0;
+	} else {
+		struct reg_thread *held = registry_find(d->registry, (pid_t)id);
+
+		/* registering again a thread this uid holds adds nothing; taking one
+		 * over from another owner (root, a match rule) adds it to the quota */
+		if (held && held->owner == subj.uid)
+			adding = 0;
 	}
 	e = grant_check(d->config, &subj, &req, &spec, ps.tgid,
 			subj.privileged ? 0 : registry_count_owner(d->registry, subj.uid), adding, &cap, msg,

@@ -473,9 +473,11 @@ static void watchdog_trip(struct safety *s, const cpu_set_t *starved, uint64_t w
 {
 	struct safety_trip *t = &s->trip;
 	struct safety_taskstat *st;
+	cpu_set_t guilty;   /* starved CPUs where a managed real-time thread was running */
 	uint64_t one = 1;
 	size_t n;
 
+	CPU_ZERO(&guilty);
 	pthread_mutex_lock(&s->lock);
 	n = s->n_threads;
 	memset(t, 0, sizeof(*t));
@@ -495,6 +497,7 @@ static void watchdog_trip(struct safety *s, const cpu_set_t *starved, uint64_t w
 		k = st ? safety_pick_culprit(st, n, cpu) : -1;
 		if (k >= 0) {
 			char pcomm[32];
+			CPU_SET(cpu, &guilty);
 			read_comm(s->threads[k].pid, pcomm, sizeof(pcomm));
 			culprit_add(t->culprits, "%sCPU %d: tid %d (%s) of pid %d (%s), %s/%d, running", t->culprits[0] ? "; " : "",
 				    cpu, (int)st[k].tid, st[k].comm, (int)s->threads[k].pid, pcomm,
@@ -503,6 +506,14 @@ static void watchdog_trip(struct safety *s, const cpu_set_t *starved, uint64_t w
 			culprit_add(t->culprits, "%sCPU %d: no managed thread was running there (a task rtschedd "
 				    "does not manage may be the cause)", t->culprits[0] ? "; " : "", cpu);
 		}
+	}
+	/* a task rtschedd does not manage starved the CPU: demoting managed
+	 * threads would not help it and would punish the innocent */
+	if (!CPU_COUNT(&guilty)) {
+		free(st);
+		pthread_mutex_unlock(&s->lock);
+		log_warnx("watchdog: %s; nothing demoted", t->culprits);
+		return;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct safety_thread *th = &s->threads[i];
@@ -513,7 +524,7 @@ static void watchdog_trip(struct safety *s, const cpu_set_t *starved, uint64_t w
 		 * own sched_setaffinity may have widened what was published */
 		if (sched_getaffinity(th->tid, sizeof(cur), &cur) < 0)
 			cur = th->cpus;
-		CPU_AND(&both, &cur, starved);
+		CPU_AND(&both, &cur, &guilty);
 		if (!CPU_COUNT(&both))
 			continue;
 		int pol = sched_getscheduler(th->tid);

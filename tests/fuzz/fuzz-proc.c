@@ -1,10 +1,11 @@
-/* fuzz-proc.c: libFuzzer target for the /proc parsers (proc.h).
+/* fuzz-proc.c: libFuzzer target for the /proc parsers of proc.h:
+ * proc_parse_stat(), proc_parse_status() and proc_parse_limit().
  *
  * /proc/TID/stat carries the thread's name, which any process sets to
  * anything (prctl PR_SET_NAME, up to 15 bytes, spaces and parentheses
  * included), so proc_parse_stat() reads text an unprivileged user shapes.
- * The input goes to both parsers as the C string read_small() hands them;
- * a parsed comm must be NUL-terminated and fit PROC_COMM_MAX. */
+ * The input goes to every parser as the NUL-terminated buffer their readers
+ * hand them; a parsed comm must be NUL-terminated and fit PROC_COMM_MAX. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -26,6 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 		}                                                               \
 	} while (0)
 
+/* The rows grant.c (rtprio-cap = rlimit) reads, and one more. */
+static const char *const limit_rows[] = { "Max realtime priority", "Max realtime timeout", "Max open files" };
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct proc_status status;
@@ -33,9 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *s;
 	int r;
 
-	/* the readers' buffers are 1024 (stat) and 4096 (status) bytes */
+	/* the readers' buffers are 1024 (stat) and 4096 (status, limits) bytes */
 	if (size > 4095)
 		return 0;
+	/* exactly size + 1 bytes, so a read past the NUL is an ASan report */
 	s = malloc(size + 1);
 	if (!s)
 		return 0;
@@ -45,15 +50,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&st, 0xa5, sizeof(st));
 	r = proc_parse_stat(s, &st);
 	CHECK(r == 0 || r == -EINVAL);
-	if (r == 0) {
-		CHECK(memchr(st.comm, '\0', sizeof(st.comm)) != NULL);
-		CHECK(strlen(st.comm) <= PROC_COMM_MAX);
-	}
+	if (r == 0)
+		CHECK(memchr(st.comm, '\0', sizeof(st.comm)) && strlen(st.comm) <= PROC_COMM_MAX);
 
 	r = proc_parse_status(s, &status);
 	CHECK(r == 0 || r == -EINVAL);
 	if (r == 0)
 		CHECK(status.tgid > 0);
+
+	for (size_t i = 0; i < sizeof(limit_rows) / sizeof(limit_rows[0]); i++) {
+		long soft = -2, hard = -2;
+
+		r = proc_parse_limit(s, limit_rows[i], &soft, &hard);
+		CHECK(r == 0 || r == -EINVAL || r == -ENOENT);
+		if (r == 0)
+			CHECK(soft >= -1 && hard >= -1);
+	}
 	free(s);
 	return 0;
 }

@@ -498,8 +498,9 @@ START_TEST(test_limits_grant)
 	put("etc/security/limits.d/50-rt.conf", "# rt\n@nogroup  -  rtprio  40\n");
 	run(0, "nobody", -1, 0, NULL);
 	expect("limits-grant", DIAG_INFO, "soft 40 (", NULL);
-	ck_assert_msg(strstr(find("limits-grant")->message, "hard 40 (") &&
-		      strstr(find("limits-grant")->message, "50-rt.conf:2"), "%s", dump());
+	const struct diag_finding *f = find("limits-grant");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_msg(strstr(f->message, "hard 40 (") && strstr(f->message, "50-rt.conf:2"), "%s", dump());
 	ck_assert(rep.has_limits);
 	ck_assert_int_eq(rep.rtprio_soft, 40);
 	ck_assert_int_eq(rep.rtprio_hard, 40);

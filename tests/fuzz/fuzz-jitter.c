@@ -1,0 +1,159 @@
+/* fuzz-jitter.c: libFuzzer target for the daemon's side of jitter-attach
+ * (jitter.h): a worker hands rtschedd a sealed memfd holding its struct hist
+ * and keeps writing it, so everything the daemon reads there is the
+ * client's. This target does what the daemon does with such a memfd:
+ * jitter_attach(), a reset (a baseline snapshot), then the rows of
+ * `rtschedctl jitter`, the Prometheus text and the worst p99 for STATUS=.
+ *
+ * The input is two histogram images in fuzz-hist.c's compact form (88
+ * bytes of header and totals; a count n; n x (u16 bucket index, u64
+ * count)): the baseline, in the memfd at reset, then the live histogram,
+ * written over it afterwards as the worker would. The source is attached to
+ * this process's own thread and dropped again after every input. A minimal
+ * daemon (config, registry, no probes) is built once. */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/hist.h"
+#include "common/log.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/jitter.h"
+#include "daemon/registry.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond)                                                               \
+	do {                                                                      \
+		if (!(cond)) {                                                    \
+			fprintf(stderr, "fuzz-jitter: check failed: %s (%s:%d)\n", \
+				#cond, __FILE__, __LINE__);                       \
+			abort();                                                  \
+		}                                                                 \
+	} while (0)
+
+#define HEAD offsetof(struct hist, bucket)
+
+static char dir[PATH_MAX];
+static char conf_path[PATH_MAX + 32];
+static struct daemon d;
+static pid_t tid;
+
+static void cleanup(void)
+{
+	unlink(conf_path);
+	rmdir(dir);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *tmp = getenv("TMPDIR");
+	FILE *f;
+
+	log_init("fuzz-jitter", LOG_LEVEL_ERR);
+	snprintf(dir, sizeof(dir), "%s/fuzz-jitter.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(conf_path, sizeof(conf_path), "%s/rtschedd.conf", dir);
+	atexit(cleanup);
+	f = fopen(conf_path, "we");
+	CHECK(f != NULL);
+	CHECK(fputs("[daemon]\nlog-level = err\nprocess-events = no\n[rule audio]\npolicy = fifo\npriority = 50\n", f) >= 0);
+	CHECK(fclose(f) == 0);
+	CHECK(config_load(conf_path, true, &d.config, stderr) == 0);
+	CHECK(config_validate(d.config, stderr) == 0);
+	log_set_level(LOG_LEVEL_ERR);
+	d.config_path = conf_path;
+	d.overrides.log_level = -1;
+	d.procev_error = -ENOTSUP;
+	CHECK(sd_event_new(&d.event) >= 0);
+	CHECK(registry_new(&d.registry, d.event) == 0);
+	CHECK(jitter_new(&d.jitter, &d) == 0);
+	tid = (pid_t)syscall(SYS_gettid);
+	return 0;
+}
+
+/* Fill *h from the input at *p (advancing it); zeros where the input ends. */
+static void decode(struct hist *h, const uint8_t **p, const uint8_t *end)
+{
+	size_t n;
+
+	memset(h, 0, sizeof(*h));
+	n = (size_t)(end - *p) < HEAD ? (size_t)(end - *p) : HEAD;
+	memcpy(h, *p, n);
+	*p += n;
+	if (*p >= end)
+		return;
+	n = *(*p)++;
+	for (size_t i = 0; i < n && end - *p >= 10; i++, *p += 10) {
+		uint16_t idx;
+		uint64_t cnt;
+
+		memcpy(&idx, *p, sizeof(idx));
+		memcpy(&cnt, *p + 2, sizeof(cnt));
+		h->bucket[idx % HIST_NBUCKETS] = cnt;
+	}
+}
+
+static void on_row(void *ud, const struct jitter_row *r)
+{
+	CHECK(memchr(r->name, '\0', sizeof(r->name)) && memchr(r->rule, '\0', sizeof(r->rule)));
+	CHECK(memchr(r->strategy, '\0', sizeof(r->strategy)) != NULL);
+	++*(unsigned *)ud;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct hist live, base;
+	const uint8_t *p = data, *end = data + size;
+	char msg[512], who[64];
+	char *text = NULL;
+	size_t len = 0;
+	unsigned rows = 0;
+	FILE *f;
+	int fd, e;
+
+	decode(&base, &p, end);
+	decode(&live, &p, end);
+
+	/* what rtsched_timer_attach() sends: a memfd of one struct hist, sealed against resizing */
+	fd = memfd_create("fuzz-jitter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	CHECK(fd >= 0);
+	CHECK(ftruncate(fd, sizeof(struct hist)) == 0);
+	CHECK(pwrite(fd, &base, sizeof(base), 0) == (ssize_t)sizeof(base));
+	CHECK(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0);
+	/* kept to write the live image later, as the worker keeps writing */
+	int wfd = dup(fd);
+	CHECK(wfd >= 0);
+
+	e = jitter_attach(d.jitter, tid, getpid(), 65534, 1000000, "sleep", fd, msg, sizeof(msg));
+	CHECK(e == -1 || (e >= 0 && strlen(msg) < sizeof(msg)));
+	if (e == -1) {
+		jitter_reset(d.jitter);
+		CHECK(pwrite(wfd, &live, sizeof(live), 0) == (ssize_t)sizeof(live));
+		jitter_foreach(d.jitter, on_row, &rows);
+		CHECK(rows >= 1);
+		f = open_memstream(&text, &len);
+		CHECK(f != NULL);
+		CHECK(jitter_prometheus(d.jitter, f) == 0);
+		CHECK(fclose(f) == 0);
+		CHECK(strlen(text) == len);
+		free(text);
+		(void)jitter_worst_p99(d.jitter, who, sizeof(who));
+		jitter_on_exit(d.jitter, tid);
+	}
+	CHECK(jitter_n_sources(d.jitter) == 0);
+	close(wfd);
+	return 0;
+}
