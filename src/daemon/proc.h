@@ -35,14 +35,6 @@ int proc_read_limit(pid_t pid, const char *name, long *soft, long *hard);
 int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count);
 /* Read a thread's own stat (/proc/TID/task/TID/stat). -ESRCH if gone. */
 int proc_read_stat(pid_t tid, struct proc_stat *out);
-/* A limit from /proc/PID/limits text: "Max realtime priority" etc.; -1 is
- * unlimited. -ENOENT if the line is missing. */
-int proc_parse_limit(const char *buf, const char *name, long *soft, long *hard);
-/* Read one limit of a process from /proc/PID/limits (world-readable, unlike
- * prlimit(2) on another user's process). */
-int proc_read_limit(pid_t pid, const char *name, long *soft, long *hard);
-/* /proc/PID/task/TID/schedstat: time on CPU, time waiting to run (ns), runs. */
-int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count);
 /* Read /proc/TID/status. -ESRCH if gone. */
 int proc_read_status(pid_t tid, struct proc_status *out);
 /* True if tid is a thread of process pid (/proc/PID/task/TID exists). */
