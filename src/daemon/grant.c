@@ -11,6 +11,7 @@
 #include "../common/cpulist.h"
 #include "../common/limits.h"
 #include "../common/policy.h"
+#include "diag.h"
 #include "grant.h"
 #include "proc.h"
 
@@ -151,10 +152,17 @@ int grant_resolve(const struct config *c, const struct grant_request *req, struc
 static int cap_lookup(const struct config *c, const struct grant_subject *s, pid_t target, struct grant_cap *cap)
 {
 	if (c->rtprio_cap == CAP_RLIMIT) {
-		long soft, hard;
-		int r = proc_read_limit(target, "Max realtime priority", &soft, &hard);
+		/* /proc/PID/limits is world-readable, unlike prlimit(2) on another
+		 * user's process; diag's parser is the one that reads it */
+		char buf[4096];
+		struct diag_rlimits l;
+		int r = proc_read_text(target, "limits", buf, sizeof(buf));
+		if (r == 0)
+			r = diag_parse_limits(buf, &l);
 		if (r < 0)
 			return r;
+		long soft = l.rtprio_soft == RLIM_INFINITY ? -1 : (long)l.rtprio_soft;
+		long hard = l.rtprio_hard == RLIM_INFINITY ? -1 : (long)l.rtprio_hard;
 		cap->cap = soft;
 		snprintf(cap->from, sizeof(cap->from), "RLIMIT_RTPRIO of pid %d (soft %ld, hard %ld)", (int)target,
 			 soft, hard);

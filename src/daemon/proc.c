@@ -141,51 +141,12 @@ int proc_list_tasks(pid_t pid, pid_t **tids, size_t *n)
 	return 0;
 }
 
-/* One value: a number or "unlimited". */
-static int parse_limit_value(const char *s, long *out)
+int proc_read_text(pid_t pid, const char *name, char *buf, size_t len)
 {
-	char *end;
+	char path[96];
 
-	if (strncmp(s, "unlimited", 9) == 0) {
-		*out = -1;
-		return 0;
-	}
-	errno = 0;
-	*out = strtol(s, &end, 10);
-	return end == s || errno || *out < 0 ? -EINVAL : 0;
-}
-
-int proc_parse_limit(const char *buf, const char *name, long *soft, long *hard)
-{
-	size_t n = strlen(name);
-	const char *p = buf;
-	char s[32], h[32];
-
-	/* "Limit                     Soft Limit           Hard Limit           Units" */
-	while (p && *p) {
-		if (strncmp(p, name, n) == 0 && p[n] == ' ') {
-			if (sscanf(p + n, " %31s %31s", s, h) != 2)
-				return -EINVAL;
-			if (parse_limit_value(s, soft) < 0 || parse_limit_value(h, hard) < 0)
-				return -EINVAL;
-			return 0;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return -ENOENT;
-}
-
-int proc_read_limit(pid_t pid, const char *name, long *soft, long *hard)
-{
-	char path[64], buf[4096];
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
-	if ((r = read_small(path, buf, sizeof(buf))) < 0)
-		return r;
-	return proc_parse_limit(buf, name, soft, hard);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	return read_small(path, buf, len);
 }
 
 int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count)

@@ -25,12 +25,8 @@ struct proc_status {
 int proc_parse_stat(const char *buf, struct proc_stat *out);
 /* Parse /proc/.../status text for Tgid, Uid and Gid. */
 int proc_parse_status(const char *buf, struct proc_status *out);
-/* A limit from /proc/PID/limits text: "Max realtime priority" etc.; -1 is
- * unlimited. -ENOENT if the line is missing. */
-int proc_parse_limit(const char *buf, const char *name, long *soft, long *hard);
-/* Read one limit of a process from /proc/PID/limits (world-readable, unlike
- * prlimit(2) on another user's process). */
-int proc_read_limit(pid_t pid, const char *name, long *soft, long *hard);
+/* Read /proc/PID/NAME whole (a small file: limits, cgroup...); -ESRCH if gone. */
+int proc_read_text(pid_t pid, const char *name, char *buf, size_t len);
 /* /proc/PID/task/TID/schedstat: time on CPU, time waiting to run (ns), runs. */
 int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count);
 /* Read a thread's own stat (/proc/TID/task/TID/stat). -ESRCH if gone. */

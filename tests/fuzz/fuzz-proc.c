@@ -1,5 +1,5 @@
 /* fuzz-proc.c: libFuzzer target for the /proc parsers of proc.h:
- * proc_parse_stat(), proc_parse_status() and proc_parse_limit().
+ * proc_parse_stat() and proc_parse_status() (/proc/PID/limits: fuzz-diag).
  *
  * /proc/TID/stat carries the thread's name, which any process sets to
  * anything (prctl PR_SET_NAME, up to 15 bytes, spaces and parentheses
@@ -27,9 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 		}                                                               \
 	} while (0)
 
-/* The rows grant.c (rtprio-cap = rlimit) reads, and one more. */
-static const char *const limit_rows[] = { "Max realtime priority", "Max realtime timeout", "Max open files" };
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct proc_status status;
@@ -37,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *s;
 	int r;
 
-	/* the readers' buffers are 1024 (stat) and 4096 (status, limits) bytes */
+	/* the readers' buffers are 1024 (stat) and 4096 (status) bytes */
 	if (size > 4095)
 		return 0;
 	/* exactly size + 1 bytes, so a read past the NUL is an ASan report */
@@ -58,14 +55,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r == 0)
 		CHECK(status.tgid > 0);
 
-	for (size_t i = 0; i < sizeof(limit_rows) / sizeof(limit_rows[0]); i++) {
-		long soft = -2, hard = -2;
-
-		r = proc_parse_limit(s, limit_rows[i], &soft, &hard);
-		CHECK(r == 0 || r == -EINVAL || r == -ENOENT);
-		if (r == 0)
-			CHECK(soft >= -1 && hard >= -1);
-	}
 	free(s);
 	return 0;
 }
