@@ -53,11 +53,23 @@ bool policy_is_realtime(int policy)
 
 int policy_priority_range(int policy, int *min, int *max)
 {
-	int lo = sched_get_priority_min(policy);
-	int hi = sched_get_priority_max(policy);
+	/* constant for the kernel's life: ask it once per policy (a config with
+	 * thousands of rules asked twice per rule, and syscalls are dear in a VM);
+	 * 0 = not asked yet, else range + 1 packed as lo << 8 | hi */
+	static int cache[8];
+	int lo, hi, v = policy >= 0 && policy < 8 ? __atomic_load_n(&cache[policy], __ATOMIC_RELAXED) : 0;
 
+	if (v) {
+		*min = (v - 1) >> 8;
+		*max = (v - 1) & 0xff;
+		return 0;
+	}
+	lo = sched_get_priority_min(policy);
+	hi = sched_get_priority_max(policy);
 	if (lo < 0 || hi < 0)
 		return -errno;
+	if (policy >= 0 && policy < 8 && lo < 256 && hi < 256)
+		__atomic_store_n(&cache[policy], (lo << 8 | hi) + 1, __ATOMIC_RELAXED);
 	*min = lo;
 	*max = hi;
 	return 0;

@@ -15,6 +15,7 @@
 #include <ini.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -69,9 +70,6 @@ struct parse_ctx {
 	size_t cap;
 	enum section_kind kind;
 	size_t idx;                       /* rule or principal index */
-	char (*seen)[CONFIG_NAME_MAX * 2]; /* sections met in this file */
-	unsigned *seen_line;
-	size_t n_seen;
 	cpu_set_t present;
 };
 
@@ -541,23 +539,37 @@ static bool valid_name(const char *s, bool allow_star)
 	return true;
 }
 
-/* Find or add the rule/user/group section `name`; sections from a later file
- * with the same name override key by key, as systemd drop-ins do. */
-static int section_open(struct parse_ctx *ctx, enum section_kind kind, const char *name)
+/* Make room for one more element in an array that holds n: the capacity
+ * doubles at every power of two, so adding n sections costs O(n). */
+static int grow_array(void *arrp, size_t n, size_t size)
+{
+	void **arr = arrp;
+	void *na;
+
+	if (n >= 8 && (n & (n - 1)) != 0)
+		return 0;
+	na = realloc(*arr, (n < 8 ? 8 : 2 * n) * size);
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	return 0;
+}
+
+/* Add the rule/user/group/probe section `name` (its index goes into the
+ * section map's entry e). A later file naming a section again overrides it
+ * key by key, as systemd drop-ins do: then e already holds the index. */
+static int section_open(struct parse_ctx *ctx, enum section_kind kind, const char *name, struct strmap_entry *e)
 {
 	struct config *c = ctx->c;
 
+	if (e->value != SIZE_MAX) {
+		ctx->idx = e->value;
+		return 0;
+	}
 	if (kind == SEC_PROBE) {
-		for (size_t i = 0; i < c->n_probes; i++)
-			if (strcmp(c->probes[i].name, name) == 0) {
-				ctx->idx = i;
-				return 0;
-			}
-		struct probe_conf *n = realloc(c->probes, (c->n_probes + 1) * sizeof(*n));
-		if (!n)
+		if (grow_array(&c->probes, c->n_probes, sizeof(*c->probes)) < 0)
 			return -ENOMEM;
-		c->probes = n;
-		n += c->n_probes;
+		struct probe_conf *n = &c->probes[c->n_probes];
 		memset(n, 0, sizeof(*n));
 		strcpy(n->name, name);
 		n->policy = SCHED_FIFO;
@@ -567,47 +579,33 @@ static int section_open(struct parse_ctx *ctx, enum section_kind kind, const cha
 		origin_reset(&n->origin);
 		n->file = ctx->file_idx;
 		n->line = ctx->line;
-		ctx->idx = c->n_probes++;
+		ctx->idx = e->value = c->n_probes++;
 		return 0;
 	}
 	if (kind == SEC_RULE) {
-		for (size_t i = 0; i < c->n_rules; i++)
-			if (strcmp(c->rules[i].name, name) == 0) {
-				ctx->idx = i;
-				return 0;
-			}
-		struct rule *n = realloc(c->rules, (c->n_rules + 1) * sizeof(*n));
-		if (!n)
+		if (grow_array(&c->rules, c->n_rules, sizeof(*c->rules)) < 0)
 			return -ENOMEM;
-		c->rules = n;
-		memset(&n[c->n_rules], 0, sizeof(*n));
-		strcpy(n[c->n_rules].name, name);
-		origin_reset(&n[c->n_rules].origin);
-		n[c->n_rules].file = ctx->file_idx;
-		n[c->n_rules].line = ctx->line;
-		ctx->idx = c->n_rules++;
+		struct rule *n = &c->rules[c->n_rules];
+		memset(n, 0, sizeof(*n));
+		strcpy(n->name, name);
+		origin_reset(&n->origin);
+		n->file = ctx->file_idx;
+		n->line = ctx->line;
+		ctx->idx = e->value = c->n_rules++;
 		return 0;
 	}
-	bool group = kind == SEC_GROUP;
-	for (size_t i = 0; i < c->n_principals; i++)
-		if (c->principals[i].is_group == group && strcmp(c->principals[i].name, name) == 0) {
-			ctx->idx = i;
-			return 0;
-		}
-	struct principal *p = realloc(c->principals, (c->n_principals + 1) * sizeof(*p));
-	if (!p)
+	if (grow_array(&c->principals, c->n_principals, sizeof(*c->principals)) < 0)
 		return -ENOMEM;
-	c->principals = p;
-	p += c->n_principals;
+	struct principal *p = &c->principals[c->n_principals];
 	memset(p, 0, sizeof(*p));
 	strcpy(p->name, name);
-	p->is_group = group;
+	p->is_group = kind == SEC_GROUP;
 	p->max_priority = -1;
 	p->max_threads = -1;
 	origin_reset(&p->origin);
 	p->file = ctx->file_idx;
 	p->line = ctx->line;
-	ctx->idx = c->n_principals++;
+	ctx->idx = e->value = c->n_principals++;
 	return 0;
 }
 
@@ -626,28 +624,23 @@ static void section_header(struct parse_ctx *ctx, char *hdr)
 	}
 	hdr[len - 1] = '\0';
 	n = sscanf(hdr + 1, "%15s %127s %1s", kind_s, name, extra);
-	/* what the header names, not how it is spaced: "[rule  a]" is "[rule a]" */
-	char what[sizeof(ctx->seen[0])];
+	/* what the header names, not how it is spaced: "[rule  a]" is "[rule a]";
+	 * the same string keys the section map (config_find_rule) */
+	char what[CONFIG_NAME_MAX * 2];
 	snprintf(what, sizeof(what), "%s%s%.*s", n >= 1 ? kind_s : "", n >= 2 ? " " : "",
 		 (int)sizeof(what) / 2, n >= 2 ? name : "");
-	for (size_t i = 0; i < ctx->n_seen; i++)
-		if (strcmp(ctx->seen[i], what) == 0) {
-			perr(ctx, NULL, "duplicate section [%s] (first at line %u); merge them into one",
-			     what, ctx->seen_line[i]);
-			return;
-		}
-	void *s = realloc(ctx->seen, (ctx->n_seen + 1) * sizeof(*ctx->seen));
-	void *l = s ? realloc(ctx->seen_line, (ctx->n_seen + 1) * sizeof(unsigned)) : NULL;
-	if (!s || !l) {
-		if (s)
-			ctx->seen = s;
+	int added;
+	struct strmap_entry *e = strmap_put(&ctx->c->sections, what, &added);
+	if (!e) {
 		perr(ctx, NULL, "out of memory");
 		return;
 	}
-	ctx->seen = s;
-	ctx->seen_line = l;
-	snprintf(ctx->seen[ctx->n_seen], sizeof(ctx->seen[0]), "%s", what);
-	ctx->seen_line[ctx->n_seen++] = ctx->line;
+	if (!added && e->file == ctx->file_idx) {
+		perr(ctx, NULL, "duplicate section [%s] (first at line %u); merge them into one", what, e->line);
+		return;
+	}
+	e->file = ctx->file_idx;
+	e->line = ctx->line;
 
 	enum section_kind kind = SEC_BAD;
 	if (n == 1 && strcmp(kind_s, "daemon") == 0)
@@ -670,7 +663,7 @@ static void section_header(struct parse_ctx *ctx, char *hdr)
 		     name, hdr + 1, CONFIG_NAME_MAX - 1);
 		return;
 	}
-	if (kind != SEC_DAEMON && section_open(ctx, kind, name) < 0) {
+	if (kind != SEC_DAEMON && section_open(ctx, kind, name, e) < 0) {
 		perr(ctx, NULL, "out of memory");
 		return;
 	}
@@ -751,7 +744,6 @@ static int parse_file(struct parse_ctx *ctx, const char *path)
 	ctx->file_idx = (short)c->n_files++;
 	ctx->line = 0;
 	ctx->kind = SEC_NONE;
-	ctx->n_seen = 0;
 	r = ini_parse_stream(read_line, ctx, on_key, ctx);
 	fclose(ctx->in);
 	ctx->in = NULL;
@@ -845,8 +837,6 @@ int config_load(const char *path, bool required, struct config **ret, FILE *erro
 out:
 	globfree(&g);
 	free(ctx.buf);
-	free(ctx.seen);
-	free(ctx.seen_line);
 	if (r < 0) {
 		config_free(ctx.c);
 		return r;
@@ -1210,20 +1200,29 @@ void config_state_path(const struct config *c, char *buf, size_t len)
 		snprintf(buf, len, "%.*s/state", slash ? (int)(slash - c->socket_path) : 0, c->socket_path);
 }
 
+/* A section by its kind and name, through the section map. */
+static const struct strmap_entry *section_find(const struct config *c, const char *kind, const char *name)
+{
+	char key[CONFIG_NAME_MAX * 2];
+
+	if ((size_t)snprintf(key, sizeof(key), "%s %s", kind, name) >= sizeof(key))
+		return NULL;
+	const struct strmap_entry *e = strmap_get(&c->sections, key);
+	return e && e->value != SIZE_MAX ? e : NULL;
+}
+
 const struct rule *config_find_rule(const struct config *c, const char *name)
 {
-	for (size_t i = 0; i < c->n_rules; i++)
-		if (strcmp(c->rules[i].name, name) == 0)
-			return &c->rules[i];
-	return NULL;
+	const struct strmap_entry *e = section_find(c, "rule", name);
+
+	return e ? &c->rules[e->value] : NULL;
 }
 
 const struct principal *config_find_principal(const struct config *c, const char *name, bool group)
 {
-	for (size_t i = 0; i < c->n_principals; i++)
-		if (c->principals[i].is_group == group && strcmp(c->principals[i].name, name) == 0)
-			return &c->principals[i];
-	return NULL;
+	const struct strmap_entry *e = section_find(c, group ? "group" : "user", name);
+
+	return e ? &c->principals[e->value] : NULL;
 }
 
 void config_free(struct config *c)
@@ -1236,5 +1235,6 @@ void config_free(struct config *c)
 	free(c->rules);
 	free(c->principals);
 	free(c->probes);
+	strmap_clear(&c->sections);
 	free(c);
 }

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <sys/un.h>
 
+#include "../common/strmap.h"
+
 #define CONFIG_NAME_MAX 64
 #define CONFIG_SOCKET_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 #define CONFIG_KEYS_MAX 32
@@ -127,6 +129,7 @@ struct config {
 	unsigned watchdog_threshold_ms;
 	unsigned watchdog_cooldown_s;
 
+	struct strmap sections; /* "rule NAME", "user NAME"...: index into rules/principals/probes */
 	char **files;         /* every file read, in order */
 	size_t n_files;
 };
