@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -55,7 +56,7 @@
 #include <unistd.h>
 
 #define MSG_MAX 4096          /* PROTO_MSG_MAX of the protocol */
-#define IO_TIMEOUT_S 20       /* any single send or receive */
+#define IO_TIMEOUT_S 120      /* any single send or receive: a hang, not slowness */
 #define MAX_CODES 32
 #define MAX_SELF_THREADS 9
 
@@ -938,6 +939,17 @@ static int mode_orphan(const char *tmpl, bool parent_exits)
 	return 0;
 }
 
+/* Modes that wait for stdin to close, however long the test takes. */
+static bool holds_until_eof(const char *mode)
+{
+	static const char *const m[] = { "hold", "noread", "threads", "self", "churn", "orphan", "heir" };
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (strcmp(mode, m[i]) == 0)
+			return true;
+	return false;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: abuse-client MODE [SOCKET] ARGS... (see the comment at the top of abuse-client.c)\n");
@@ -949,7 +961,13 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "";
 
 	signal(SIGPIPE, SIG_IGN);
-	alarm(150); /* nothing a test does takes this long: never hang a test run */
+	/* never outlive the test: modes that hold threads or connections until
+	 * stdin closes end with it (or with the test script); the rest are a
+	 * bounded amount of work, each I/O bounded by IO_TIMEOUT_S, and the alarm
+	 * only catches a hang, far beyond what a sanitizer build needs */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (!holds_until_eof(mode))
+		alarm(1800);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	raise_nofile();
 	if (strcmp(mode, "churn") == 0 && argc == 3)

@@ -89,7 +89,7 @@ at_exit daemon_cont
 
 # abuse ARGS...: one run of the abuse client, bounded; its summary in AB
 abuse() {
-	AB=$(timeout 120 "$ABUSE" "$@" 2>"$TMP/abuse.err")
+	AB=$(timeout "$HANG_S" "$ABUSE" "$@" 2>"$TMP/abuse.err")
 	ABRC=$?
 	echo "# $(echo "$AB" | tail -1)"
 	[ -s "$TMP/abuse.err" ] && sed 's/^/#   /' "$TMP/abuse.err" | head -5
@@ -124,7 +124,7 @@ leak_check() {
 	shift 2
 	per=""
 	for _ in $(seq "$rounds"); do
-		timeout 120 "$ABUSE" "$@" >/dev/null 2>&1 </dev/null
+		timeout "$HANG_S" "$ABUSE" "$@" >/dev/null 2>&1 </dev/null
 		per="$per $(rss)"
 	done
 	echo "# $desc: VmRSS after the warm-up $R0 kB, then after each run (repeats folded):$(echo "$per" | tr ' ' '\n' | grep . | uniq -c | awk 'NF { printf " %s%s", $2, ($1 > 1 ? "x" $1 : "") }')"
@@ -315,7 +315,7 @@ mkfifo "$TMP/hold.in" "$TMP/hold.out"
 "$ABUSE" hold "$SOCK" 1000 <"$TMP/hold.in" >"$TMP/hold.out" 2>&1 &
 HOLD=$!; BG="$BG $HOLD"
 exec 5>"$TMP/hold.in" 6<"$TMP/hold.out"
-read -r -t 60 line <&6
+read -r -t "$HANG_S" line <&6
 expect_in "$line" "holding 1000" "1000 idle connections open"
 wait_for sh -c "[ \"\$('$RTSCHEDCTL' --socket '$SOCK' --json status | jq .clients)\" = 1001 ]" &&
 	pass "status counts them (1001 with itself)" || fail "clients $(status_field clients)"
@@ -323,7 +323,7 @@ W5=$(spawn w5)
 reg "$W5" fifo 20 --priority 20
 expect_sched "$W5" "policy=fifo priority=20" "while 1000 idle clients hang on, a registration is served"
 exec 5>&-
-read -r -t 60 line <&6
+read -r -t "$HANG_S" line <&6
 exec 6<&-
 wait "$HOLD"
 expect_in "$line" "answered=1000" "the idle connections were never closed: all 1000 still answer"
@@ -404,12 +404,12 @@ mkfifo "$TMP/churn.in" "$TMP/churn.out"
 "$ABUSE" churn 2000 <"$TMP/churn.in" >"$TMP/churn.out" 2>&1 &
 CH=$!; BG="$BG $CH"
 exec 5>"$TMP/churn.in" 6<"$TMP/churn.out"
-read -r -t 10 line <&6
+read -r -t "$HANG_S" line <&6
 ctl register --pid "$CH" --policy fifo --priority "$PRIO"
 expect_rc 0 "register the churning process"
 EXP[$CH]="fifo $PRIO"
 echo go >&5
-read -r -t 60 line <&6
+read -r -t "$HANG_S" line <&6
 expect_in "$line" "churned 2000" "2000 threads created and exited in the registered process"
 check_set "after thread churn: only the main thread left"
 [ "$(rt_prio_tids)" = "$CH " ] && pass "only the main thread is at FIFO $PRIO" || fail "at FIFO $PRIO: $(rt_prio_tids)"
@@ -483,7 +483,7 @@ mkfifo "$TMP/threads.in" "$TMP/threads.out"
 "$ABUSE" threads 200 <"$TMP/threads.in" >"$TMP/threads.out" 2>&1 &
 TH=$!; BG="$BG $TH"
 exec 7>"$TMP/threads.in" 8<"$TMP/threads.out"
-read -r -t 20 line <&8
+read -r -t "$HANG_S" line <&8
 TIDS=${line#tids }
 n=0
 for t in $TIDS; do
@@ -536,7 +536,7 @@ mkfifo "$TMP/proc.in" "$TMP/proc.out"
 "$ABUSE" threads 3 <"$TMP/proc.in" >"$TMP/proc.out" 2>&1 &
 PP=$!; BG="$BG $PP"
 exec 9>"$TMP/proc.in"
-read -r -t 20 line <"$TMP/proc.out"
+read -r -t "$HANG_S" line <"$TMP/proc.out"
 PTIDS="$PP ${line#tids }"
 for t in $PTIDS; do ORIG[$t]=$(kern "$t"); done
 ctl register --pid "$PP" --role video
@@ -569,7 +569,7 @@ if ns_last_pid_ok; then
 fi
 kill -TERM "$DPID"
 kill -CONT "$DPID"
-for _ in $(seq 300); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+for _ in $(seq $((HANG_S * 10))); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
 wait "$DPID"
 DRC=$?
 DPID=
@@ -594,7 +594,7 @@ fi
 [ ! -e "$TMP/state" ] && pass "the state journal is discarded on a stop" || fail "$TMP/state left behind"
 ended=0
 for p in $LOAD; do
-	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq $((HANG_S * 10))); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$p" 2>/dev/null || ended=$((ended + 1))
 done
 [ "$ended" = 4 ] && pass "every loading client saw the end and exited" || fail "$((4 - ended)) loading clients hang"

@@ -78,7 +78,7 @@ threads() {
 	p=$!
 	BG="$BG $p"
 	exec {fd}>"$TMP/$1.in"   # held open (never written): the process lives until the test ends
-	read -r -t 20 line <"$TMP/$1.out"
+	read -r -t "$HANG_S" line <"$TMP/$1.out"
 	THR="$p ${line#tids }"
 }
 
@@ -88,7 +88,7 @@ threads() {
 attempt() {
 	desc=$1 want=$2
 	shift 2
-	out=$(as_nobody timeout 30 "$ABUSE" self "$SOCK" 1 "$@" 2>&1)
+	out=$(as_nobody timeout "$HANG_S" "$ABUSE" self "$SOCK" 1 "$@" 2>&1)
 	reply=$(echo "$out" | sed -n 's/^REPLY //p' | tail -1)
 	k=$(echo "$out" | sed -n 's/^KERNEL 1://p' | tail -1)
 	case "$want" in
@@ -120,10 +120,10 @@ as_other "$ABUSE" self "$SOCK" 1 "v=1 op=register tid=@TID@ policy=fifo priority
 	<"$TMP/oreg.in" >"$TMP/oreg.out" 2>&1 &
 BG="$BG $!"
 exec {ofd}>"$TMP/oreg.in" {orfd}<"$TMP/oreg.out"   # ofd held open: the registration stays
-read -r -t 20 -u "$orfd" line     # self: pid=P tids=T
+read -r -t "$HANG_S" -u "$orfd" line     # self: pid=P tids=T
 OREG=${line##*=}
 out=
-while read -r -t 20 -u "$orfd" line && [ "$line" != WAITING ]; do out="$out $line"; done
+while read -r -t "$HANG_S" -u "$orfd" line && [ "$line" != WAITING ]; do out="$out $line"; done
 expect_in "$out" "REPLY OK" "uid $OTHER (no passwd entry, [user *]) registers its own thread"
 RT_WANT="batch/0@$ALL" RT2_WANT="fifo/50@$ALL" OT_WANT="other/0@$ALL"
 
@@ -170,12 +170,12 @@ if v=$(cat /proc/sys/kernel/ns_last_pid) && echo "$v" >/proc/sys/kernel/ns_last_
 			<"$TMP/o.in" >"$TMP/o.out" 2>&1 &
 		OPID=$!
 		exec 5>"$TMP/o.in" 6<"$TMP/o.out"
-		read -r -t 10 line <&6
+		read -r -t "$HANG_S" line <&6
 		P=${line#parent }
 		VPID=
 		if [ "$mode" = orphan ]; then
 			wait "$OPID"                  # the parent is gone and reaped: its pid is free
-			read -r -t 20 line <&6         # "ready": the child holds the connection alone
+			read -r -t "$HANG_S" line <&6         # "ready": the child holds the connection alone
 			for _ in $(seq 30); do
 				echo $((P - 1)) >/proc/sys/kernel/ns_last_pid
 				sleep 60 &
@@ -190,10 +190,10 @@ if v=$(cat /proc/sys/kernel/ns_last_pid) && echo "$v" >/proc/sys/kernel/ns_last_
 			fi
 			BG="$BG $VPID"
 		else
-			read -r -t 20 line <&6
+			read -r -t "$HANG_S" line <&6
 		fi
 		echo go >&5
-		read -r -t 20 line <&6
+		read -r -t "$HANG_S" line <&6
 		exec 5>&- 6<&-
 		if [ "$mode" = orphan ]; then
 			expect_in "$line" "REPLY ERR not-own-thread" "a dead client's connection cannot register the root process that took its pid $P"

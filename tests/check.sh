@@ -30,9 +30,10 @@ echo "$OUT" | jq -e '[.findings[] | has("code") and has("severity") and has("fix
 	pass "every finding has a code, a severity and a fix" || fail "findings: $OUT"
 
 # a process of the user started without PAM: RLIMIT_RTPRIO 0
-setpriv --reuid="$U" --regid=nogroup --clear-groups prlimit --rtprio=0:0 sleep 60 &
+setpriv --reuid="$U" --regid=nogroup --clear-groups prlimit --rtprio=0:0 sleep 3600 &
 NP=$!
-sleep 0.2
+# until setpriv and prlimit have exec'd into sleep: before that the pid is not yet the user's
+wait_for sh -c "[ \"\$(cat /proc/$NP/comm)\" = sleep ]"
 ctl check --pid "$NP"
 expect_in "$OUT" "rtprio-zero-not-pam" "the finding for a process not started through PAM"
 expect_in "$OUT" "fix:" "with its fix"

@@ -13,7 +13,7 @@ X="$TMP/x.conf"   # the file under test; its drop-in directory is $TMP/x.d
 # tc FILE: rtschedd --test-config on FILE; exit status in TRC, the errors
 # (without the "rtschedd: err: " prefix and the closing summary) in TERR
 tc() {
-	timeout 20 "$RTSCHEDD" --test-config --config "$1" >/dev/null 2>"$TMP/tc.err"
+	timeout "$HANG_S" "$RTSCHEDD" --test-config --config "$1" >/dev/null 2>"$TMP/tc.err"
 	TRC=$?
 	TERR=$(grep -av "configuration not valid$" "$TMP/tc.err" | sed 's/^rtschedd: err: //')
 }
@@ -37,24 +37,28 @@ refused() {
 	done
 }
 
-# --- truncated: the shipped file cut at every byte --------------------------------------
+# --- truncated: the shipped file cut after every line, through the binary (the
+# unit test test-config cuts it at every byte, in-process) -------------------------
 SRC="$top_srcdir/conf/rtschedd.conf"
-size=$(wc -c <"$SRC")
+nlines=$(wc -l <"$SRC")
 valid=0 refused_n=0 other=0 noline=0 first_noline=""
-for off in $(seq 0 $((size - 1))); do
-	head -c "$off" "$SRC" >"$X"
-	timeout 20 "$RTSCHEDD" --test-config --config "$X" >/dev/null 2>"$TMP/tc.err"
-	case $? in
-	0) valid=$((valid + 1)) ;;
-	1) refused_n=$((refused_n + 1))
-	   if grep -aqv -e "configuration not valid$" -e "^rtschedd: err: $X:[0-9][0-9]*: " "$TMP/tc.err"; then
-		noline=$((noline + 1))
-		[ -n "$first_noline" ] || first_noline="cut at byte $off: $(head -1 "$TMP/tc.err")"
-	   fi ;;
-	*) other=$((other + 1)); echo "# cut at byte $off: $(head -2 "$TMP/tc.err")" ;;
-	esac
+for n in $(seq 0 "$nlines"); do
+	# whole lines, then the same cut in the middle of the next line
+	for cut in "$(head -n "$n" "$SRC")" "$(head -n "$((n + 1))" "$SRC" | head -c -"$(( ( $(sed -n "$((n + 1))p" "$SRC" | wc -c) + 1) / 2 ))")"; do
+		printf '%s' "$cut" >"$X"
+		timeout "$HANG_S" "$RTSCHEDD" --test-config --config "$X" >/dev/null 2>"$TMP/tc.err"
+		case $? in
+		0) valid=$((valid + 1)) ;;
+		1) refused_n=$((refused_n + 1))
+		   if grep -aqv -e "configuration not valid$" -e "^rtschedd: err: $X:[0-9][0-9]*: " "$TMP/tc.err"; then
+			noline=$((noline + 1))
+			[ -n "$first_noline" ] || first_noline="cut after line $n: $(head -1 "$TMP/tc.err")"
+		   fi ;;
+		*) other=$((other + 1)); echo "# cut near line $n: $(head -2 "$TMP/tc.err")" ;;
+		esac
+	done
 done
-echo "# conf/rtschedd.conf cut at each of its $size bytes: $valid valid, $refused_n refused"
+echo "# conf/rtschedd.conf cut after and inside each of its $nlines lines: $valid valid, $refused_n refused"
 [ "$other" -eq 0 ] && pass "every truncation is either valid or refused (exit 0 or 1, never a crash)" ||
 	fail "$other truncations ended otherwise"
 [ "$refused_n" -gt 0 ] && pass "truncations are refused ($refused_n)" || fail "no truncation was refused"
@@ -167,7 +171,7 @@ refused "[user *] again, spelt [ user * ]" "$X:3: duplicate section [user *] (fi
 printf '[daemon]\npolicy = fifo\npriority = 10\n[rule a]\npolicy = fifo\npriority = 5\n' >"$X"
 mkdir "$TMP/x.d"
 printf '[rule a]\npriority = 7\n' >"$TMP/x.d/50-a.conf"
-timeout 20 "$RTSCHEDD" --test-config --config "$X" >"$TMP/tc.out" 2>&1
+timeout "$HANG_S" "$RTSCHEDD" --test-config --config "$X" >"$TMP/tc.out" 2>&1
 TRC=$?
 [ "$TRC" -eq 0 ] && pass "control: a section repeated in a drop-in merges" || fail "drop-in merge: $(cat "$TMP/tc.out" | head -2)"
 expect_in "$(cat "$TMP/tc.out")" "# $TMP/x.d/50-a.conf:2" "the merged key names the drop-in's line"

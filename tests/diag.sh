@@ -68,7 +68,7 @@ start_root() {
 	SPID=$!
 	disown "$SPID"
 	PIDS="$PIDS $SPID"
-	wait_for test "$(cat "/proc/$SPID/comm")" = "$(basename "$1")"
+	wait_for sh -c "[ \"\$(cat /proc/$SPID/comm)\" = '$(basename "$1")' ]"
 }
 # cg_make DIR: a cgroup directory, removed on exit
 cg_make() { mkdir "$1" && CGDIRS="$1 $CGDIRS"; }
@@ -125,7 +125,7 @@ else
 fi
 
 # --- a process of the user started without PAM -----------------------------
-start_nopam sleep 120
+start_nopam sleep 3600
 NOPAM=$SPID
 q --pid "$NOPAM"
 expect_in "$OUT" "rtprio-zero-not-pam: pid $NOPAM (sleep) has RLIMIT_RTPRIO 0 (hard 0) although limits.conf grants $U rtprio 50 ($SRC)" \
@@ -160,14 +160,14 @@ else
 fi
 
 # --- diag_explain on a real EPERM, as the unprivileged user ----------------
-start_nopam sleep 120
+start_nopam sleep 3600
 OWN=$SPID
 as_user "$DQ" --pid "$OWN" --policy fifo --priority 10 --apply
 expect_rc 1 "the user cannot make its own no-PAM process SCHED_FIFO"
 expect_in "$OUT" "apply failed: Operation not permitted; $DQN has no CAP_SYS_NICE, so the kernel allows tid $OWN only priorities up to its RLIMIT_RTPRIO 0 (hard 0), below 10" \
 	"explain: the RLIMIT_RTPRIO of the target"
 expect_in "$OUT" "prlimit --pid $OWN --rtprio=10:10" "explain: the prlimit fix"
-start_root sleep 120
+start_root sleep 3600
 ROOTP=$SPID
 as_user "$DQ" --pid "$ROOTP" --policy rr --priority 5 --apply
 expect_in "$OUT" "tid $ROOTP belongs to uid 0, not to its uid $(id -u "$U")" "explain: another user's thread"
@@ -179,7 +179,7 @@ expect_in "$OUT" "ERROR    no-cap-sys-nice: $DQN (pid" "no-cap-sys-nice for the 
 SYSD=/sys/fs/cgroup/systemd
 SVC=$P-player.service
 if [ -w "$SYSD/cgroup.procs" ] && cg_make "$SYSD/$P.slice" && cg_make "$SYSD/$P.slice/$SVC"; then
-	start_nopam sleep 120
+	start_nopam sleep 3600
 	echo "$SPID" > "$SYSD/$P.slice/$SVC/cgroup.procs"
 	qj --pid "$SPID"
 	[ "$(printf '%s' "$J" | jq -r .unit)" = "$SVC" ] && pass "the unit is found from the cgroup" ||
@@ -190,8 +190,8 @@ if [ -w "$SYSD/cgroup.procs" ] && cg_make "$SYSD/$P.slice" && cg_make "$SYSD/$P.
 		"service: the LimitRTPRIO= fix"
 	# the unit sets RestrictRealtime=yes, and the process carries its filter
 	mkdir -p "$TMP/units"
-	printf '[Service]\nExecStart=/bin/sleep 120\nRestrictRealtime=yes\n' > "$TMP/units/$SVC"
-	start_nopam "$DQ" --seccomp-deny-rt --sleep 120
+	printf '[Service]\nExecStart=/bin/sleep 3600\nRestrictRealtime=yes\n' > "$TMP/units/$SVC"
+	start_nopam "$DQ" --seccomp-deny-rt --sleep 3600
 	FILT=$SPID
 	echo "$FILT" > "$SYSD/$P.slice/$SVC/cgroup.procs"
 	q --unit-path "$TMP/units" --pid "$FILT"
@@ -222,7 +222,7 @@ expect_in "$OUT" "apply failed: Operation not permitted; $DQN runs under a secco
 CPU=/sys/fs/cgroup/cpu
 if [ -w "$CPU/cpu.rt_runtime_us" ] && cg_make "$CPU/$P" && cg_make "$CPU/$P/inner" &&
 	[ "$(cat "$CPU/$P/inner/cpu.rt_runtime_us")" = 0 ]; then
-	start_root sleep 120
+	start_root sleep 3600
 	B=$SPID
 	echo "$B" > "$CPU/$P/inner/cgroup.procs"
 	qj --pid "$B" --policy fifo --priority 10
@@ -252,7 +252,7 @@ else
 fi
 
 # --- RLIMIT_RTTIME ----------------------------------------------------------
-start_root prlimit --rttime=0:0 -- sleep 120
+start_root prlimit --rttime=0:0 -- sleep 3600
 q --pid "$SPID"
 expect_in "$OUT" "ERROR    rttime-zero: pid $SPID has RLIMIT_RTTIME 0" "rttime-zero"
 expect_in "$OUT" "prlimit --pid $SPID --rttime=unlimited:unlimited" "rttime-zero: the fix"
@@ -276,7 +276,7 @@ CS=/sys/fs/cgroup/cpuset
 if [ "$NCPU" -ge 2 ] && [ -w "$CS/cgroup.procs" ] && cg_make "$CS/$P"; then
 	cat "$CS/cpuset.mems" > "$CS/$P/cpuset.mems"
 	echo 0 > "$CS/$P/cpuset.cpus"
-	start_root sleep 120
+	start_root sleep 3600
 	C=$SPID
 	echo "$C" > "$CS/$P/cgroup.procs"
 	if [ "$LASTCPU" -eq 1 ]; then wide=0-1; else wide="0,$LASTCPU"; fi

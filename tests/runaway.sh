@@ -35,7 +35,7 @@ SPID=$!
 # from here this shell stays off CPU 0, so its own timing measures the other
 # CPU (the daemon, started before, keeps every CPU for its canaries)
 taskset -pc "1-$LASTCPU" $$ >/dev/null
-for _ in $(seq 50); do grep -q '^registered' "$TMP/spin.out" && break; sleep 0.1; done
+for _ in $(seq $((HANG_S * 10))); do grep -q '^registered' "$TMP/spin.out" && break; sleep 0.1; done
 read -r _ STID _ _ <"$TMP/spin.out"
 expect_in "$(cat "$TMP/spin.out")" "registered fifo 50" "the thread registered as SCHED_FIFO 50"
 expect_sched "$STID" "policy=fifo priority=50 cpus=0" "kernel reports FIFO 50 on CPU 0"

@@ -70,7 +70,7 @@ container_stop() {
 at_exit container_stop
 
 # cin CMD...: run a command inside the container, bounded.
-cin() { timeout 30 nsenter -t "$LEADER" -m -u -i -n -p -- env SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"; }
+cin() { timeout "$HANG_S" nsenter -t "$LEADER" -m -u -i -n -p -- env SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"; }
 sctl() { cin systemctl --no-pager "$@"; }
 prop() { sctl show -P "$1" "$UNIT"; }
 journal_has() { cin journalctl -u "$UNIT" -o cat | grep -q "$1"; }
@@ -86,7 +86,7 @@ systemd-nspawn --quiet --keep-unit --register=no --volatile=yes -D / --machine="
 	</dev/null >"$TMP/boot.log" 2>&1 &
 NSPID=$!
 
-for _ in $(seq 300); do
+for _ in $(seq $((HANG_S * 10))); do
 	kill -0 "$NSPID" 2>/dev/null || break
 	find_leader && break
 	sleep 0.1
@@ -96,7 +96,7 @@ if [ -z "$LEADER" ]; then
 	skip "systemd-nspawn cannot run a container here: $(grep -v '^$' "$TMP/boot.log" | tail -3 | tr '\n' ' ')"
 fi
 state=
-for _ in $(seq 90); do
+for _ in $(seq "$HANG_S"); do
 	state=$(cin systemctl is-system-running 2>"$TMP/state.err")
 	case "$state" in running|degraded) break ;; esac
 	kill -0 "$NSPID" 2>/dev/null || break
@@ -310,7 +310,7 @@ case "$j" in *"restoring 1 managed thread"*) fail "the thread was restored durin
 
 # --- the watchdog acts: a hung rtschedd is killed, restarted, re-adopts -----------------
 cin kill -STOP "$MAIN2"
-for _ in $(seq 150); do
+for _ in $(seq $((HANG_S * 10))); do
 	MAIN3=$(prop MainPID)
 	[ "$MAIN3" != "$MAIN2" ] && [ "$MAIN3" != 0 ] && [ "$(sctl is-active $UNIT)" = active ] && break
 	sleep 0.1

@@ -121,6 +121,49 @@ START_TEST(test_shipped_config)
 }
 END_TEST
 
+/* The shipped file cut at every byte: each prefix is either valid or
+ * refused with only "FILE:LINE: " errors, never anything else. In-process,
+ * so every one of its thousands of cuts costs microseconds, not an exec. */
+START_TEST(test_every_truncation)
+{
+	FILE *in = fopen(TOP_SRCDIR "/conf/rtschedd.conf", "r");
+	char *text = NULL, prefix[PATH_MAX + 40];
+	size_t size = 0, refused = 0;
+
+	ck_assert_ptr_nonnull(in);
+	text = malloc(1 << 20);
+	ck_assert_ptr_nonnull(text);
+	size = fread(text, 1, (1 << 20) - 1, in);
+	fclose(in);
+	ck_assert_uint_gt(size, 100);
+	snprintf(prefix, sizeof(prefix), "%s:", main_path);
+	for (size_t off = 0; off < size; off++) {
+		struct config *c;
+		int r;
+		char *err;
+
+		write_file(main_path, text, off);
+		err = load(NULL, &c, &r);
+		ck_assert_msg(r == 0 || r == -EINVAL, "cut at byte %zu: %d (%s)", off, r, err);
+		if (r < 0) {
+			refused++;
+			for (char *l = err; *l; l = strchr(l, '\n') + 1) {
+				const char *p = l + strlen(prefix);
+				ck_assert_msg(strncmp(l, prefix, strlen(prefix)) == 0 && *p >= '0' && *p <= '9',
+					      "cut at byte %zu: an error without file:line: %.*s", off,
+					      (int)strcspn(l, "\n"), l);
+				if (!strchr(l, '\n'))
+					break;
+			}
+		}
+		config_free(c);
+		free(err);
+	}
+	ck_assert_uint_gt(refused, 0);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_unknown_key)
 {
 	char want[PATH_MAX + 64];
@@ -366,6 +409,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_shipped_config);
+	tcase_add_test(tc, test_every_truncation);
 	tcase_add_test(tc, test_unknown_key);
 	tcase_add_test(tc, test_duplicates);
 	tcase_add_test(tc, test_ranges_and_types);
