@@ -14,6 +14,7 @@
  *                                        each must still answer
  *   abuse-client die SOCK N TEXT         N children connect, send TEXT and _exit() before the reply
  *   abuse-client noread SOCK N TEXT      send TEXT N times, never read a reply, exit when stdin closes
+ *                                        ($ABUSE_STALL_S: stop sending after a send blocked that long)
  *   abuse-client flood SOCK N TEXT       N requests pipelined on one connection, as fast as possible
  *   abuse-client each SOCK TEXT TID...   one connection per request, @TID@ replaced by each TID
  *                                        ($ABUSE_PACE_US: a pause between requests)
@@ -30,6 +31,9 @@
  *                                        ("ready") waits for a line, sends REQ (@PPID@ = P) on the
  *                                        parent's connection and prints "REPLY ..."
  *   abuse-client heir SOCK REQ           the same with the parent alive (a control for orphan)
+ *   abuse-client exec SOCK REQ PROG ARG...  connect, fork; the parent execs PROG (a setuid program),
+ *                                        the child ("parent P") waits for a line, sends REQ
+ *                                        (@PPID@ = P) on the connection and prints "REPLY ..."
  *
  * Every mode ends with one summary line "MODE: key=value ...". Replies are
  * tallied by code: "ok", the ERR code ("bad-request"...), "eof" (the daemon
@@ -50,6 +54,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -651,6 +656,12 @@ static int mode_noread(long n, const char *text)
 
 	if (fd < 0)
 		return 1;
+	/* $ABUSE_STALL_S: give up once the daemon stops taking requests for
+	 * that long (it applies backpressure) instead of after IO_TIMEOUT_S */
+	if (getenv("ABUSE_STALL_S")) {
+		struct timeval tv = { .tv_sec = atol(getenv("ABUSE_STALL_S")) };
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
 	for (long i = 0; i < n; i++) {
 		if (send(fd, text, strlen(text), MSG_NOSIGNAL) < 0)
 			break;
@@ -939,10 +950,38 @@ static int mode_orphan(const char *tmpl, bool parent_exits)
 	return 0;
 }
 
+/* The connection outlives the identity of the process that opened it: the
+ * parent becomes a setuid program, the child speaks for it. */
+static int mode_exec(const char *tmpl, char **prog)
+{
+	char m[MSG_MAX + 1], buf[MSG_MAX + 1], code[64], line[64];
+	pid_t parent = getpid(), c;
+	int fd = conn();
+
+	if (fd < 0)
+		return 1;
+	c = fork();
+	if (c < 0)
+		return 1;
+	if (c > 0) {
+		execv(prog[0], prog);
+		_exit(127);
+	}
+	printf("parent %d\n", (int)parent);
+	fflush(stdout);
+	if (read_line(line, sizeof(line)) < 0)
+		return 1;
+	subst1(tmpl, "@PPID@", parent, m, sizeof(m));
+	request(fd, m, strlen(m), buf, sizeof(buf), code, sizeof(code));
+	printf("REPLY %s\n", buf[0] ? buf : code);
+	fflush(stdout);
+	return 0;
+}
+
 /* Modes that wait for stdin to close, however long the test takes. */
 static bool holds_until_eof(const char *mode)
 {
-	static const char *const m[] = { "hold", "noread", "threads", "self", "churn", "orphan", "heir" };
+	static const char *const m[] = { "hold", "noread", "threads", "self", "churn", "orphan", "heir", "exec" };
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (strcmp(mode, m[i]) == 0)
@@ -1005,6 +1044,8 @@ int main(int argc, char **argv)
 		return mode_orphan(argv[3], true);
 	if (strcmp(mode, "heir") == 0 && argc == 4)
 		return mode_orphan(argv[3], false);
+	if (strcmp(mode, "exec") == 0 && argc >= 5)
+		return mode_exec(argv[3], argv + 4);
 	usage();
 	return 64;
 }

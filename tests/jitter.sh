@@ -34,8 +34,8 @@ expect_sched "$PT" "policy=fifo priority=10 cpus=0" "probe thread runs SCHED_FIF
 
 # a timer worker: exactly N wake-ups reach the daemon
 coproc W { "$WORKER" 1000 sleep 500; }
-read -r -t 20 line <&"${W[0]}"; WT=${line#attached tid }
-read -r -t 20 done <&"${W[0]}"
+read -r -t "$HANG_S" line <&"${W[0]}"; WT=${line#attached tid }
+read -r -t "$HANG_S" done <&"${W[0]}"
 expect_in "$done" "done count=500" "worker recorded 500 wake-ups"
 S=$(jq_probe ".[] | select(.tid == $WT and .kind == \"timer\") | .samples")
 [ "$S" = 500 ] && pass "rtschedctl jitter shows 500 samples for the worker (500 periods of 1 ms)" || fail "samples $S"
@@ -55,8 +55,8 @@ exec {W[1]}>&-; wait "$W_PID" 2>/dev/null
 
 # overruns: the worker stalls 25 ms once at 1 ms period
 coproc W { "$WORKER" 1000 sleep 300 100 25; }
-read -r -t 20 line <&"${W[0]}"; WT=${line#attached tid }
-read -r -t 20 done <&"${W[0]}"
+read -r -t "$HANG_S" line <&"${W[0]}"; WT=${line#attached tid }
+read -r -t "$HANG_S" done <&"${W[0]}"
 own=$(echo "$done" | sed 's/.*overruns=\([0-9]*\).*/\1/')
 O=$(jq_probe ".[] | select(.tid == $WT) | .overruns")
 [ "$O" = "$own" ] && [ "$O" -ge 20 ] && pass "a 25 ms stall counted as $O overruns, as the worker saw" || fail "overruns $O, worker $own"

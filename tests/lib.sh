@@ -117,7 +117,7 @@ at_exit helper_stop
 # h CMD...: one command, its answer in HR
 h() {
 	echo "$*" >&3
-	if ! read -r -t 10 HR <&4; then HR="(no answer)"; fi
+	if ! read -r -t "$HANG_S" HR <&4; then HR="(no answer)"; fi
 }
 # spawn NAME: a thread; its tid in the variable named by NAME's value? -> echo
 spawn() { h spawn "$1"; set -- $HR; echo "$3"; }

@@ -19,7 +19,8 @@
 #
 # Environment: top_srcdir and top_builddir (set by make check; default
 # "."), LIMITS_QUERY (default $top_builddir/tests/limits-query),
-# LIMITS_PAM_TIMEOUT (seconds per command, default 30).
+# LIMITS_PAM_TIMEOUT (seconds per command before it counts as hung,
+# default HANG_S or 300).
 
 set -u
 
@@ -35,7 +36,7 @@ grep -qs pam_limits /etc/pam.d/runuser /etc/pam.d/runuser-l ||
 [ -r /proc/1/limits ] || skip "/proc/1/limits unreadable"
 
 QUERY=${LIMITS_QUERY:-${top_builddir:-.}/tests/limits-query}
-T=${LIMITS_PAM_TIMEOUT:-30}
+T=${LIMITS_PAM_TIMEOUT:-${HANG_S:-300}}
 FIX=${top_srcdir:-.}/tests/fixtures/limits/pam
 CONF=/etc/security/limits.conf
 DIR=/etc/security/limits.d

@@ -71,7 +71,7 @@ expect_rc 0 "explicit policy, priority and cpus"
 expect_sched "$T1" "policy=rr priority=33 cpus=0" "kernel reports rr 33 on CPU 0"
 ctl register --tid "$T1" --priority 90
 expect_rc 1 "priority above max-priority"
-expect_in "$ERR" "priority-denied" "error code priority-denied"
+expect_in "$ERR" "above-max-priority" "error code above-max-priority"
 expect_sched "$T1" "policy=rr priority=33" "a refused request changes nothing"
 ctl register --tid "$T1" --role nosuch
 expect_in "$ERR" "unknown-role" "unknown role refused"

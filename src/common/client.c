@@ -3,6 +3,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,26 @@ const char *client_socket_path(const char *path)
 	return env && *env ? env : PROTO_DEFAULT_SOCKET;
 }
 
+/* Who may serve the socket: root, the user the daemon drops to
+ * (RTSCHED_DAEMON_USER), or the caller itself (a private daemon). Anyone
+ * else squats the path and would answer "OK fifo 99" to a request it never
+ * passed on. */
+static int check_server(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	if (cred.uid == 0 || cred.uid == getuid() || cred.uid == geteuid())
+		return 0;
+	if (getpwnam_r(RTSCHED_DAEMON_USER, &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_uid == cred.uid)
+		return 0;
+	return -EPERM;
+}
+
 int client_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -41,7 +62,7 @@ int client_connect(const char *path)
 	/* a daemon that never answers must not hang a worker thread forever */
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || (errno = -check_server(fd)) != 0) {
 		r = -errno;
 		close(fd);
 		return r;

@@ -9,7 +9,12 @@
 
 /* The socket path: `path` if given, else $RTSCHED_SOCKET, else the default. */
 const char *client_socket_path(const char *path);
-/* Connect to the daemon; returns an fd or -errno. */
+/* The system user rtschedd runs as (systemd/sysusers.d, User= in the unit). */
+#define RTSCHED_DAEMON_USER "rtschedd"
+
+/* Connect to the daemon; returns an fd or -errno. -EPERM: the socket is
+ * served by a uid that is neither root, RTSCHED_DAEMON_USER nor the caller's,
+ * so nothing it answers can be believed. */
 int client_connect(const char *path);
 /* Send a request and pass each reply message to on_msg (ROW messages, then
  * the final OK or ERR). Returns 0 when the final message is OK, the

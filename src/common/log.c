@@ -60,18 +60,38 @@ const char *log_level_to_string(int level)
 	return level_names[level];
 }
 
+/* Control bytes become \xNN in place (the buffer has room for 4x): a
+ * request or a thread name carries what a client chose, and a newline or
+ * an escape would let it forge a line ("<0>..." under journald) or drive
+ * the terminal. */
+static void escape_controls(char *msg, size_t cap)
+{
+	char out[4096];
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < sizeof(out); p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", *p);
+		else
+			out[o++] = (char)*p;
+	}
+	out[o] = '\0';
+	snprintf(msg, cap, "%s", out);
+}
+
 /* One line, written with a single fprintf so concurrent lines don't interleave. */
 __attribute__((format(printf, 3, 0)))
 static void log_vemit(int level, int err, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char msg[4096];
 	int saved = errno;
 
 	if (level > log_threshold) {
 		errno = saved;
 		return;
 	}
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(msg, 1024, fmt, ap);
+	escape_controls(msg, sizeof(msg));
 	if (log_journal)
 		fprintf(stderr, "<%d>%s%s%s\n", level, msg, err ? ": " : "",
 			err ? strerror(err) : "");

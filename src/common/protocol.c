@@ -35,6 +35,11 @@ static const struct {
 	[PE_CONFIG_INVALID] = { "config-invalid", EINVAL },
 	[PE_INTERNAL] = { "internal", EIO },
 	[PE_WATCHDOG_COOLDOWN] = { "watchdog-cooldown", EBUSY },
+	[PE_NICE_DENIED] = { "nice-denied", EPERM },
+	[PE_ABOVE_MAX] = { "above-max-priority", EPERM },
+	[PE_RTPRIO_CAP] = { "rtprio-cap", EPERM },
+	[PE_UNSUPPORTED_TARGET] = { "deadline-target", EBUSY },
+	[PE_RTTIME_ZERO] = { "rttime-zero", EPERM },
 };
 
 const char *proto_error_code(enum proto_error e)
@@ -175,6 +180,10 @@ int proto_get_long(const struct proto_msg *m, const char *key, long min, long ma
 
 	if (!v)
 		return -ENOENT;
+	/* digits with an optional '-', nothing else: strtol would also take
+	 * leading blanks and a '+', so "tid=%20N" would name tid N */
+	if (!((*v >= '0' && *v <= '9') || (v[0] == '-' && v[1] >= '0' && v[1] <= '9')))
+		return -EINVAL;
 	errno = 0;
 	n = strtol(v, &end, 10);
 	if (end == v || *end)

@@ -42,6 +42,11 @@ enum proto_error {
 	PE_CONFIG_INVALID,  /* reload refused: the new config has errors */
 	PE_INTERNAL,
 	PE_WATCHDOG_COOLDOWN, /* real-time grants paused after a runaway was demoted */
+	PE_NICE_DENIED,     /* nice below the user's min-nice */
+	PE_ABOVE_MAX,       /* priority above [daemon] max-priority */
+	PE_RTPRIO_CAP,      /* priority above the rtprio-cap ceiling (limits.conf / RLIMIT_RTPRIO) */
+	PE_UNSUPPORTED_TARGET, /* SCHED_DEADLINE thread: its runtime/deadline/period are not ours to replace */
+	PE_RTTIME_ZERO,     /* RLIMIT_RTTIME 0: the kernel would SIGKILL the process at once */
 	PE__MAX,
 };
 

@@ -462,6 +462,12 @@ int main(int argc, char **argv)
 		usage_error("request too long");
 
 	fd = client_connect(socket);
+	if (fd == -EPERM) {
+		fprintf(stderr, "rtschedctl: %s is served by a process that is neither root, user %s nor you: "
+			"not trusting its answers; remove the file and restart rtschedd, or use --socket\n",
+			client_socket_path(socket), RTSCHED_DAEMON_USER);
+		return EXIT_UNREACHABLE;
+	}
 	if (fd < 0) {
 		fprintf(stderr, "rtschedctl: cannot connect to %s: %s; is rtschedd running?\n",
 			client_socket_path(socket), strerror(-fd));

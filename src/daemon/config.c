@@ -52,11 +52,12 @@ static const char *const rule_keys[R_N] = { "policy", "priority", "nice", "cpus"
 					    "thread-name", "process-name", "exe", "user", "group", "unit",
 					    "cgroup" };
 
-enum principal_key { P_MAX_PRIORITY, P_POLICIES, P_MAX_THREADS, P_CPUS, P_N };
+enum principal_key { P_MAX_PRIORITY, P_POLICIES, P_MAX_THREADS, P_CPUS, P_MIN_NICE, P_N };
 _Static_assert(D_N <= CONFIG_KEYS_MAX && R_N <= CONFIG_KEYS_MAX && PR_N <= CONFIG_KEYS_MAX,
 	       "raise CONFIG_KEYS_MAX");
 
-static const char *const principal_keys[P_N] = { "max-priority", "policies", "max-threads", "cpus" };
+static const char *const principal_keys[P_N] = { "max-priority", "policies", "max-threads", "cpus",
+						 "min-nice" };
 
 struct parse_ctx {
 	struct config *c;
@@ -455,6 +456,8 @@ static int principal_key(struct parse_ctx *ctx, const char *name, const char *v)
 		return key_int(ctx, name, v, 0, 1000000, &p->max_threads);
 	case P_CPUS:
 		return (p->has_cpus = key_cpus(ctx, name, v, &p->cpus));
+	case P_MIN_NICE:
+		return (p->has_min_nice = key_int(ctx, name, v, -20, 19, &p->min_nice));
 	}
 	return 0;
 }
@@ -1124,6 +1127,10 @@ void config_print(const struct config *c, FILE *f)
 		if (p->has_cpus) {
 			cpulist_format(&p->cpus, buf, sizeof(buf));
 			print_kv(c, f, &p->origin, P_CPUS, "cpus", buf);
+		}
+		if (p->has_min_nice) {
+			snprintf(buf, sizeof(buf), "%d", p->min_nice);
+			print_kv(c, f, &p->origin, P_MIN_NICE, "min-nice", buf);
 		}
 	}
 }

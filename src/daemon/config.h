@@ -77,6 +77,8 @@ struct principal {
 	int max_threads;      /* -1: not set here */
 	bool has_cpus;
 	cpu_set_t cpus;
+	bool has_min_nice;
+	int min_nice;         /* the lowest nice granted (higher weight below needs root) */
 	struct key_origin origin;
 	short file;
 	unsigned line;

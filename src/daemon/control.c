@@ -1,6 +1,14 @@
 /* control.c: the control socket and its clients (see control.h). Requests
  * are read one message at a time; replies queue per client and go out as
- * the socket drains, so a slow reader never blocks the daemon. */
+ * the socket drains, so a slow reader never blocks the daemon.
+ *
+ * What one user can hold is bounded, the way systemd's
+ * MaxConnectionsPerSource= and dbus-broker's per-uid quotas bound it: at
+ * most MAX_PER_UID connections per non-privileged uid, the last
+ * RESERVED_PRIVILEGED of MAX_CLIENTS slots only for root and admin-group,
+ * and a client whose unread replies pass QUEUE_PAUSE is not read from
+ * until they drain (backpressure: its own sends block, our memory does not
+ * grow). */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -24,7 +32,10 @@
 #endif
 
 #define MAX_CLIENTS 4096
-#define MAX_QUEUED (64u << 20)  /* bytes of unread replies before a client is dropped */
+#define RESERVED_PRIVILEGED 64  /* slots only root and admin-group may take */
+#define MAX_PER_UID 128         /* connections of one non-privileged uid */
+#define QUEUE_PAUSE (256u << 10) /* unread reply bytes above which we stop reading the client */
+#define MAX_QUEUED (64u << 20)  /* bytes of unread replies (one huge reply) before a client is dropped */
 
 struct outmsg {
 	struct outmsg *next;
@@ -37,6 +48,7 @@ struct client {
 	int fd;
 	sd_event_source *src;
 	struct peer peer;
+	bool privileged;          /* root or admin-group when it connected */
 	struct outmsg *head, *tail;
 	size_t queued;
 	bool dead;
@@ -54,6 +66,7 @@ struct control {
 	unsigned n_clients;
 	bool paused;              /* out of descriptors: not accepting until a client goes */
 	sd_event_source *resume;  /* or until this timer */
+	unsigned long turned_away;
 };
 
 /* Accept again (a client went, or the timer ran). */
@@ -114,7 +127,9 @@ static int client_flush(struct client *cl)
 		cl->queued -= m->len;
 		free(m);
 	}
-	return sd_event_source_set_io_events(cl->src, cl->head ? EPOLLIN | EPOLLOUT : EPOLLIN);
+	/* backpressure: a client that does not read its replies is not read */
+	return sd_event_source_set_io_events(cl->src, (cl->queued < QUEUE_PAUSE ? EPOLLIN : 0) |
+						       (cl->head ? EPOLLOUT : 0));
 }
 
 /* reply_fn: queue one message. */
@@ -177,7 +192,7 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
 	ssize_t n;
 
-	if (revents & EPOLLIN) {
+	if ((revents & EPOLLIN) && cl->queued < QUEUE_PAUSE) {
 		n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC | MSG_TRUNC);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			int passed;
@@ -213,6 +228,16 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	return 0;
 }
 
+/* How many connections uid holds. */
+static unsigned uid_clients(const struct control *c, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (const struct client *cl = c->clients; cl; cl = cl->next)
+		n += cl->peer.uid == uid;
+	return n;
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct control *c = userdata;
@@ -239,13 +264,30 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 			}
 			return 0;
 		}
-		if (c->n_clients >= MAX_CLIENTS ||
-		    getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || !(cl = calloc(1, sizeof(*cl)))) {
-			log_warnx("refusing a client: %u connected (at most %d) or no credentials",
-				  c->n_clients, MAX_CLIENTS);
+		bool privileged = false;
+		const char *full = NULL;
+		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			full = "no credentials";
+		} else {
+			privileged = request_privileged(c->d, cred.uid, cred.gid, cred.pid);
+			if (c->n_clients >= MAX_CLIENTS)
+				full = "all connections taken";
+			else if (!privileged && c->n_clients >= MAX_CLIENTS - RESERVED_PRIVILEGED)
+				full = "the free connections are kept for root and admin-group";
+			else if (!privileged && uid_clients(c, cred.uid) >= MAX_PER_UID)
+				full = "this uid holds the most connections one user may";
+		}
+		if (full || !(cl = calloc(1, sizeof(*cl)))) {
+			/* one line per 1000, or a flood of connections floods the log */
+			if (c->turned_away++ % 1000 == 0)
+				log_warnx("refusing a connection from uid %u pid %d: %s (%u connected; at most %d per "
+					  "user, %d in all); %lu refused so far", (unsigned)cred.uid, (int)cred.pid,
+					  full ? full : "out of memory", c->n_clients, MAX_PER_UID, MAX_CLIENTS,
+					  c->turned_away);
 			close(cfd);
 			continue;
 		}
+		cl->privileged = privileged;
 		cl->ctl = c;
 		cl->fd = cfd;
 		cl->peer.pid = cred.pid;
@@ -321,8 +363,13 @@ static int create_socket(struct control *c, const char *path)
 	if (fd < 0)
 		return -errno;
 	/* Anyone may connect: what a client may do is decided per request from
-	 * its credentials, not by the socket's mode. */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 || listen(fd, 128) < 0) {
+	 * its credentials, not by the socket's mode. The mode comes from the
+	 * umask at bind(): a chmod() of the path afterwards would follow
+	 * whatever someone put there in between. */
+	mode_t old = umask(0111);
+	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0 || listen(fd, 128) < 0) {
 		r = -errno;
 		log_errno(LOG_LEVEL_ERR, r, "cannot listen on %s", path);
 		close(fd);

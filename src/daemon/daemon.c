@@ -28,6 +28,7 @@
 #include "procev.h"
 #include "registry.h"
 #include "rules.h"
+#include "safefile.h"
 #include "safety.h"
 #include "state.h"
 
@@ -283,28 +284,42 @@ static void notify_status(struct daemon *d)
 			   registry_n_threads(d->registry) == 1 ? "" : "s");
 }
 
-/* Write the Prometheus file atomically: a temporary name, then rename. */
+/* Write the Prometheus file atomically: a new file under a random name
+ * (O_EXCL, O_NOFOLLOW: the textfile directory is often group-writable, and a
+ * name planted there must never be followed), then renamed over the old. */
 static void write_metrics(struct daemon *d)
 {
-	char tmp[300];
+	char base[256], tmp[300], why[512];
+	int dirfd, fd, r;
 	FILE *f;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", d->config->metrics_file);
-	/* node_exporter reads it as another user: 0644 whatever the umask
-	 * (rtschedd.service has UMask=0077) */
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	f = fd >= 0 && fchmod(fd, 0644) == 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		log_warn("metrics-file %s", tmp);
-		if (fd >= 0)
-			close(fd);
+	dirfd = safefile_dir(d->config->metrics_file, false, false, base, sizeof(base), why, sizeof(why));
+	if (dirfd < 0) {
+		log_errno(LOG_LEVEL_WARNING, dirfd, "metrics-file %s", why[0] ? why : d->config->metrics_file);
 		return;
 	}
-	int r = jitter_prometheus(d->jitter, f);
-	if (fclose(f) != 0 || r < 0 || rename(tmp, d->config->metrics_file) < 0) {
-		log_warn("metrics-file %s", d->config->metrics_file);
-		unlink(tmp);
+	/* node_exporter reads it as another user: 0644 whatever the umask
+	 * (rtschedd.service has UMask=0077) */
+	fd = safefile_create_tmp(dirfd, base, 0644, tmp, sizeof(tmp));
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		log_errno(LOG_LEVEL_WARNING, fd < 0 ? fd : -errno, "metrics-file %s: a new file beside it",
+			  d->config->metrics_file);
+		if (fd >= 0) {
+			close(fd);
+			unlinkat(dirfd, tmp, 0);
+		}
+		close(dirfd);
+		return;
 	}
+	r = jitter_prometheus(d->jitter, f);
+	if (fclose(f) != 0 || r < 0) {
+		log_warn("metrics-file %s", d->config->metrics_file);
+		unlinkat(dirfd, tmp, 0);
+	} else if ((r = safefile_commit(dirfd, tmp, base)) < 0) {
+		log_errno(LOG_LEVEL_WARNING, r, "metrics-file %s", d->config->metrics_file);
+	}
+	close(dirfd);
 }
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)

@@ -43,6 +43,11 @@ static bool in_group(const struct grant_subject *s, const char *group)
 	return false;
 }
 
+bool grant_owns(uid_t uid, const struct proc_status *target)
+{
+	return uid == target->uid && uid == target->euid;
+}
+
 int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid)
 {
 	struct passwd *pw;
@@ -78,6 +83,10 @@ static void merge(struct grant_limits *l, const struct principal *p, bool widen)
 		l->policies = widen ? l->policies | p->policies : p->policies;
 		snprintf(l->policies_from, sizeof(l->policies_from), "%s", from);
 	}
+	if (p->has_min_nice && (!widen || p->min_nice < l->min_nice)) {
+		l->min_nice = p->min_nice;
+		snprintf(l->nice_from, sizeof(l->nice_from), "%s", from);
+	}
 	if (p->max_threads >= 0 && (!widen || p->max_threads > l->max_threads)) {
 		l->max_threads = p->max_threads;
 		snprintf(l->threads_from, sizeof(l->threads_from), "%s", from);
@@ -102,6 +111,8 @@ void grant_limits_get(const struct config *c, const struct grant_subject *s, str
 	l->max_priority = 0;
 	l->policies = 1u << SCHED_OTHER | 1u << SCHED_BATCH | 1u << SCHED_IDLE;
 	l->max_threads = 32;
+	l->min_nice = 0; /* a weight above everyone else's is a privilege too */
+	snprintf(l->nice_from, sizeof(l->nice_from), "built-in default");
 	snprintf(l->prio_from, sizeof(l->prio_from), "built-in default");
 	snprintf(l->policies_from, sizeof(l->policies_from), "built-in default");
 	snprintf(l->threads_from, sizeof(l->threads_from), "built-in default");
@@ -203,9 +214,10 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 		return PE_BAD_REQUEST;
 	}
 	if (spec->priority > c->max_priority) {
-		snprintf(msg, len, "priority %d (%s) is above max-priority %d in [daemon]", spec->priority,
-			 req->has_priority ? "requested" : what, c->max_priority);
-		return PE_PRIORITY_DENIED;
+		snprintf(msg, len, "priority %d (%s) is above max-priority %d in [daemon]; ask for %d or less, or "
+			 "raise max-priority in [daemon] of the configuration", spec->priority,
+			 req->has_priority ? "requested" : what, c->max_priority, c->max_priority);
+		return PE_ABOVE_MAX;
 	}
 	memset(cap, 0, sizeof(*cap));
 	cap->asked = spec->priority;
@@ -215,15 +227,23 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 	if (!(l.policies & (1u << spec->policy))) {
 		char allowed[64];
 		policy_mask_to_string(l.policies, allowed, sizeof(allowed));
-		snprintf(msg, len, "policy %s (%s) is not allowed for user %s by %s (policies = %s)",
+		snprintf(msg, len, "policy %s (%s) is not allowed for user %s by %s (policies = %s); ask for one of "
+			 "those, or add %s to policies in a [user] or [group] section for this user",
 			 policy_to_string(spec->policy), req->has_policy ? "requested" : what,
-			 s->user, l.policies_from, allowed);
+			 s->user, l.policies_from, allowed, policy_to_string(spec->policy));
 		return PE_POLICY_DENIED;
 	}
+	if (spec->nice < l.min_nice) {
+		snprintf(msg, len, "nice %d (%s) is below min-nice %d for user %s set by %s; ask for %d or more, "
+			 "or lower min-nice in a [user] or [group] section", spec->nice,
+			 req->has_nice ? "requested" : what, l.min_nice, s->user, l.nice_from, l.min_nice);
+		return PE_NICE_DENIED;
+	}
 	if (spec->priority > l.max_priority) {
-		snprintf(msg, len, "priority %d (%s) is above max-priority %d for user %s set by %s",
+		snprintf(msg, len, "priority %d (%s) is above max-priority %d for user %s set by %s; ask for %d or "
+			 "less, or raise max-priority there (or in a [group] section of one of the user's groups)",
 			 spec->priority, req->has_priority ? "requested" : what, l.max_priority, s->user,
-			 l.prio_from);
+			 l.prio_from, l.max_priority);
 		return PE_PRIORITY_DENIED;
 	}
 	if (spec->has_cpus && l.has_cpus) {
@@ -250,13 +270,18 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 		cap->applies = true;
 		if (cap->cap >= 0 && spec->priority > cap->cap) {
 			if (!c->clamp || cap->cap < 1) {
-				snprintf(msg, len, "priority %d is above the cap %ld from %s; %s", spec->priority,
-					 cap->cap, cap->from,
-					 c->rtprio_cap == CAP_RLIMIT ?
-					 "raise the process's RLIMIT_RTPRIO (LimitRTPRIO= in its unit, limits.conf for "
-					 "login sessions, or prlimit --rtprio)" :
-					 "grant it in limits.conf, e.g. a line 'USER - rtprio N' in /etc/security/limits.d/");
-				return PE_PRIORITY_DENIED;
+				if (c->rtprio_cap == CAP_RLIMIT)
+					snprintf(msg, len, "priority %d is above the cap %ld from %s; raise the "
+						 "process's RLIMIT_RTPRIO to %d (LimitRTPRIO=%d in its unit, or "
+						 "prlimit --pid %d --rtprio=%d), or ask for %ld", spec->priority,
+						 cap->cap, cap->from, spec->priority, spec->priority, (int)target,
+						 spec->priority, cap->cap);
+				else
+					snprintf(msg, len, "priority %d is above the cap %ld from %s; add the line "
+						 "'%s - rtprio %d' to /etc/security/limits.d/rtschedd.conf and log in "
+						 "again, or ask for %ld", spec->priority, cap->cap, cap->from, s->user,
+						 spec->priority, cap->cap);
+				return PE_RTPRIO_CAP;
 			}
 			spec->priority = (int)cap->cap;
 			cap->clamped = true;

@@ -12,6 +12,7 @@
 
 #include "../common/protocol.h"
 #include "config.h"
+#include "proc.h"
 
 /* What a registration asked for; kept so a reload can resolve it again. */
 struct grant_request {
@@ -37,12 +38,21 @@ struct grant_limits {
 	int max_threads;
 	bool has_cpus;
 	cpu_set_t cpus;
+	int min_nice;
+	char nice_from[CONFIG_NAME_MAX + 16];
 	char prio_from[CONFIG_NAME_MAX + 16];
 	char policies_from[CONFIG_NAME_MAX + 16];
 	char threads_from[CONFIG_NAME_MAX + 16];
 	char cpus_from[CONFIG_NAME_MAX + 16];
 };
 
+/* Whether the task runs as uid, both its real and its effective uid. The
+ * kernel's own rule (check_same_owner of sched_setattr) accepts either; a
+ * setuid program keeps its caller's real uid, so rtschedd, like rtkit
+ * (which reads the owner of /proc/PID, root's for a setuid program), asks
+ * for both. An unprivileged subject must pass it for every thread it names,
+ * whatever process it speaks from. */
+bool grant_owns(uid_t uid, const struct proc_status *target);
 /* Fill a subject for uid/gid/pid; privileged for root and admin-group members. */
 int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid);
 /* Limits of a non-privileged subject: [user NAME] or else [user *], widened

@@ -43,13 +43,14 @@ int proc_parse_status(const char *buf, struct proc_status *out)
 {
 	const char *t = strstr(buf, "\nTgid:"), *u = strstr(buf, "\nUid:"), *g = strstr(buf, "\nGid:");
 	int tgid;
-	unsigned uid, gid;
+	unsigned uid, euid, gid;
 
-	if (!t || !u || !g || sscanf(t, "\nTgid: %d", &tgid) != 1 || sscanf(u, "\nUid: %u", &uid) != 1 ||
+	if (!t || !u || !g || sscanf(t, "\nTgid: %d", &tgid) != 1 || sscanf(u, "\nUid: %u %u", &uid, &euid) != 2 ||
 	    sscanf(g, "\nGid: %u", &gid) != 1 || tgid <= 0)
 		return -EINVAL;
 	out->tgid = tgid;
 	out->uid = uid;
+	out->euid = euid;
 	out->gid = gid;
 	return 0;
 }

@@ -18,6 +18,7 @@ struct proc_stat {
 struct proc_status {
 	pid_t tgid;
 	uid_t uid;  /* real uid */
+	uid_t euid; /* effective uid */
 	gid_t gid;  /* real gid */
 };
 

@@ -17,6 +17,10 @@
 #include "proc.h"
 #include "registry.h"
 
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE 6
+#endif
+
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif
@@ -194,6 +198,31 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 		want.policy = SCHED_OTHER;
 		want.priority = 0;
 	}
+	if (policy_is_realtime(want.policy)) {
+		/* RLIMIT_RTTIME 0: the kernel SIGKILLs a real-time task at its first tick */
+		char buf[4096];
+		struct diag_rlimits l;
+		if (proc_read_text(t->pid, "limits", buf, sizeof(buf)) == 0 && diag_parse_limits(buf, &l) == 0 &&
+		    l.rttime_soft == 0) {
+			/* the soft limit can go up to the hard one without CAP_SYS_RESOURCE */
+			char hard[32];
+			rlim_t soft = l.rttime_hard == RLIM_INFINITY || l.rttime_hard > 200000 ? 200000 : l.rttime_hard;
+			if (l.rttime_hard == RLIM_INFINITY)
+				snprintf(hard, sizeof(hard), "unlimited");
+			else
+				snprintf(hard, sizeof(hard), "%llu", (unsigned long long)l.rttime_hard);
+			if (soft > 0)
+				snprintf(msg, len, "RLIMIT_RTTIME of pid %d is 0: the kernel would kill it with SIGKILL as "
+					 "soon as it runs real-time; raise it: prlimit --pid %d --rttime=%llu:%s (for good: "
+					 "LimitRTTIME= in its unit), or ask for policy other", (int)t->pid, (int)t->pid,
+					 (unsigned long long)soft, hard);
+			else
+				snprintf(msg, len, "RLIMIT_RTTIME of pid %d is 0 (soft and hard): the kernel would kill it "
+					 "with SIGKILL as soon as it runs real-time; start it with a higher limit "
+					 "(LimitRTTIME=200ms in its unit), or ask for policy other", (int)t->pid);
+			return PE_RTTIME_ZERO;
+		}
+	}
 	if (!same_thread(t)) {
 		snprintf(msg, len, "tid %d is no longer the thread that was registered (it exited; the id may be reused)",
 			 (int)t->tid);
@@ -291,6 +320,17 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 		t->cpus_changed = saved->cpus_changed;
 	} else if (rr == 0) {
 		rr = task_sched_read(tid, &t->original);
+		if (rr == 0 && t->original.policy == SCHED_DEADLINE) {
+			/* its runtime, deadline and period are a reservation the
+			 * kernel admitted; replacing them is not ours to do */
+			snprintf(msg, len, "tid %d runs SCHED_DEADLINE: rtschedd does not replace a deadline "
+				 "reservation; set it back to another policy first (chrt -o -p 0 %d) or leave it "
+				 "unmanaged", (int)tid, (int)tid);
+			if (t->pidfd >= 0)
+				close(t->pidfd);
+			free(t);
+			return PE_UNSUPPORTED_TARGET;
+		}
 	}
 	if (rr < 0) {
 		snprintf(msg, len, "tid %d: %s", (int)tid, rr == -ESRCH ? "no such thread" :

@@ -4,6 +4,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -196,6 +197,31 @@ static bool peer_alive(const struct peer *p)
 	return syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) == 0 || errno != ESRCH;
 }
 
+/* May the client act on this task? Privileged: yes. Otherwise the task is
+ * in the client's own process, that process is still the one that connected,
+ * and the client's uid is the task's real or effective uid (the kernel's own
+ * rule: a process that exec'd a setuid program is no longer the client's,
+ * though its pid is). Refuses and returns false if not. */
+static bool may_act_on(struct ctx *x, const struct grant_subject *subj, const struct proc_status *ps,
+		       const char *what, long id)
+{
+	if (subj->privileged)
+		return true;
+	if (ps->tgid != x->peer->pid || !peer_alive(x->peer)) {
+		refuse(x, PE_NOT_OWN_THREAD, "%s %ld belongs to process %d, not to the caller (pid %d); "
+		       "registering another process's threads needs root or admin-group",
+		       what, id, (int)ps->tgid, (int)x->peer->pid);
+		return false;
+	}
+	if (!grant_owns(subj->uid, ps)) {
+		refuse(x, PE_NOT_OWN_THREAD, "%s %ld runs as uid %u (effective %u), not as the caller's uid %u; "
+		       "a process that changed its identity (a setuid program) needs root or admin-group",
+		       what, id, (unsigned)ps->uid, (unsigned)ps->euid, (unsigned)subj->uid);
+		return false;
+	}
+	return true;
+}
+
 /* Parse the optional scheduling fields of a register request. */
 static int parse_request_fields(struct ctx *x, struct grant_request *req)
 {
@@ -313,12 +339,8 @@ static void op_register(struct ctx *x)
 		       id, (int)ps.tgid, id);
 		return;
 	}
-	if (!subj.privileged && (ps.tgid != x->peer->pid || !peer_alive(x->peer))) {
-		refuse(x, PE_NOT_OWN_THREAD, "%s %ld belongs to process %d, not to the caller (pid %d); "
-		       "registering another process's threads needs root or admin-group",
-		       is_pid ? "pid" : "tid", id, (int)ps.tgid, (int)x->peer->pid);
+	if (!may_act_on(x, &subj, &ps, is_pid ? "pid" : "tid", id))
 		return;
-	}
 	if ((e = grant_resolve(d->config, &req, &spec, msg, sizeof(msg))) >= 0) {
 		refuse(x, e, "%s", msg);
 		return;
@@ -642,10 +664,8 @@ static void op_jitter_attach(struct ctx *x)
 		refuse(x, PE_NO_SUCH_THREAD, "tid %ld: no such thread", tid);
 		return;
 	}
-	if (!subj.privileged && ps.tgid != x->peer->pid) {
+	if (!may_act_on(x, &subj, &ps, "tid", tid)) {
 		close(fd);
-		refuse(x, PE_NOT_OWN_THREAD, "tid %ld belongs to process %d, not to the caller (pid %d)", tid,
-		       (int)ps.tgid, (int)x->peer->pid);
 		return;
 	}
 	e = jitter_attach(x->d->jitter, (pid_t)tid, ps.tgid, subj.uid, period, strategy, fd, msg, sizeof(msg));
@@ -683,6 +703,43 @@ static void op_metrics(struct ctx *x)
 	proto_begin(&x->out, "OK");
 	proto_add_long(&x->out, "rows", rows);
 	send_buf(x);
+}
+
+/* The daemon's own decision on a check's policy and priority, as a register
+ * would meet it: the same grant_check, the same code and fix. For the user
+ * checked (or the caller), against the process checked. */
+static void check_grant(struct ctx *x, const struct grant_subject *caller, const struct diag_target *t,
+			struct diag_report *rep)
+{
+	const struct config *c = x->d->config;
+	struct grant_request req = { .has_policy = true, .policy = t->policy, .has_priority = true,
+				     .priority = t->priority };
+	struct grant_subject subj = *caller;
+	struct sched_spec spec;
+	struct grant_cap cap;
+	char msg[768];
+	int e;
+
+	if (t->user && strcmp(t->user, caller->user) != 0) {
+		struct passwd *pw = getpwnam(t->user);
+		if (!pw)
+			return;
+		grant_subject_init(&subj, c, pw->pw_uid, pw->pw_gid, 0);
+	}
+	if (grant_resolve(c, &req, &spec, msg, sizeof(msg)) >= 0)
+		return;
+	e = grant_check(c, &subj, &req, &spec, t->pid ? t->pid : caller->pid, 0, 0, &cap, msg, sizeof(msg));
+	if (e >= 0) {
+		/* the refusal is "what; what to do": the fix after the first "; " */
+		char *fix = strstr(msg, "; ");
+		if (fix) {
+			*fix = '\0';
+			fix += 2;
+		}
+		diag_report_add(rep, proto_error_code((enum proto_error)e), DIAG_ERROR, msg,
+				fix ? fix : "see the message: it names the limit and where it is set");
+		diag_report_sort(rep);
+	}
 }
 
 /* check: the diagnosis of a process or a user, one ROW per finding. A
@@ -727,10 +784,14 @@ static void op_check(struct ctx *x)
 		refuse(x, PE_BAD_REQUEST, "unknown policy '%s'; use one of %s", pol, policy_names());
 		return;
 	}
-	if (proto_get_long(x->m, "priority", 0, 99, &n) == 0)
+	if ((r = proto_get_long(x->m, "priority", 0, 99, &n)) == 0) {
 		t.priority = (int)n;
-	else if (t.policy >= 0)
+	} else if (r != -ENOENT) {
+		refuse(x, PE_BAD_REQUEST, "priority must be a number in 0..99");
+		return;
+	} else if (t.policy >= 0) {
 		t.priority = policy_is_realtime(t.policy) ? x->d->config->dflt.priority : 0;
+	}
 	if (cpus_s) {
 		if (cpulist_parse(cpus_s, &cpus, NULL) < 0) {
 			refuse(x, PE_BAD_REQUEST, "bad CPU list '%s'", cpus_s);
@@ -747,6 +808,8 @@ static void op_check(struct ctx *x)
 		       "check failed: %s%s", strerror(-r), r == -ENOENT ? " (no such user?)" : "");
 		return;
 	}
+	if (t.policy >= 0)
+		check_grant(x, &subj, &t, &rep);
 	for (size_t i = 0; i < rep.n; i++) {
 		proto_begin(&x->out, "ROW");
 		proto_add(&x->out, "code", rep.v[i].code);
@@ -769,6 +832,13 @@ static void op_check(struct ctx *x)
 	proto_add(&x->out, "hard_src", rep.hard_src);
 	send_buf(x);
 	diag_report_free(&rep);
+}
+
+bool request_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid)
+{
+	struct grant_subject subj;
+
+	return uid == 0 || (grant_subject_init(&subj, d->config, uid, gid, pid) == 0 && subj.privileged);
 }
 
 /* Carry out a parsed request; x->fd is closed by the caller if left. */

@@ -3,6 +3,7 @@
 #ifndef RTSCHED_REQUEST_H
 #define RTSCHED_REQUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -18,6 +19,9 @@ struct peer {
 
 /* Where reply messages go (each call is one message). */
 typedef void (*reply_fn)(void *ud, const char *msg, size_t len);
+
+/* Root, or a member of the configured admin-group. */
+bool request_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid);
 
 /* Parse, authorize and carry out one request, replying through `reply`.
  * `fd` is a descriptor the client passed (-1 if none); it is always

@@ -5,12 +5,19 @@
  * REQ = role|- policy priority nice cpus (each '-' when not asked for)
  * ORIG = policy priority nice reset_on_fork cpus
  * The journal is rewritten (temporary file, then rename) when it holds more
- * than twice the live lines, so it stays O(managed threads). */
+ * than twice the live lines, so it stays O(managed threads).
+ *
+ * It is trusted only as far as it deserves: it is read only from a directory
+ * nobody else can write (safefile_dir, strict), every file is opened
+ * relative to that directory without following symlinks, and each entry is
+ * re-admitted through the checks a new request passes, against the current
+ * configuration and the target's current owner. */
 #include "autoconfig.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +26,16 @@
 
 #include "../common/cpulist.h"
 #include "../common/log.h"
+#include "../common/policy.h"
 #include "registry.h"
+#include "safefile.h"
 #include "state.h"
 
 struct state {
 	struct daemon *d;
 	char *path;
+	int dirfd;            /* the journal's directory; every name is relative to it */
+	char base[256];
 	FILE *f;
 	size_t lines;
 	size_t adopted_threads, adopted_procs;
@@ -72,28 +83,42 @@ static void put_process(FILE *f, const struct reg_process *p)
 /* Rewrite the journal from the registry: temporary file, then rename. */
 static int compact(struct state *s)
 {
-	char tmp[4096];
+	char tmp[300];
 	FILE *f;
+	int fd, r;
 
-	snprintf(tmp, sizeof(tmp), "%s.new", s->path);
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
+	fd = safefile_create_tmp(s->dirfd, s->base, 0600, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		unlinkat(s->dirfd, tmp, 0);
+		return r;
+	}
 	s->lines = 0;
 	for (struct reg_process *p = registry_processes(s->d->registry); p; p = p->next, s->lines++)
 		put_process(f, p);
 	for (struct reg_thread *t = registry_threads(s->d->registry); t; t = t->next, s->lines++)
 		put_thread(f, t);
-	if (fclose(f) != 0 || rename(tmp, s->path) < 0) {
-		int r = -errno;
-		unlink(tmp);
+	if (fclose(f) != 0) {
+		r = -errno;
+		unlinkat(s->dirfd, tmp, 0);
 		return r;
 	}
+	if ((r = safefile_commit(s->dirfd, tmp, s->base)) < 0)
+		return r;
 	if (s->f)
 		fclose(s->f);
-	s->f = fopen(s->path, "ae");
-	if (!s->f)
-		return -errno;
+	s->f = NULL;
+	fd = openat(s->dirfd, s->base, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(s->f = fdopen(fd, "a"))) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
 	setvbuf(s->f, NULL, _IOLBF, 0);
 	return 0;
 }
@@ -177,6 +202,71 @@ static void replay(struct state *s, FILE *f, struct entry **ents, size_t *n)
 	free(line);
 }
 
+/* The decision a new request gets, against the current configuration and
+ * the task's current owner: the recorded owner may act on it (or is
+ * privileged now), and the request passes its limits. -1 if admitted, else
+ * a refusal with msg. */
+static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct grant_request *q,
+	       struct sched_spec *spec, size_t adding, char *msg, size_t len)
+{
+	const struct config *c = s->d->config;
+	struct grant_subject subj;
+	struct proc_status ps;
+	struct grant_cap cap;
+	struct passwd *pw = getpwuid(owner);
+	int e;
+
+	if (proc_read_status(tid, &ps) < 0 || ps.tgid != pid) {
+		snprintf(msg, len, "gone");
+		return PE_NO_SUCH_THREAD;
+	}
+	grant_subject_init(&subj, c, owner, pw ? pw->pw_gid : (gid_t)-1, pid);
+	if (!subj.privileged && !grant_owns(owner, &ps)) {
+		snprintf(msg, len, "it runs as uid %u (effective %u), not as its recorded owner uid %u", (unsigned)ps.uid,
+			 (unsigned)ps.euid, (unsigned)owner);
+		return PE_NOT_OWN_THREAD;
+	}
+	if ((e = grant_resolve(c, q, spec, msg, len)) >= 0)
+		return e;
+	return grant_check(c, &subj, q, spec, pid, subj.privileged ? 0 : registry_count_owner(s->d->registry, owner),
+			   adding, &cap, msg, len);
+}
+
+/* A recorded original is restored only if rtschedd could have granted it:
+ * a known policy, a priority valid for it and within max-priority, a nice
+ * in range. Anything else becomes SCHED_OTHER nice 0, and says so. */
+static void vet_original(const struct config *c, pid_t tid, struct task_sched *o)
+{
+	int lo = 0, hi = 0;
+	bool ok = (o->policy == SCHED_OTHER || o->policy == SCHED_BATCH || o->policy == SCHED_IDLE ||
+		   o->policy == SCHED_FIFO || o->policy == SCHED_RR) &&
+		  policy_priority_range(o->policy, &lo, &hi) == 0 && o->priority >= lo && o->priority <= hi &&
+		  o->priority <= c->max_priority && o->nice >= -20 && o->nice <= 19 &&
+		  (o->reset_on_fork == 0 || o->reset_on_fork == 1);
+
+	if (ok)
+		return;
+	log_warnx("state journal: tid %d: recorded original policy %d priority %d nice %d is not one rtschedd "
+		  "restores (above max-priority %d, or invalid); it gets other 0 nice 0 instead", (int)tid, o->policy,
+		  o->priority, o->nice, c->max_priority);
+	o->policy = SCHED_OTHER;
+	o->priority = 0;
+	o->nice = 0;
+	o->reset_on_fork = 0;
+}
+
+/* Strict number: digits only (and a leading '-' when allowed). */
+static bool num(const char *t, bool neg, long long *out)
+{
+	char *end;
+
+	if (!t || !((*t >= '0' && *t <= '9') || (neg && t[0] == '-' && t[1] >= '0' && t[1] <= '9')))
+		return false;
+	errno = 0;
+	*out = strtoll(t, &end, 10);
+	return !*end && errno == 0;
+}
+
 /* Re-adopt one process ("P ...") line. */
 static void adopt_process(struct state *s, char *line)
 {
@@ -184,17 +274,23 @@ static void adopt_process(struct state *s, char *line)
 	char *save = NULL, msg[512];
 	struct sched_spec spec;
 	struct reg_process *p;
-	int pid;
-	uint64_t st;
-	unsigned owner;
+	long long pid, st, owner;
+	int e;
 
 	strtok_r(line, " ", &save);
-	pid = atoi(strtok_r(NULL, " ", &save) ?: "0");
-	st = strtoull(strtok_r(NULL, " ", &save) ?: "0", NULL, 10);
-	owner = (unsigned)strtoul(strtok_r(NULL, " ", &save) ?: "0", NULL, 10);
-	if (pid <= 0 || get_req(&save, &q) < 0 || grant_resolve(s->d->config, &q, &spec, msg, sizeof(msg)) >= 0)
+	if (!num(strtok_r(NULL, " ", &save), false, &pid) || !num(strtok_r(NULL, " ", &save), false, &st) ||
+	    !num(strtok_r(NULL, " ", &save), false, &owner) || pid <= 0 || pid > INT32_MAX || owner > UINT32_MAX ||
+	    get_req(&save, &q) < 0) {
+		log_warnx("state journal: a malformed process entry, dropped");
 		return;
-	if (registry_adopt_process(s->d->registry, pid, st, owner, &q, &p) == 0)
+	}
+	e = vet(s, (uid_t)owner, (pid_t)pid, (pid_t)pid, &q, &spec, 0, msg, sizeof(msg));
+	if (e >= 0) {
+		if (e != PE_NO_SUCH_THREAD)
+			log_warnx("state journal: not re-adopting process %lld for uid %lld: %s", pid, owner, msg);
+		return;
+	}
+	if (registry_adopt_process(s->d->registry, (pid_t)pid, (uint64_t)st, (uid_t)owner, &q, &p) == 0)
 		s->adopted_procs++;
 }
 
@@ -204,77 +300,94 @@ static void adopt_thread(struct state *s, char *line)
 	struct grant_request q;
 	struct reg_saved saved;
 	struct sched_spec spec;
-	char *save = NULL, *tok[6], msg[512];
+	char *save = NULL, *tok[6], *o[6], msg[512];
+	long long v[6], ov[6];
 	int e;
 
 	strtok_r(line, " ", &save);
 	for (int i = 0; i < 6; i++)
-		if (!(tok[i] = strtok_r(NULL, " \n", &save)))
-			return;
+		if (!num(tok[i] = strtok_r(NULL, " \n", &save), false, &v[i]))
+			goto bad;
 	if (get_req(&save, &q) < 0)
-		return;
-	char *o[6];
+		goto bad;
 	for (int i = 0; i < 6; i++)
-		if (!(o[i] = strtok_r(NULL, " \n", &save)))
-			return;
+		if (!(o[i] = strtok_r(NULL, " \n", &save)) || (i != 4 && !num(o[i], i == 2, &ov[i])))
+			goto bad;
+	if (v[0] <= 0 || v[0] > INT32_MAX || v[1] <= 0 || v[1] > INT32_MAX || v[3] > UINT32_MAX || v[5] > INT32_MAX ||
+	    ov[0] > 100 || ov[1] > 99 || ov[2] < -20 || ov[2] > 19)
+		goto bad;
 	memset(&saved, 0, sizeof(saved));
-	saved.starttime = strtoull(tok[2], NULL, 10);
-	saved.original.policy = atoi(o[0]);
-	saved.original.priority = atoi(o[1]);
-	saved.original.nice = atoi(o[2]);
-	saved.original.reset_on_fork = atoi(o[3]);
+	saved.starttime = (uint64_t)v[2];
+	saved.original.policy = (int)ov[0];
+	saved.original.priority = (int)ov[1];
+	saved.original.nice = (int)ov[2];
+	saved.original.reset_on_fork = (int)ov[3];
 	if (cpulist_parse(o[4], &saved.original.cpus, NULL) < 0)
-		return;
-	saved.cpus_changed = atoi(o[5]);
-	pid_t tid = atoi(tok[0]), pid = atoi(tok[1]), ppid = atoi(tok[5]);
+		goto bad;
+	saved.cpus_changed = ov[5] != 0;
+	pid_t tid = (pid_t)v[0], pid = (pid_t)v[1], ppid = (pid_t)v[5];
+	uid_t owner = (uid_t)v[3];
 	struct reg_process *proc = ppid ? registry_find_process(s->d->registry, ppid) : NULL;
-	int source = atoi(tok[4]);
-	if (ppid && !proc) {
-		/* its process registration is gone (its role was removed): give back */
+	int source = (int)v[4];
+
+	vet_original(s->d->config, tid, &saved.original);
+	e = vet(s, owner, tid, pid, &q, &spec, 1, msg, sizeof(msg));
+	if (e == PE_NO_SUCH_THREAD)
+		return;
+	if (e == PE_NOT_OWN_THREAD) {
+		/* not the owner's to give back either: leave it alone */
+		log_warnx("state journal: not re-adopting tid %d for uid %u: %s", (int)tid, (unsigned)owner, msg);
+		return;
+	}
+	if ((ppid && !proc) || e >= 0) {
+		/* its process registration or its role is gone, or the current
+		 * limits refuse it: give the thread back what it had */
+		if (e >= 0)
+			log_notice("state journal: tid %d goes back to what it had: %s", (int)tid, msg);
 		registry_restore_saved(tid, &saved);
 		return;
 	}
-	if (grant_resolve(s->d->config, &q, &spec, msg, sizeof(msg)) >= 0) {
-		/* its role is gone from the config: give the thread back what it had */
-		registry_restore_saved(tid, &saved);
-		return;
-	}
-	e = registry_adopt_thread(s->d->registry, tid, pid, (uid_t)strtoul(tok[3], NULL, 10),
-				  (enum reg_source)source, &q, &spec, proc, &saved, msg, sizeof(msg));
+	e = registry_adopt_thread(s->d->registry, tid, pid, owner, (enum reg_source)source, &q, &spec, proc, &saved,
+				  msg, sizeof(msg));
 	if (e < 0)
 		s->adopted_threads++;
 	else if (e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
 		log_warnx("re-adopting tid %d: %s", (int)tid, msg);
+	return;
+bad:
+	log_warnx("state journal: a malformed thread entry, dropped");
 }
 
 int state_open(struct state **ret, struct daemon *d, const char *path)
 {
 	struct state *s = calloc(1, sizeof(*s));
 	struct entry *ents = NULL;
+	char why[1024];
 	size_t n = 0;
-	FILE *f;
-	int r;
+	FILE *f = NULL;
+	int fd, r;
 
 	if (!s || !(s->path = strdup(path))) {
 		free(s);
 		return -ENOMEM;
 	}
 	s->d = d;
-	/* the journal's directory (the socket's, under /run) may not exist yet */
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		for (char *p = dir + 1; *p; p++)
-			if (*p == '/') {
-				*p = '\0';
-				mkdir(dir, 0755);
-				*p = '/';
-			}
-		mkdir(dir, 0755);
+	*ret = s;
+	/* the journal's directory (the socket's, under /run) may not exist yet;
+	 * one that others can write is refused: they could plant a journal */
+	s->dirfd = safefile_dir(path, true, true, s->base, sizeof(s->base), why, sizeof(why));
+	if (s->dirfd < 0) {
+		log_errno(LOG_LEVEL_WARNING, s->dirfd, "state file %s; registrations will not survive a restart",
+			  why[0] ? why : path);
+		return 0;
 	}
-	f = fopen(path, "re");
+	fd = safefile_open_trusted(s->dirfd, s->base, why, sizeof(why));
+	if (fd == -EPERM)
+		log_warnx("state file %s: %s; not reading it (it is replaced)", path, why);
+	else if (fd < 0 && fd != -ENOENT)
+		log_errno(LOG_LEVEL_WARNING, fd, "state file %s", path);
+	if (fd >= 0 && !(f = fdopen(fd, "r")))
+		close(fd);
 	if (f) {
 		replay(s, f, &ents, &n);
 		fclose(f);
@@ -297,7 +410,6 @@ int state_open(struct state **ret, struct daemon *d, const char *path)
 	r = compact(s);
 	if (r < 0)
 		log_errno(LOG_LEVEL_WARNING, r, "state file %s: registrations will not survive a restart", path);
-	*ret = s;
 	return 0;
 }
 
@@ -308,7 +420,8 @@ void state_discard(struct state *s)
 	if (s->f)
 		fclose(s->f);
 	s->f = NULL;
-	unlink(s->path);
+	if (s->dirfd >= 0)
+		unlinkat(s->dirfd, s->base, 0);
 }
 
 void state_adopted(const struct state *s, size_t *threads, size_t *processes)
@@ -323,6 +436,8 @@ void state_free(struct state *s)
 		return;
 	if (s->f)
 		fclose(s->f);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
 	free(s->path);
 	free(s);
 }
