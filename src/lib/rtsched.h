@@ -85,9 +85,11 @@ const char *rtsched_last_message(void);
  *               shorter ones end with clock_nanosleep over the last guard
  *               (500 us); see rtsched_timer_set_hybrid.
  *   "busy"      spin on the clock, yielding now and then; a whole CPU.
- *   "adaptive"  clock_nanosleep to a learnt guard before the deadline (about
- *               this thread's p99 sleep lateness), then spin: near-busy
- *               lateness for a few % of a CPU at 1 kHz.
+ *   "adaptive"  clock_nanosleep to a learnt guard before the deadline, then
+ *               spin to it: the guard tracks the sleep lateness that keeps
+ *               misses (sleeps waking after the deadline) at 0.5%, within a
+ *               quarter of the period; near-busy lateness for a few % of a
+ *               CPU at 1 kHz.
  * The histogram lives in a sealed memfd; rtsched_timer_attach hands it to
  * rtschedd, which reads it without a system call by the worker.
  * A timer belongs to the thread that waits on it: create, configure, attach
