@@ -7,6 +7,12 @@
  *
  *     bench-strategies [--fifo PRIO] [--cpu N] [--period US] [--strategies LIST]
  *                      [--rounds R] [CSV]
+ *     bench-strategies --lost [--fifo PRIO] [--cpu N]
+ *
+ * --lost only spins for 0.5 s and says how much of that time the thread did
+ * not run (gaps over 10 us between two clock reads): on a virtual machine
+ * whose host is busy, what the hypervisor took, which no strategy and no
+ * priority can win back. Every section of run.sh prints it.
  *
  * Strategies: sleep, hybrid, busy, adaptive (waiter.c), and fixed50,
  * fixed100, fixed200: sleep to a fixed guard of 50, 100 or 200 us before
@@ -220,6 +226,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: bench-strategies [--fifo PRIO] [--cpu N] [--period US] [--strategies LIST] "
 		"[--rounds R] [CSV]\n"
+		"       bench-strategies --lost [--fifo PRIO] [--cpu N]\n"
 		"  LIST: comma-separated sleep, hybrid, busy, adaptive, fixed50, fixed100, fixed200\n");
 	exit(1);
 }
@@ -283,6 +290,27 @@ static void print_machine(void)
 	printf("kernel %s %s, clocksource %s, loadavg %s\n", u.release, u.version, cs, load);
 }
 
+/* --lost: spin 0.5 s, sum the gaps over 10 us between clock reads. */
+static void lost(void)
+{
+	int64_t start = clock_ns(CLOCK_MONOTONIC), prev = start, end = start + NS_PER_S / 2, gaps = 0, worst = 0;
+	long n = 0;
+
+	while (prev < end) {
+		int64_t t = clock_ns(CLOCK_MONOTONIC), g = t - prev;
+
+		if (g > 10000) {
+			gaps += g;
+			n++;
+		}
+		if (g > worst)
+			worst = g;
+		prev = t;
+	}
+	printf("%.1f%% of 0.5 s lost in %ld gaps over 10 us (longest %.1f us)\n", 100.0 * (double)gaps / (double)(prev - start),
+	       n, (double)worst / 1000);
+}
+
 /* Parse --strategies: the chosen specs into out[], their number. */
 static size_t parse_specs(const char *list, const struct spec **out)
 {
@@ -319,7 +347,7 @@ int main(int argc, char **argv)
 	int64_t one_period;
 	const char *csv = NULL;
 	double seconds = row_seconds();
-	int cpu = -1, fifo = 0, rounds = 1, policy, prio;
+	int cpu = -1, fifo = 0, rounds = 1, policy, prio, only_lost = 0;
 	char as[160];
 	FILE *out = NULL;
 	struct row *rows;
@@ -339,6 +367,8 @@ int main(int argc, char **argv)
 			ns = parse_specs(argv[++i], chosen);
 		else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
 			rounds = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--lost") == 0)
+			only_lost = 1;
 		else if (argv[i][0] != '-' && !csv)
 			csv = argv[i];
 		else
@@ -346,6 +376,12 @@ int main(int argc, char **argv)
 	}
 	if (fifo < 0 || fifo > 99 || cpu < -1 || cpu >= CPU_SETSIZE || rounds < 1 || rounds > 1000)
 		usage();
+	if (only_lost) {
+		setup(cpu, fifo, as, sizeof(as), &policy, &prio);
+		printf("a thread spinning as %s: ", as);
+		lost();
+		return 0;
+	}
 	if (csv && !(out = fopen(csv, "w"))) {
 		perror(csv);
 		return 1;

@@ -98,6 +98,9 @@ section() {
 	echo "=== $1"
 	echo "ran on: $MACHINE"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+	# what the hypervisor (or interrupts) took from a real-time thread just now
+	[ -x "$B/bench-strategies" ] &&
+		echo "CPU time lost at start: $("$B/bench-strategies" --lost --fifo 10 --cpu "$(( $(nproc) - 1 ))" 2>&1)"
 }
 
 # Percentiles of a cyclictest -h histogram (1 us buckets; cyclictest

@@ -239,7 +239,7 @@ int waiter_set_hybrid(struct waiter *w, int64_t guard_ns, int64_t threshold_ns)
 /* The step factors. Halving within `steps` sleeps that all come in time:
  * down = 2^(-1/steps). Balance at the target miss rate m: m ln(up) =
  * (1 - m) ln(1/down). At 1 kHz (500 steps) a miss multiplies the guard by
- * 1.32, each sleep in time by 0.9986. */
+ * 1.19, each sleep in time by 0.9986. */
 static void adapt_steps(struct waiter *w)
 {
 	const double m = WAITER_ADAPT_MISS_PPM / 1e6;

@@ -87,7 +87,7 @@ const char *rtsched_last_message(void);
  *   "busy"      spin on the clock, yielding now and then; a whole CPU.
  *   "adaptive"  clock_nanosleep to a learnt guard before the deadline, then
  *               spin to it: the guard tracks the sleep lateness that keeps
- *               misses (sleeps waking after the deadline) at 0.5%, within a
+ *               misses (sleeps waking after the deadline) at 0.8%, within a
  *               quarter of the period; near-busy lateness for a few % of a
  *               CPU at 1 kHz.
  * The histogram lives in a sealed memfd; rtsched_timer_attach hands it to
