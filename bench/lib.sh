@@ -98,6 +98,9 @@ section() {
 	echo "=== $1"
 	echo "ran on: $MACHINE"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+	# what the hypervisor (or interrupts) took from a real-time thread just now
+	[ -x "$B/bench-strategies" ] &&
+		echo "CPU time lost at start: $("$B/bench-strategies" --lost --fifo 10 --cpu "$(( $(nproc) - 1 ))" 2>&1)"
 }
 
 # Percentiles of a cyclictest -h histogram (1 us buckets; cyclictest
@@ -148,6 +151,37 @@ cyc_policy() {
 	tid=$(ls "/proc/$pid/task" 2>/dev/null | sort -n | tail -1)
 	[ -n "$tid" ] || { echo "?"; return; }
 	chrt -p "$tid" 2>/dev/null | awk -F': ' '/policy/ { p = $2 } /priority/ { q = $2 } END { sub(/\|.*/, "", p); print p " " q }'
+}
+
+# quiet_setup: an fd (QFD) on a FIFO nobody writes, so quiet_sleep can wait
+# with a bash builtin. quiet_sleep SECONDS: wait without starting a process
+# (a fork and exec on the measured CPU is latency the measurement would see).
+quiet_setup() {
+	rm -f "$TMP/quiet.fifo"
+	mkfifo "$TMP/quiet.fifo"
+	exec {QFD}<>"$TMP/quiet.fifo"
+}
+quiet_sleep() {
+	read -r -t "$1" -u "$QFD" _ || true
+}
+
+# rt_policy_of PID: the policy and priority of PID's highest-numbered task
+# into RT_POLICY ("fifo 10"), read from /proc/PID/task/TID/stat with bash
+# builtins only (no process started; see quiet_sleep). "?" if it is gone.
+rt_policy_of() {
+	local t last="" line f
+	RT_POLICY="?"
+	for t in /proc/"$1"/task/*; do
+		[ -e "$t" ] || continue
+		if [ -z "$last" ] || [ "${t##*/}" -gt "${last##*/}" ]; then last=$t; fi
+	done
+	[ -n "$last" ] && read -r line <"$last/stat" 2>/dev/null || return 0
+	# the fields after "comm) ": field 3 is f[0], rt_priority (40) f[37], policy (41) f[38]
+	read -r -a f <<<"${line##*) }"
+	case ${f[38]} in
+	0) RT_POLICY="other 0" ;; 1) RT_POLICY="fifo ${f[37]}" ;; 2) RT_POLICY="rr ${f[37]}" ;;
+	3) RT_POLICY="batch 0" ;; 5) RT_POLICY="idle 0" ;; *) RT_POLICY="policy${f[38]} ${f[37]}" ;;
+	esac
 }
 
 # Run gnuplot on a script from stdin, writing $RESULTS/$1.png.

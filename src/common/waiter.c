@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -19,12 +20,7 @@
 #include "waiter.h"
 
 #define NS_PER_S INT64_C(1000000000)
-/* The adaptive guard is the k-th largest of the window, k small: keep the k
- * largest in a sorted array instead of sorting the window. */
-#define ADAPT_TOPK 4
-_Static_assert(WAITER_ADAPT_WINDOW * (100 - WAITER_ADAPT_QUANTILE) / 100 + 1 <= ADAPT_TOPK,
-	       "ADAPT_TOPK too small for the window and the quantile");
-_Static_assert(WAITER_ADAPT_EVERY <= WAITER_ADAPT_WINDOW, "re-learn within one window");
+_Static_assert(WAITER_ADAPT_MISS_PPM > 0 && WAITER_ADAPT_MISS_PPM < 10000, "misses must stay under 1%");
 
 static const char *const names[WAIT__MAX] = {
 	[WAIT_SLEEP] = "sleep",
@@ -157,55 +153,27 @@ static int wait_hybrid(struct waiter *w, int64_t deadline, int64_t *now)
 	return 0;
 }
 
-/* The guard is the WAITER_ADAPT_QUANTILE-th percentile (nearest rank) of the
- * window: the k-th largest sample, k = n - ceil(q n) + 1. */
-static int64_t adapt_quantile(const struct waiter *w)
+/* One step of the tracker (waiter.h): up on a miss, down otherwise, held
+ * within the bounds. */
+int waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns)
 {
-	unsigned int n = w->adapt_len;
-	unsigned int rank = (WAITER_ADAPT_QUANTILE * n + 99) / 100;
-	unsigned int k = n - rank + 1;
-	int64_t top[ADAPT_TOPK];
+	int miss = sleep_late_ns > w->adapt_guard_ns;
+	double g = w->adapt_g * (miss ? w->adapt_up : w->adapt_down);
 
-	for (unsigned int i = 0; i < k; i++)
-		top[i] = INT64_MIN;
-	for (unsigned int i = 0; i < n; i++) {
-		int64_t v = w->adapt_ring[i];
-		unsigned int j;
-
-		if (v <= top[k - 1])
-			continue;
-		for (j = k - 1; j > 0 && top[j - 1] < v; j--)
-			top[j] = top[j - 1];
-		top[j] = v;
-	}
-	return top[k - 1];
+	if (g < (double)w->adapt_min_ns)
+		g = (double)w->adapt_min_ns;
+	if (g > (double)w->adapt_max_ns)
+		g = (double)w->adapt_max_ns;
+	w->adapt_g = g;
+	w->adapt_guard_ns = (int64_t)(g + 0.5);
+	w->c.adapt_samples++;
+	w->c.adapt_misses += (uint64_t)miss;
+	return miss;
 }
 
-/* Re-learnt every WAITER_ADAPT_EVERY samples, not every period: the scan of
- * the window costs ~0.3 us, which at 10 kHz would be 0.3% of a CPU. */
-void waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns)
-{
-	int64_t g;
-
-	w->adapt_ring[w->adapt_pos] = sleep_late_ns > 0 ? sleep_late_ns : 0;
-	w->adapt_pos = (w->adapt_pos + 1) % WAITER_ADAPT_WINDOW;
-	if (w->adapt_len < WAITER_ADAPT_WINDOW)
-		w->adapt_len++;
-	if (++w->adapt_pending < WAITER_ADAPT_EVERY)
-		return;
-	w->adapt_pending = 0;
-	g = adapt_quantile(w);
-	if (g < w->adapt_min_ns)
-		g = w->adapt_min_ns;
-	if (g > w->adapt_max_ns)
-		g = w->adapt_max_ns;
-	w->adapt_guard_ns = g;
-	w->c.adapt_updates++;
-}
-
-/* Sleep to deadline - guard, learn how late that sleep woke, spin the rest.
- * No sched_yield in the spin: it is at most max_guard (<= 1 ms, <= period/2)
- * and normally the thread's p99 sleep lateness, tens of us; a yield would
+/* Sleep to deadline - guard, learn whether that sleep woke in time, spin the
+ * rest. No sched_yield in the spin: it is at most max_guard (<= 1 ms, <=
+ * WAITER_ADAPT_BUDGET_PCT of the period) and normally tens of us; a yield would
  * hand the CPU to a SCHED_OTHER hog for up to a whole slice (ms) or, under
  * SCHED_FIFO, to a same-priority task, which is exactly the lateness the spin
  * is there to avoid. A sleep entered too late to be a sleep is not a sample:
@@ -268,20 +236,38 @@ int waiter_set_hybrid(struct waiter *w, int64_t guard_ns, int64_t threshold_ns)
 	return 0;
 }
 
+/* The step factors. Halving within `steps` sleeps that all come in time:
+ * down = 2^(-1/steps). Balance at the target miss rate m: m ln(up) =
+ * (1 - m) ln(1/down). At 1 kHz (500 steps) a miss multiplies the guard by
+ * 1.19, each sleep in time by 0.9986. */
+static void adapt_steps(struct waiter *w)
+{
+	const double m = WAITER_ADAPT_MISS_PPM / 1e6;
+	double steps = (double)WAITER_ADAPT_HALVE_NS / (double)w->period_ns;
+	double ln_down;
+
+	if (steps < WAITER_ADAPT_MIN_STEPS)
+		steps = WAITER_ADAPT_MIN_STEPS;
+	ln_down = log(2.0) / steps;
+	w->adapt_down = exp(-ln_down);
+	w->adapt_up = exp(ln_down * (1 - m) / m);
+}
+
 int waiter_set_adaptive(struct waiter *w, int64_t min_guard_ns, int64_t max_guard_ns)
 {
-	int64_t g = WAITER_ADAPT_INIT_GUARD_NS;
+	int64_t g = WAITER_ADAPT_INIT_GUARD_NS, budget = w->period_ns / 100 * WAITER_ADAPT_BUDGET_PCT;
 
 	if (min_guard_ns < 0 || max_guard_ns < min_guard_ns)
 		return -EINVAL;
-	if (max_guard_ns > w->period_ns / 2)
-		max_guard_ns = w->period_ns / 2;
+	if (max_guard_ns > budget)
+		max_guard_ns = budget;
 	if (min_guard_ns > max_guard_ns)
 		min_guard_ns = max_guard_ns;
 	w->adapt_min_ns = min_guard_ns;
 	w->adapt_max_ns = max_guard_ns;
 	w->adapt_guard_ns = g < min_guard_ns ? min_guard_ns : g > max_guard_ns ? max_guard_ns : g;
-	w->adapt_pos = w->adapt_len = w->adapt_pending = 0;
+	w->adapt_g = (double)w->adapt_guard_ns;
+	adapt_steps(w);
 	return 0;
 }
 

@@ -25,11 +25,30 @@
  *   busy      spin on clock_gettime, sched_yield every WAITER_BUSY_YIELD_EVERY
  *             reads (the sleep-vs-busy-wait blog's loop). ~100% of a CPU.
  *   adaptive  clock_nanosleep(TIMER_ABSTIME) to deadline - guard, then spin
- *             on clock_gettime to the deadline. The guard is learnt: about
- *             the p99 of this thread's own recent sleep lateness (how late
- *             the clock_nanosleep woke relative to deadline - guard), within
- *             [min_guard, max_guard]. Lateness nears the busy-wait floor for
- *             roughly guard / period of a CPU.
+ *             on clock_gettime to the deadline, never past it. The guard is
+ *             learnt from the only event that matters: a sleep that woke
+ *             after the deadline (a "miss": the spin could not help). Every
+ *             miss raises the guard by a factor, every sleep that woke in
+ *             time lowers it by a much smaller one, sized so that the two
+ *             balance when misses are WAITER_ADAPT_MISS_PPM of the sleeps.
+ *             That is a stochastic-approximation (Robbins-Monro) tracker of
+ *             the (1 - miss rate) quantile of this thread's sleep lateness:
+ *             it needs no window, reads no magnitudes (one 5 ms stall of the
+ *             machine is one miss, not a guard of 5 ms), and with misses at
+ *             0.8% of the periods the lateness p99 stays at the spin's floor.
+ *             Over n sleeps the misses are exactly m (n + ln(g_end /
+ *             g_start) / ln(1 / down)) while the bounds do not bind: the
+ *             share is held at m, not merely aimed at, so 0.8% keeps a
+ *             margin under 1% and spends the least guard that does.
+ *             The step sizes make the guard halve within
+ *             WAITER_ADAPT_HALVE_NS when no sleep misses (load went away) and
+ *             grow several-fold within the same time when misses come at
+ *             several % (load came); at slow rates (under
+ *             WAITER_ADAPT_MIN_STEPS periods in that time) they are sized
+ *             for that many periods instead. The guard stays within
+ *             [min_guard, max_guard], max_guard being at most
+ *             WAITER_ADAPT_BUDGET_PCT of the period: the spin's budget.
+ *             CPU: roughly (guard - typical sleep lateness) / period.
  *
  * Cost. waiter_wait allocates nothing and makes no system call besides the
  * waits (clock_nanosleep, ppoll, sched_yield) and the clock reads (vDSO, no
@@ -56,18 +75,23 @@ enum waiter_strategy {
 /* Clock reads between two sched_yield calls of the busy strategy: ~20-50 us
  * of spinning with a vDSO clock read of 20-50 ns. */
 #define WAITER_BUSY_YIELD_EVERY 1000
-/* Adaptive: sleep-lateness samples the guard is learnt from (a ring), how
- * often (in samples) it is re-learnt, and the quantile it aims at. */
-#define WAITER_ADAPT_WINDOW 256
-#define WAITER_ADAPT_EVERY 16
-#define WAITER_ADAPT_QUANTILE 99 /* percent */
+/* Adaptive: the share of sleeps allowed to wake after the deadline (parts
+ * per million; below 1% so the p99 of the lateness is the spin's; the lower,
+ * the higher the guard and the CPU it costs), how fast
+ * the guard halves when none does, and the fewest periods that adaptation
+ * is spread over at slow rates (fewer would make each step too coarse). */
+#define WAITER_ADAPT_MISS_PPM 8000
+#define WAITER_ADAPT_HALVE_NS INT64_C(500000000)
+#define WAITER_ADAPT_MIN_STEPS 200
 /* Adaptive bounds: below a few us the spin can't absorb a clock read plus a
  * context switch; the ceiling keeps a noisy machine from turning adaptive into
- * busy-waiting (max_guard is also held to period / 2). The first guard, used
- * until WAITER_ADAPT_EVERY samples exist, is about an idle machine's p99 of
- * plain sleep lateness here (field-facts.md). */
+ * busy-waiting: at most WAITER_ADAPT_BUDGET_PCT of each period is spent
+ * spinning, and never more than WAITER_ADAPT_MAX_GUARD_NS. The first guard
+ * is about an idle machine's p99 of plain sleep lateness here
+ * (field-facts.md). */
 #define WAITER_ADAPT_MIN_GUARD_NS INT64_C(5000)
 #define WAITER_ADAPT_MAX_GUARD_NS INT64_C(1000000)
+#define WAITER_ADAPT_BUDGET_PCT 25
 #define WAITER_ADAPT_INIT_GUARD_NS INT64_C(100000)
 /* Longest period accepted: a minute, far beyond any real-time loop, and what
  * the daemon's jitter-attach accepts. */
@@ -92,7 +116,8 @@ struct waiter_counters {
 	uint64_t spins;      /* clock reads spent spinning */
 	uint64_t yields;     /* sched_yield calls of the busy strategy */
 	uint64_t hybrid[WAITER_HYBRID__MAX]; /* hybrid: branch taken on entry to a wait */
-	uint64_t adapt_updates; /* adaptive: times the guard was re-learnt */
+	uint64_t adapt_samples; /* adaptive: sleeps learnt from */
+	uint64_t adapt_misses;  /* adaptive: of which woke after the deadline */
 };
 
 struct waiter {
@@ -106,10 +131,11 @@ struct waiter {
 	int64_t guard_ns;
 	int64_t threshold_ns;
 	/* adaptive */
-	int64_t adapt_guard_ns; /* the guard in use */
+	int64_t adapt_guard_ns; /* the guard in use (adapt_g rounded) */
 	int64_t adapt_min_ns, adapt_max_ns;
-	int64_t adapt_ring[WAITER_ADAPT_WINDOW]; /* recent sleep lateness, ns */
-	unsigned int adapt_pos, adapt_len, adapt_pending;
+	double adapt_g;         /* the guard, ns, as learnt */
+	double adapt_up;        /* factor per miss, > 1 */
+	double adapt_down;      /* factor per sleep in time, < 1 */
 	struct waiter_counters c;
 };
 
@@ -125,8 +151,9 @@ const char *waiter_strategy_name(enum waiter_strategy s);
 int waiter_init(struct waiter *w, enum waiter_strategy strategy, int64_t period_ns, struct hist *hist);
 /* Hybrid's guard and threshold, 0 <= guard <= threshold; 0 or -EINVAL. */
 int waiter_set_hybrid(struct waiter *w, int64_t guard_ns, int64_t threshold_ns);
-/* Adaptive's guard bounds, 0 <= min <= max; max is further held to period / 2.
- * Resets what was learnt. 0 or -EINVAL. */
+/* Adaptive's guard bounds, 0 <= min <= max; max is further held to
+ * WAITER_ADAPT_BUDGET_PCT of the period. min == max is a fixed guard (the
+ * benchmark's baselines). Resets what was learnt. 0 or -EINVAL. */
 int waiter_set_adaptive(struct waiter *w, int64_t min_guard_ns, int64_t max_guard_ns);
 /* Start the schedule now: the first deadline is start_ns + period. Optional
  * (the first waiter_wait starts it from its own clock read). */
@@ -147,8 +174,10 @@ static inline const struct waiter_counters *waiter_counters(const struct waiter 
 /* Internals, exposed so tests can drive them without a clock. */
 /* The hybrid branch for a remaining wait of `remaining_ns`. */
 enum waiter_hybrid_branch waiter_hybrid_branch(const struct waiter *w, int64_t remaining_ns);
-/* Adaptive: learn from one sleep-lateness sample (negative counts as 0). */
-void waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns);
+/* Adaptive: learn from one sleep that aimed at deadline - guard (the guard in
+ * use, waiter_adapt_guard()) and woke sleep_late_ns after that: a miss if it
+ * woke after the deadline. Returns 1 for a miss, else 0. */
+int waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns);
 /* CLOCK_MONOTONIC now, in ns; -errno on failure (never in practice). */
 int64_t waiter_now(void);
 

@@ -5,8 +5,8 @@
 #include "../common/protocol.h"
 #include "rtsched.h"
 
-/* One request on its own connection, with an optional descriptor (passfd
- * < 0: none); the daemon's message for a failure is kept for
+/* One request on the process's kept connection (conn.c), with an optional
+ * descriptor (passfd < 0: none); the daemon's message for a failure is kept for
  * rtsched_last_message(); the OK's fields fill *grant if given. */
 int lib_call(const char *socket, struct proto_buf *b, int passfd, struct rtsched_grant *grant);
 

@@ -10,6 +10,7 @@
 
 #include "../common/client.h"
 #include "../common/protocol.h"
+#include "conn.h"
 #include "internal.h"
 #include "rtsched.h"
 
@@ -56,19 +57,15 @@ static int on_reply(void *ud, const struct proto_msg *m)
 int lib_call(const char *socket, struct proto_buf *b, int passfd, struct rtsched_grant *grant)
 {
 	struct collect c = { grant };
-	int fd, r;
+	int r, cerr;
 
 	last_message[0] = '\0';
 	if (b->overflow)
 		return -E2BIG;
-	fd = client_connect(socket);
-	if (fd < 0) {
+	r = conn_call(socket, b->data, b->len, passfd, on_reply, &c, &cerr);
+	if (cerr < 0)
 		snprintf(last_message, sizeof(last_message), "cannot connect to %s: %s",
-			 client_socket_path(socket), strerror(-fd));
-		return fd;
-	}
-	r = client_call_fd(fd, b->data, b->len, passfd, on_reply, &c, NULL);
-	close(fd);
+			 client_socket_path(socket), strerror(-cerr));
 	return r;
 }
 
@@ -124,6 +121,12 @@ EXPORT int rtsched_unregister(pid_t tid, pid_t pid, const char *socket)
 EXPORT int rtsched_unregister_self(void)
 {
 	return rtsched_unregister(gettid(), 0, NULL);
+}
+
+EXPORT int rtsched_disconnect(void)
+{
+	conn_close();
+	return 0;
 }
 
 EXPORT const char *rtsched_strerror(int err)

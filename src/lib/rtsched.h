@@ -7,8 +7,11 @@
  *             fprintf(stderr, "rtsched: %s: %s\n", rtsched_strerror(r), rtsched_last_message());
  *
  * Every function returns 0 or a negative errno value; the library never
- * logs, never exits and is thread-safe (each call uses its own connection).
- * The socket is $RTSCHED_SOCKET or /run/rtschedd/control. See librtsched(3). */
+ * logs, never exits and is thread-safe. Requests go over one connection the
+ * process keeps (a thread that finds it busy uses one of its own); a fork()ed
+ * child never uses its parent's, and a daemon restart is survived by
+ * reconnecting once. The socket is $RTSCHED_SOCKET or /run/rtschedd/control.
+ * See librtsched(3). */
 #ifndef RTSCHED_H
 #define RTSCHED_H
 
@@ -53,6 +56,10 @@ int rtsched_unregister_self(void);
 int rtsched_register(const struct rtsched_request *req, struct rtsched_grant *grant);
 /* Unregister a thread (tid) or, with tid 0, a process (pid). */
 int rtsched_unregister(pid_t tid, pid_t pid, const char *socket);
+/* Close the connection the process keeps to rtschedd (the next request
+ * opens a new one). Call it before dropping privileges, or before closing
+ * descriptors the library does not know about. Always 0. */
+int rtsched_disconnect(void);
 /* A description of an error returned by this library. */
 const char *rtsched_strerror(int err);
 /* The daemon's own message for this thread's last failed call ("" if none). */
@@ -78,9 +85,11 @@ const char *rtsched_last_message(void);
  *               shorter ones end with clock_nanosleep over the last guard
  *               (500 us); see rtsched_timer_set_hybrid.
  *   "busy"      spin on the clock, yielding now and then; a whole CPU.
- *   "adaptive"  clock_nanosleep to a learnt guard before the deadline (about
- *               this thread's p99 sleep lateness), then spin: near-busy
- *               lateness for a few % of a CPU at 1 kHz.
+ *   "adaptive"  clock_nanosleep to a learnt guard before the deadline, then
+ *               spin to it: the guard tracks the sleep lateness that keeps
+ *               misses (sleeps waking after the deadline) at 0.8%, within a
+ *               quarter of the period; near-busy lateness for a few % of a
+ *               CPU at 1 kHz.
  * The histogram lives in a sealed memfd; rtsched_timer_attach hands it to
  * rtschedd, which reads it without a system call by the worker.
  * A timer belongs to the thread that waits on it: create, configure, attach

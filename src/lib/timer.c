@@ -99,7 +99,7 @@ EXPORT int rtsched_timer_set_hybrid(struct rtsched_timer *t, uint64_t guard_ns, 
 	return waiter_set_hybrid(&t->w, (int64_t)guard_ns, (int64_t)threshold_ns);
 }
 
-/* One request on its own connection, the memfd riding along (SCM_RIGHTS).
+/* One request on the kept connection, the memfd riding along (SCM_RIGHTS).
  * period_ns goes as text: it can exceed a 32-bit long. */
 EXPORT int rtsched_timer_attach(struct rtsched_timer *t, const char *socket)
 {
