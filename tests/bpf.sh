@@ -15,6 +15,15 @@
 #      CAP_BPF; as user nobody with only CAP_BPF + CAP_PERFMON it loads.
 #   3. a GStreamer streaming thread (audiotestsrc, is-live, sync) gets a
 #      timer-lateness histogram.
+#   4. rtschedd itself: a cyclictest thread registered from outside with
+#      `rtschedctl register --tid` gets bpf-timer and bpf-wakeup rows whose
+#      count grows, stays within cyclictest's loops and whose p50 is within a
+#      factor of 10 of cyclictest's own; in list, metrics and --histogram;
+#      an unmanaged cyclictest running alongside never appears.
+#   5. rtschedd started without CAP_BPF/CAP_PERFMON/CAP_SYS_ADMIN runs on
+#      (schedstat rows), and both `rtschedctl check` and `rtschedd --check`
+#      report bpf-no-caps. A build without BPF (configure --disable-bpf)
+#      runs only this part and expects bpf-not-built instead.
 # No timing thresholds: every comparison is against what cyclictest saw of
 # the same wake-ups. Needs root, rt-tests, gstreamer1.0-tools and
 # gstreamer1.0-plugins-base; anything missing is a failure, not a skip.
@@ -39,10 +48,34 @@ cyc_p50() {
 		}' "$1"
 }
 
-for t in cyclictest gst-launch-1.0 setpriv; do
-	command -v "$t" >/dev/null || fail "$t is missing (apt-get install rt-tests gstreamer1.0-tools gstreamer1.0-plugins-base util-linux)"
+for t in cyclictest gst-launch-1.0 setpriv jq; do
+	command -v "$t" >/dev/null || fail "$t is missing (apt-get install rt-tests gstreamer1.0-tools gstreamer1.0-plugins-base util-linux jq)"
 done
 [ "$FAILS" -eq 0 ] || { finish; exit 1; }
+NOCAPS=(setpriv --bounding-set=-bpf,-perfmon,-sys_admin)
+# start_nocaps CONF: rtschedd without any capability that could load BPF
+start_nocaps() {
+	SOCK="$TMP/control"; DLOG="$TMP/daemon.log"
+	"${NOCAPS[@]}" "$RTSCHEDD" --config "$1" --socket "$SOCK" >>"$DLOG" 2>&1 &
+	DPID=$!
+	wait_for "$RTSCHEDCTL" --socket "$SOCK" version || { echo "daemon did not start:"; cat "$DLOG"; exit 1; }
+}
+CONF="$TMP/bpf.conf"
+printf '[daemon]\nrate-limit = 0\n' >"$CONF"
+
+if [ ! -x "$TOOL" ]; then
+	# --- built without BPF: the daemon runs and says why ----------------------
+	run "$RTSCHEDD" --config "$CONF" --check
+	expect_in "$OUT" "bpf-not-built" "rtschedd --check: bpf-not-built"
+	daemon_start "$CONF"
+	ctl status
+	expect_in "$OUT" "built without BPF" "the daemon runs without the observer and says why"
+	ctl check
+	expect_in "$OUT" "bpf-not-built" "rtschedctl check: bpf-not-built"
+	daemon_stop
+	finish
+	exit
+fi
 
 # --- 1. cyclictest --------------------------------------------------------------
 timeout 300 "$TOOL" -d -o "$TMP/rep" -x -- \
@@ -114,5 +147,81 @@ else
 		pass "GStreamer's streaming thread $ST ($(cat /proc/"$GST"/task/"$ST"/comm)) has a timer-lateness histogram" ||
 		fail "GStreamer streaming thread: exit $RC, $OUT $ERR"
 fi
+
+# --- 4. rtschedd: a cyclictest registered from outside --------------------------------
+jit() { "$RTSCHEDCTL" --socket "$SOCK" --json jitter; }
+daemon_start "$CONF"
+ctl status
+expect_in "$(echo "$OUT" | grep '^observer')" "bpf, 0 of 64 threads" "the daemon loaded the observer"
+PIDD=$DPID
+expect_in "$(grep -E '^Cap(Eff|Prm)' /proc/"$PIDD"/status | tr '\n' ' ')" "CapEff:	0000000000800000" \
+	"after start only CAP_SYS_NICE is left (CAP_BPF, CAP_PERFMON dropped)"
+# both run until SIGINT, after the checks: cyclictest then prints its histogram
+cyclictest -q -m --policy=other -i 1000 -h 20000 >"$TMP/ct2" 2>&1 &
+CT=$!
+cyclictest -q --policy=other -i 1000 >/dev/null 2>&1 &
+UCT=$!
+at_exit_ct() { kill "$CT" "$UCT" 2>/dev/null; }
+at_exit at_exit_ct
+wait_for sh -c "[ \$(ls /proc/$CT/task | wc -l) -ge 2 ] && [ \$(ls /proc/$UCT/task | wc -l) -ge 2 ]"
+CTT=$(ls /proc/"$CT"/task | grep -vx "$CT" | head -1)
+UTT=$(ls /proc/"$UCT"/task | grep -vx "$UCT" | head -1)
+ctl register --tid "$CTT"
+expect_rc 0 "cyclictest's measuring thread $CTT registered from outside"
+samples() { jit | jq -r ".[] | select(.tid == $CTT and .kind == \"$1\") | .samples"; }
+wait_for sh -c "[ \"\$('$RTSCHEDCTL' --socket '$SOCK' --json jitter | jq '.[] | select(.tid == $CTT and .kind == \"bpf-timer\") | .samples')\" -gt 0 ]"
+S1=$(samples bpf-timer)
+wait_for sh -c "[ \"\$('$RTSCHEDCTL' --socket '$SOCK' --json jitter | jq '.[] | select(.tid == $CTT and .kind == \"bpf-timer\") | .samples')\" -gt ${S1:-0} ]"
+S2=$(samples bpf-timer)
+[ -n "$S1" ] && [ "${S2:-0}" -gt "$S1" ] && pass "bpf-timer samples grow: $S1 then $S2" || fail "bpf-timer samples: '$S1' then '$S2'"
+[ "$(samples bpf-wakeup)" -gt 0 ] 2>/dev/null && pass "bpf-wakeup row has samples" || fail "bpf-wakeup: $(jit)"
+[ -z "$(samples schedstat)" ] && pass "no schedstat row for an observed thread" || fail "schedstat row too"
+L=$("$RTSCHEDCTL" --socket "$SOCK" --json list | jq -r ".[] | select(.tid == $CTT) | .observed")
+[ "$L" = bpf ] && pass "list: observed=bpf" || fail "list: observed=$L"
+ctl jitter --histogram "bpf-timer:$CTT"
+expect_in "$OUT" "timer lateness (BPF) of cyclictest" "jitter --histogram bpf-timer:TID draws the BPF histogram"
+ctl metrics
+expect_in "$OUT" "tid=\"$CTT\",rule=\"default\",cpu=" "metrics: a series for the thread"
+expect_in "$(echo "$OUT" | grep "tid=\"$CTT\"")" 'source="bpf-timer"' "metrics: labelled source=\"bpf-timer\""
+for _ in 1 2 3; do
+	[ -z "$(jit | jq ".[] | select(.tid == $UTT)")" ] || UNSEEN=no
+	case "$("$RTSCHEDCTL" --socket "$SOCK" metrics)" in *"tid=\"$UTT\""*) UNSEEN=no ;; esac
+	sleep 0.2
+done
+# the last reading, then cyclictest stops (an exited thread leaves the registry)
+LAST=$(jit | jq -c ".[] | select(.tid == $CTT and .kind == \"bpf-timer\") | [.samples, .p50_ns]")
+kill -INT "$CT" "$UCT"
+wait "$CT"; wait "$UCT"
+read -r N P50 < <(echo "$LAST" | tr -d '[]' | tr ',' ' ')
+read -r CYC CP50 < <(cyc_p50 "$TMP/ct2")
+echo "  cyclictest: $CYC cycles, p50 $CP50 us; rtschedd's last reading: $N bpf-timer samples, p50 $P50 ns"
+# it was registered shortly after its start, and read shortly before its end
+[ -n "$N" ] && [ "$N" -le "$CYC" ] && [ $((N * 2)) -ge "$CYC" ] &&
+	pass "bpf-timer samples $N: at most cyclictest's $CYC loops, at least half" ||
+	fail "bpf-timer samples ${N:-none} vs $CYC loops"
+awk -v o="${P50:-0}" -v c="$CP50" 'BEGIN { o /= 1000; if (c < 1) c = 1; if (o < 1) o = 1; exit !(o <= 10 * c && c <= 10 * o) }' &&
+	pass "bpf-timer p50 $P50 ns within a factor of 10 of cyclictest's $CP50 us" ||
+	fail "bpf-timer p50 ${P50:-none} ns vs cyclictest's $CP50 us"
+[ "${UNSEEN:-yes}" = yes ] && pass "the unmanaged cyclictest thread $UTT never appeared" ||
+	fail "unmanaged tid $UTT appeared in jitter or metrics"
+daemon_stop
+
+# --- 5. no capability to load: the daemon runs on and says why ----------------------
+run "${NOCAPS[@]}" "$RTSCHEDD" --config "$CONF" --check
+expect_in "$OUT" "bpf-no-caps" "rtschedd --check without CAP_BPF: bpf-no-caps"
+expect_in "$OUT" "CAP_BPF and CAP_PERFMON" "... with the fix"
+start_nocaps "$CONF"
+ctl status
+expect_in "$(echo "$OUT" | grep '^observer')" "CAP_BPF" "the daemon runs without the observer and says why"
+ctl check
+expect_in "$OUT" "bpf-no-caps" "rtschedctl check: bpf-no-caps"
+sleep 300 &
+SL=$!
+at_exit_sl() { kill "$SL" 2>/dev/null; }
+at_exit at_exit_sl
+ctl register --tid "$SL"
+K=$(jit | jq -r ".[] | select(.tid == $SL) | .kind")
+[ "$K" = schedstat ] && pass "without the observer: a schedstat row" || fail "rows for $SL: $K"
+daemon_stop
 
 finish

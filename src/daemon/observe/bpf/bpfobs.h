@@ -78,6 +78,7 @@ struct bpfobs_stats {
  *   -ENOSYS      no bpf() syscall (CONFIG_BPF_SYSCALL off)
  *   -ENOEXEC     the verifier rejected a program (why has its last words)
  *   -ENOMEM      could not allocate or map the maps
+ *   -ENOPKG      built without BPF support (bpfobs_none.c)
  *   other        from libbpf, with its message. */
 int bpfobs_new(struct bpfobs **ret, unsigned max_threads, char *why, size_t len);
 /* Detach everything and free; NULL is fine. Needs no capability. */
