@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/jitter.sh: observed wake-up latency. A worker using librtsched's timer
 # hands its histogram to rtschedd; a daemon probe measures a FIFO thread on
-# CPU 0; registered threads get schedstat rows. Counts are checked exactly
+# CPU 0; registered threads get BPF (or schedstat) rows. Counts are checked exactly
 # against what the worker itself recorded; no timing thresholds.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -65,11 +65,17 @@ exec {W[1]}>&-; wait "$W_PID" 2>/dev/null
 wait_for sh -c "! '$RTSCHEDCTL' --socket '$SOCK' --json jitter | jq -e '.[] | select(.tid == $WT)'" &&
 	pass "the exited worker's row is gone" || fail "exited worker still listed"
 
-# schedstat rows for registered threads, and PM QoS while one is real-time
+# rows for registered threads (the BPF observer's, or schedstat where it is
+# unavailable: `rtschedctl status` says which), and PM QoS while one is real-time
 helper_start
 T=$(spawn reg1)
 ctl register --tid "$T"
-[ "$(jq_probe ".[] | select(.tid == $T) | .kind")" = schedstat ] && pass "registered thread has a schedstat row" || fail "no schedstat row"
+KINDS=$(jq_probe "[.[] | select(.tid == $T) | .kind] | join(\",\")")
+case "$("$RTSCHEDCTL" --socket "$SOCK" status | sed -n 's/^observer *//p')" in
+bpf*) WANT="bpf-timer,bpf-wakeup" ;;
+*) WANT=schedstat ;;
+esac
+[ "$KINDS" = "$WANT" ] && pass "registered thread has rows $WANT" || fail "registered thread's rows: '$KINDS', want $WANT"
 ctl --json jitter
 expect_in "$(echo "$OUT" >/dev/null; "$RTSCHEDCTL" --socket "$SOCK" jitter)" "cpu_dma_latency held at 0 us" "PM QoS held while a real-time thread is managed"
 ctl unregister --tid "$T"

@@ -34,7 +34,7 @@ static void usage(FILE *f)
 		"  status                                   the daemon's state\n"
 		"  reload                                   reload the configuration\n"
 		"  version                                  versions of rtschedctl and rtschedd\n"
-		"  jitter [--histogram NAME|TID] [--reset]  observed wake-up latency per thread and probe\n"
+		"  jitter [--histogram [KIND:]NAME|TID] [--reset]  observed wake-up latency per thread and probe\n"
 		"  metrics                                  the Prometheus text exposition\n"
 		"  check [--pid PID | --user USER] [--policy P] [--priority N] [--cpus LIST]\n"
 		"                                           why a thread can or cannot be real-time,\n"
@@ -105,10 +105,13 @@ static void json_object(const struct proto_msg *m)
 }
 
 /* list: one table row per ROW message. */
+static const char *ns_str(const char *v, char *buf, size_t len);
+
 static int on_list(void *ud, const struct proto_msg *m)
 {
 	const char *cols[] = { "tid", "pid", "comm", "policy", "priority", "nice", "cpus", "rule", "source", "owner" };
 	const int width[] = { 7, 7, 16, 6, 4, 4, 10, 12, 7, 5 };
+	char b[32];
 
 	if (strcmp(m->head, "ROW") != 0)
 		return 0;
@@ -119,14 +122,18 @@ static int on_list(void *ud, const struct proto_msg *m)
 		return 0;
 	}
 	if (first_row) {
-		printf("%-7s %-7s %-16s %-6s %-4s %-4s %-10s %-12s %-7s %s\n", "TID", "PID", "COMM", "POLICY",
-		       "PRIO", "NICE", "CPUS", "RULE", "SOURCE", "OWNER");
+		printf("%-7s %-7s %-16s %-6s %-4s %-4s %-10s %-12s %-7s %-5s %-9s %8s %8s\n", "TID", "PID", "COMM",
+		       "POLICY", "PRIO", "NICE", "CPUS", "RULE", "SOURCE", "OWNER", "OBSERVED", "TIMER99", "WAKE99");
 		first_row = false;
 	}
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		const char *v = proto_get(m, cols[i]);
-		printf(i + 1 < sizeof(cols) / sizeof(cols[0]) ? "%-*s " : "%-*s\n", width[i], v ? v : "-");
+		printf("%-*s ", width[i], v ? v : "-");
 	}
+	/* the BPF observer's p99s since registration: timer lateness, wake-up latency */
+	printf("%-9s", proto_get(m, "observed") ?: "-");
+	printf(" %8s", ns_str(proto_get(m, "bpf_timer_p99_ns"), b, sizeof(b)));
+	printf(" %8s\n", ns_str(proto_get(m, "bpf_wakeup_p99_ns"), b, sizeof(b)));
 	return 0;
 }
 
@@ -159,12 +166,12 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 			return 0;
 		}
 		if (first_row) {
-			printf("%-9s %-15s %-7s %-6s %-4s %-6s %-8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %5s %6s\n",
+			printf("%-10s %-15s %-7s %-6s %-4s %-6s %-8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %5s %6s\n",
 			       "KIND", "NAME", "TID", "POLICY", "PRIO", "CPUS", "PERIOD", "SAMPLES", "MIN", "P50", "P90",
 			       "P99", "P99.9", "MAX", "MEAN", "STDDEV", "OVERR", "P99%");
 			first_row = false;
 		}
-		printf("%-9s %-15s %-7s %-6s %-4s %-6s %-8s %8s", proto_get(m, "kind") ?: "-", proto_get(m, "name") ?: "-",
+		printf("%-10s %-15s %-7s %-6s %-4s %-6s %-8s %8s", proto_get(m, "kind") ?: "-", proto_get(m, "name") ?: "-",
 		       proto_get(m, "tid") ?: "-", proto_get(m, "policy") ?: "-", proto_get(m, "priority") ?: "-",
 		       proto_get(m, "cpus") ?: "-",
 		       strcmp(proto_get(m, "period_ns") ?: "0", "0") ? ns_str(proto_get(m, "period_ns"), b, sizeof(b)) : "-",
@@ -178,8 +185,9 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 	if (strcmp(m->head, "OK") == 0 && !json) {
 		if (first_row)
 			printf("no jitter sources: use rtsched_timer in a worker, a [probe NAME], or register a thread\n");
-		printf("measured under: preemption %s, /dev/cpu_dma_latency %s; schedstat rows give the mean "
-		       "run-queue wait per run since registration\n", proto_get(m, "preempt") ?: "?",
+		printf("measured under: preemption %s, /dev/cpu_dma_latency %s; bpf-timer rows: timer expiry to "
+		       "running, bpf-wakeup rows: wake-up to running (BPF, from outside); schedstat rows (no BPF): "
+		       "the mean run-queue wait per run since registration\n", proto_get(m, "preempt") ?: "?",
 		       proto_get(m, "cpu_dma_latency") ?: "?");
 	}
 	return 0;
@@ -191,6 +199,7 @@ struct bins {
 	unsigned long long n[40];
 	int count;
 	char name[64];
+	char kind[16];
 };
 
 static int on_hist(void *ud, const struct proto_msg *m)
@@ -202,6 +211,7 @@ static int on_hist(void *ud, const struct proto_msg *m)
 	    proto_get_long(m, "count", 0, 1L << 62, &cnt) < 0)
 		return 0;
 	snprintf(b->name, sizeof(b->name), "%s", proto_get(m, "name") ?: "");
+	snprintf(b->kind, sizeof(b->kind), "%s", proto_get(m, "kind") ?: "");
 	for (int i = b->count - 1; i >= 0; i--)
 		if (lo >= b->edge[i]) {
 			b->n[i] += (unsigned long long)cnt;
@@ -229,7 +239,8 @@ static void draw_hist(struct bins *b)
 		printf("no samples\n");
 		return;
 	}
-	printf("wake-up lateness of %s, %llu samples\n", b->name, total);
+	printf("%s of %s, %llu samples\n", !strcmp(b->kind, "bpf-timer") ? "timer lateness (BPF)" :
+	       !strcmp(b->kind, "bpf-wakeup") ? "wake-up latency (BPF)" : "wake-up lateness", b->name, total);
 	for (int i = first; i <= last; i++) {
 		int w = (int)(50.0 * (double)b->n[i] / (double)max + 0.5);
 		snprintf(lo, sizeof(lo), "%g", b->edge[i] / 1e3);

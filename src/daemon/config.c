@@ -33,13 +33,13 @@ enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FOR
 		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS,
 		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE,
 		  D_METRICS_FILE, D_METRICS_INTERVAL, D_CPU_DMA_LATENCY,
-		  D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_N };
+		  D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_OBSERVE_THREADS, D_N };
 static const char *const daemon_keys[D_N] = {
 	"socket", "policy", "priority", "nice", "cpus", "reset-on-fork",
 	"max-priority", "log-level", "admin-group", "rate-limit", "rate-burst", "rescan-interval",
 	"process-events", "rtprio-cap", "over-cap", "limits-conf", "limits-dir",
 	"user", "state-file", "metrics-file", "metrics-interval", "cpu-dma-latency",
-	"watchdog", "watchdog-threshold", "watchdog-cooldown",
+	"watchdog", "watchdog-threshold", "watchdog-cooldown", "observe-threads",
 };
 
 enum probe_key { PR_CPU, PR_POLICY, PR_PRIORITY, PR_PERIOD, PR_STRATEGY, PR_MODE, PR_N };
@@ -291,6 +291,8 @@ static int daemon_key(struct parse_ctx *ctx, const char *name, const char *v)
 		return key_int(ctx, name, v, 1, 1000000, (int *)&c->rate_burst);
 	case D_RESCAN:
 		return key_int(ctx, name, v, 100, 3600000, (int *)&c->rescan_ms);
+	case D_OBSERVE_THREADS: /* BPF observer slots, 29 KiB of kernel memory each */
+		return key_int(ctx, name, v, 0, 4096, (int *)&c->observe_threads);
 	case D_PROCESS_EVENTS:
 		return key_bool(ctx, name, v, &c->process_events);
 	case D_RTPRIO_CAP:
@@ -781,6 +783,7 @@ static void config_defaults(struct config *c)
 	c->rate_limit = 50;
 	c->rate_burst = 100;
 	c->rescan_ms = 1000;
+	c->observe_threads = 64;
 	c->process_events = true;
 	c->rtprio_cap = CAP_CONFIG;
 	c->metrics_interval_s = 15;
@@ -1041,6 +1044,8 @@ void config_print(const struct config *c, FILE *f)
 
 	snprintf(buf, sizeof(buf), "%u", c->rescan_ms);
 	print_kv(c, f, &c->origin, D_RESCAN, "rescan-interval", buf);
+	snprintf(buf, sizeof(buf), "%u", c->observe_threads);
+	print_kv(c, f, &c->origin, D_OBSERVE_THREADS, "observe-threads", buf);
 	print_kv(c, f, &c->origin, D_PROCESS_EVENTS, "process-events", c->process_events ? "yes" : "no");
 	print_kv(c, f, &c->origin, D_RTPRIO_CAP, "rtprio-cap",
 		 c->rtprio_cap == CAP_CONFIG ? "config" : c->rtprio_cap == CAP_LIMITS_CONF ? "limits-conf" : "rlimit");

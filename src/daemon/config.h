@@ -107,6 +107,7 @@ struct config {
 	unsigned rate_limit;  /* requests per second per uid, 0 = off */
 	unsigned rate_burst;
 	unsigned rescan_ms;   /* /proc rescan period when the process events connector is unavailable */
+	unsigned observe_threads; /* BPF observer slots (read at start only); 0: no observer */
 	bool process_events;  /* use the connector at all (a sandbox may forbid AF_NETLINK) */
 	int rtprio_cap;       /* CAP_*: what caps a non-privileged client's real-time priority */
 	bool clamp;           /* over the cap: clamp (true) or refuse */

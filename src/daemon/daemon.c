@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "grant.h"
 #include "jitter.h"
+#include "observe/observer.h"
 #include "privs.h"
 #include "procev.h"
 #include "registry.h"
@@ -217,6 +218,11 @@ static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct re
 	struct daemon *d = ud;
 
 	state_observe(d->state, ev, t, p);
+	/* the BPF observer's tid filter follows the registry */
+	if (t && ev == REG_EV_THREAD_SET)
+		observer_watch(d->observer, t->tid);
+	else if (t && ev == REG_EV_THREAD_GONE)
+		observer_unwatch(d->observer, t->tid);
 	if (d->changed)
 		sd_event_source_set_enabled(d->changed, SD_EVENT_ONESHOT);
 }
@@ -509,6 +515,33 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(d->event, EXIT_OK);
 }
 
+/* Load the BPF observer while CAP_BPF and CAP_PERFMON are still held, and
+ * watch every thread managed so far; from here on_registry_change() keeps
+ * it in step. Without it the daemon runs on: schedstat rows only, and
+ * `rtschedctl check` says why. */
+static void observer_start(struct daemon *d)
+{
+	int r;
+
+	if (!d->config->observe_threads) {
+		d->observer_error = -ECANCELED;
+		snprintf(d->observer_why, sizeof(d->observer_why), "observe-threads = 0 in the configuration");
+		log_info("BPF wake-up observer off (observe-threads = 0)");
+		return;
+	}
+	r = observer_new(&d->observer, d->config->observe_threads, d->observer_why, sizeof(d->observer_why));
+	if (r < 0) {
+		d->observer_error = r;
+		log_notice("BPF wake-up observer unavailable, jitter shows schedstat means only: %s",
+			   d->observer_why);
+		return;
+	}
+	for (struct reg_thread *t = registry_threads(d->registry); t; t = t->next)
+		observer_watch(d->observer, t->tid);
+	log_info("BPF wake-up observer loaded: timer lateness and wake-up latency of up to %u managed threads",
+		 d->config->observe_threads);
+}
+
 int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
 	       const struct overrides *o, struct config *c)
 {
@@ -602,8 +635,9 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	daemon_scan(d, false);
 	daemon_changed(d);
 	privs_check_nice(c);
-	/* the socket, the connector and the state are open: keep only what the
-	 * work needs from here on */
+	observer_start(d);
+	/* the socket, the connector, the state and the BPF observer are open:
+	 * keep only what the work needs from here on (CAP_BPF, CAP_PERFMON go) */
 	r = privs_drop(c, d->procev != NULL);
 	if (r < 0) {
 		log_errno(LOG_LEVEL_ERR, r, "cannot drop privileges");
@@ -656,6 +690,7 @@ void daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->changed);
 	sd_event_source_disable_unref(d->publish);
 	jitter_free(d->jitter);
+	observer_free(d->observer);
 	sd_event_source_disable_unref(d->tick);
 	registry_free(d->registry, !d->keep_on_exit);
 	/* after the registry: restored threads can't starve its canaries */

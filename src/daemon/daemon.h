@@ -33,6 +33,7 @@ struct control;
 struct state;
 struct jitter;
 struct safety;
+struct observer;
 
 struct daemon {
 	sd_event *event;
@@ -49,6 +50,9 @@ struct daemon {
 	struct state *state;
 	struct jitter *jitter;
 	struct safety *safety;          /* the starvation watchdog; NULL when off */
+	struct observer *observer;      /* BPF wake-up observer; NULL: unavailable */
+	int observer_error;             /* why (-errno as bpfobs_new()), 0 if loaded */
+	char observer_why[256];
 	sd_event_source *tick;
 	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */
 	sd_event_source *publish;       /* coalesced update of the watchdog's thread list */          /* metrics file and STATUS=, only while there is something to say */

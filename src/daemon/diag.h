@@ -42,6 +42,7 @@
  *   timer-slack             info/warning  SCHED_OTHER timer slack of the target
  *   preempt-model           info     the kernel's preemption model
  *   check-failed            info     something could not be read; the report is partial
+ *   bpf-*                   the BPF wake-up observer: see observe/bpfcheck.h
  */
 #ifndef RTSCHED_DIAG_H
 #define RTSCHED_DIAG_H

@@ -17,6 +17,7 @@
 #include "../common/protocol.h"
 #include "../common/waiter.h"
 #include "jitter.h"
+#include "observe/observer.h"
 #include "probe.h"
 #include "proc.h"
 #include "registry.h"
@@ -42,6 +43,13 @@ struct jitter {
 	struct source *sources;
 	size_t n;
 };
+
+const char *jitter_kind_name(enum jitter_kind k)
+{
+	static const char *const names[] = { "timer", "probe", "schedstat", "bpf-timer", "bpf-wakeup" };
+
+	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
+}
 
 int jitter_new(struct jitter **ret, struct daemon *d)
 {
@@ -250,16 +258,36 @@ void jitter_foreach(struct jitter *j, void (*fn)(void *ud, const struct jitter_r
 		row->mean_ns = hist_mean(&row->h, &mean) < 0 ? -1 : mean < 0x1p63 ? (int64_t)mean : INT64_MAX;
 		fn(ud, row);
 	}
-	/* passive: every managed thread's run-queue wait since it was registered */
+	/* every managed thread: what the BPF observer saw of its wake-ups, or
+	 * without it its run-queue wait since it was registered (schedstat) */
 	for (struct reg_thread *t = registry_threads(j->d->registry); t; t = t->next) {
 		uint64_t run, delay, count;
 		struct proc_stat st;
+		const char *comm = proc_read_stat(t->tid, &st) == 0 ? st.comm : "?";
+		bool observed = false;
 
-		if (proc_read_schedstat(t->pid, t->tid, &run, &delay, &count) < 0)
+		for (int k = BPFOBS_TIMER; k <= BPFOBS_WAKEUP; k++) {
+			double mean = 0;
+
+			memset(row, 0, sizeof(*row));
+			if (observer_read(j->d->observer, t->tid, (enum bpfobs_kind)k, true, &row->h) < 0)
+				break;
+			observed = true;
+			row->kind = k == BPFOBS_TIMER ? JITTER_BPF_TIMER : JITTER_BPF_WAKEUP;
+			snprintf(row->name, sizeof(row->name), "%s", comm);
+			row->tid = t->tid;
+			row->pid = t->pid;
+			snprintf(row->rule, sizeof(row->rule), "%s", t->req.role[0] ? t->req.role : "default");
+			snprintf(row->strategy, sizeof(row->strategy), "-");
+			row->samples = hist_count(&row->h);
+			row->mean_ns = hist_mean(&row->h, &mean) < 0 ? -1 : mean < 0x1p63 ? (int64_t)mean : INT64_MAX;
+			fn(ud, row);
+		}
+		if (observed || proc_read_schedstat(t->pid, t->tid, &run, &delay, &count) < 0)
 			continue;
 		memset(row, 0, sizeof(*row));
 		row->kind = JITTER_SCHEDSTAT;
-		snprintf(row->name, sizeof(row->name), "%s", proc_read_stat(t->tid, &st) == 0 ? st.comm : "?");
+		snprintf(row->name, sizeof(row->name), "%s", comm);
 		row->tid = t->tid;
 		row->pid = t->pid;
 		snprintf(row->rule, sizeof(row->rule), "%s", t->req.role[0] ? t->req.role : "default");
@@ -284,6 +312,7 @@ void jitter_reset(struct jitter *j)
 	for (struct reg_thread *t = registry_threads(j->d->registry); t; t = t->next) {
 		uint64_t run;
 		proc_read_schedstat(t->pid, t->tid, &run, &t->ss_delay0, &t->ss_count0);
+		observer_reset(j->d->observer, t->tid);
 	}
 }
 
@@ -323,62 +352,79 @@ static void label(FILE *f, const char *key, const char *v, bool last)
 	fprintf(f, "\"%s", last ? "" : ",");
 }
 
-/* The labels of a source: thread, tid, rule, cpu, source. */
-static void labels(FILE *f, struct jitter *j, const struct source *s)
+/* The labels of a series: thread, tid, rule, cpu, and source, which says
+ * how it was measured (timer: librtsched in the thread; probe: rtschedd's
+ * own thread; bpf-timer, bpf-wakeup: the BPF observer, from outside). */
+static void labels(FILE *f, struct jitter *j, const char *name, pid_t tid_, enum jitter_kind kind)
 {
 	struct task_sched ts;
 	char cpus[128] = "?", tid[16];
-	struct reg_thread *t = registry_find(j->d->registry, s->tid);
+	struct reg_thread *t = registry_find(j->d->registry, tid_);
 
-	if (task_sched_read(s->tid, &ts) == 0)
+	if (task_sched_read(tid_, &ts) == 0)
 		cpulist_format(&ts.cpus, cpus, sizeof(cpus));
-	snprintf(tid, sizeof(tid), "%d", (int)s->tid);
-	label(f, "thread", s->name, false);
+	snprintf(tid, sizeof(tid), "%d", (int)tid_);
+	label(f, "thread", name, false);
 	label(f, "tid", tid, false);
 	label(f, "rule", t ? (t->req.role[0] ? t->req.role : "default") : "-", false);
 	label(f, "cpu", cpus, false);
-	label(f, "source", s->kind == JITTER_PROBE ? "probe" : "timer", true);
+	label(f, "source", jitter_kind_name(kind), true);
+}
+
+/* One histogram series: cumulative buckets at the le bounds, +Inf, sum, count. */
+static void put_hist(FILE *f, struct jitter *j, const char *name, pid_t tid, enum jitter_kind kind,
+		     const struct hist *h)
+{
+	static const double le[] = { 1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
+				     2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1.0 };
+	uint64_t cum = 0;
+	int idx = 0;
+
+	for (size_t i = 0; i < sizeof(le) / sizeof(le[0]); i++) {
+		int64_t bound = (int64_t)(le[i] * 1e9 + 0.5);
+		while ((idx = hist_bucket_next(h, idx)) >= 0 && hist_bucket_upper(idx) <= bound) {
+			cum += hist_bucket_count(h, idx);
+			idx++;
+		}
+		if (idx < 0)
+			idx = HIST_NBUCKETS;
+		fprintf(f, "rtschedd_wakeup_latency_seconds_bucket{");
+		labels(f, j, name, tid, kind);
+		fprintf(f, ",le=\"%g\"} %" PRIu64 "\n", le[i], cum);
+	}
+	fprintf(f, "rtschedd_wakeup_latency_seconds_bucket{");
+	labels(f, j, name, tid, kind);
+	fprintf(f, ",le=\"+Inf\"} %" PRIu64 "\n", hist_count(h));
+	fprintf(f, "rtschedd_wakeup_latency_seconds_sum{");
+	labels(f, j, name, tid, kind);
+	fprintf(f, "} %.9f\n", hist_sum(h) / 1e9);
+	fprintf(f, "rtschedd_wakeup_latency_seconds_count{");
+	labels(f, j, name, tid, kind);
+	fprintf(f, "} %" PRIu64 "\n", hist_count(h));
 }
 
 int jitter_prometheus(struct jitter *j, FILE *f)
 {
-	static const double le[] = { 1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
-				     2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1.0 };
 	struct daemon *d = j->d;
 	struct hist *h = malloc(sizeof(*h));
 
 	if (!h)
 		return -ENOMEM;
 	prune(j);
-	fprintf(f, "# HELP rtschedd_wakeup_latency_seconds Wake-up lateness (actual minus deadline) of periodic threads and probes.\n"
+	fprintf(f, "# HELP rtschedd_wakeup_latency_seconds Wake-up latency of managed threads and probes; source says "
+		   "how it was measured: timer, probe (lateness measured by the thread), bpf-timer (timer expiry to "
+		   "running), bpf-wakeup (wake-up to running), both observed by BPF.\n"
 		   "# TYPE rtschedd_wakeup_latency_seconds histogram\n");
-	for (struct source *s = j->sources; s; s = s->next) {
-		uint64_t cum = 0;
-		int idx = 0;
+	for (struct source *s = j->sources; s; s = s->next)
+		if (source_hist(s, h, false) == 0)
+			put_hist(f, j, s->name, s->tid, s->kind, h);
+	for (struct reg_thread *t = registry_threads(d->registry); t; t = t->next) {
+		struct proc_stat st;
 
-		if (source_hist(s, h, false) < 0)
-			continue;
-		for (size_t i = 0; i < sizeof(le) / sizeof(le[0]); i++) {
-			int64_t bound = (int64_t)(le[i] * 1e9 + 0.5);
-			while ((idx = hist_bucket_next(h, idx)) >= 0 && hist_bucket_upper(idx) <= bound) {
-				cum += hist_bucket_count(h, idx);
-				idx++;
-			}
-			if (idx < 0)
-				idx = HIST_NBUCKETS;
-			fprintf(f, "rtschedd_wakeup_latency_seconds_bucket{");
-			labels(f, j, s);
-			fprintf(f, ",le=\"%g\"} %" PRIu64 "\n", le[i], cum);
-		}
-		fprintf(f, "rtschedd_wakeup_latency_seconds_bucket{");
-		labels(f, j, s);
-		fprintf(f, ",le=\"+Inf\"} %" PRIu64 "\n", hist_count(h));
-		fprintf(f, "rtschedd_wakeup_latency_seconds_sum{");
-		labels(f, j, s);
-		fprintf(f, "} %.9f\n", hist_sum(h) / 1e9);
-		fprintf(f, "rtschedd_wakeup_latency_seconds_count{");
-		labels(f, j, s);
-		fprintf(f, "} %" PRIu64 "\n", hist_count(h));
+		for (int k = BPFOBS_TIMER; k <= BPFOBS_WAKEUP; k++)
+			if (observer_read(d->observer, t->tid, (enum bpfobs_kind)k, false, h) == 0)
+				put_hist(f, j, proc_read_stat(t->tid, &st) == 0 ? st.comm : "?", t->tid,
+					 k == BPFOBS_TIMER ? JITTER_BPF_TIMER : JITTER_BPF_WAKEUP, h);
 	}
 	fprintf(f, "# HELP rtschedd_overruns_total Periods missed by periodic threads and probes.\n"
 		   "# TYPE rtschedd_overruns_total counter\n");
@@ -386,7 +432,7 @@ int jitter_prometheus(struct jitter *j, FILE *f)
 		if (source_hist(s, h, false) < 0)
 			continue;
 		fprintf(f, "rtschedd_overruns_total{");
-		labels(f, j, s);
+		labels(f, j, s->name, s->tid, s->kind);
 		fprintf(f, "} %" PRIu64 "\n", hist_overruns(h));
 	}
 	free(h);

@@ -1,8 +1,9 @@
-/* jitter.h: observed wake-up latency, from three sources under one export:
+/* jitter.h: observed wake-up latency, from four sources under one export:
  * histograms that librtsched timers share with the daemon (a sealed memfd,
  * read without costing the worker a syscall), probes the daemon runs itself
- * ([probe NAME]), and, for every managed thread, its run-queue delay from
- * /proc/PID/task/TID/schedstat. */
+ * ([probe NAME]), for every managed thread the BPF observer's timer-lateness
+ * and wake-up-latency histograms (observe/observer.h), and where that is
+ * unavailable, its run-queue delay from /proc/PID/task/TID/schedstat. */
 #ifndef RTSCHED_JITTER_H
 #define RTSCHED_JITTER_H
 
@@ -14,7 +15,10 @@
 #include "../common/hist.h"
 #include "daemon.h"
 
-enum jitter_kind { JITTER_TIMER, JITTER_PROBE, JITTER_SCHEDSTAT };
+enum jitter_kind { JITTER_TIMER, JITTER_PROBE, JITTER_SCHEDSTAT, JITTER_BPF_TIMER, JITTER_BPF_WAKEUP };
+/* "timer", "probe", "schedstat", "bpf-timer", "bpf-wakeup": the kind= of a row, the
+ * source= label of a metric */
+const char *jitter_kind_name(enum jitter_kind k);
 
 /* One row of `rtschedctl jitter`. Percentiles are -1 where the source has
  * none (schedstat gives a mean only). */

@@ -17,6 +17,7 @@
 #include "../common/policy.h"
 #include "daemon.h"
 #include "diag.h"
+#include "observe/bpfcheck.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/rtschedd.conf"
 
@@ -106,6 +107,8 @@ static int run_check(const struct config *c, pid_t pid, const char *user, bool j
 	struct diag_env env = { .limits_conf = c->limits_conf, .limits_dir = c->limits_dir };
 	diag_report_init(&rep);
 	r = diag_run(&env, &t, &rep);
+	if (r == 0 && (r = bpfcheck_run(&rep, c->observe_threads)) == 0)
+		diag_report_sort(&rep);
 	if (r < 0) {
 		fprintf(stderr, "rtschedd: --check: %s%s\n", strerror(-r),
 			r == -ESRCH ? " (no such process)" : r == -ENOENT ? " (no such user?)" : "");

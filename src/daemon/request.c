@@ -23,6 +23,8 @@
 #include "diag.h"
 #include "grant.h"
 #include "jitter.h"
+#include "observe/bpfcheck.h"
+#include "observe/observer.h"
 #include "privs.h"
 #include "proc.h"
 #include "procev.h"
@@ -143,6 +145,14 @@ static void op_status(struct ctx *x)
 	} else {
 		proto_add(&x->out, "watchdog", "off");
 	}
+	if (d->observer) {
+		unsigned max, n = observer_watched(d->observer, &max);
+		char buf[64];
+		snprintf(buf, sizeof(buf), "bpf, %u of %u threads", n, max);
+		proto_add(&x->out, "observer", buf);
+	} else {
+		proto_add(&x->out, "observer", d->observer_why[0] ? d->observer_why : "none");
+	}
 	char *caps = privs_describe();
 	proto_add(&x->out, "capabilities", caps ? caps : "?");
 	free(caps);
@@ -163,6 +173,36 @@ static void op_status(struct ctx *x)
 	send_buf(x);
 }
 
+/* list: what the BPF observer saw of a thread since its registration (or
+ * the last jitter --reset): samples and p99 of each kind, and how measured. */
+static void list_observed(struct ctx *x, pid_t tid)
+{
+	struct hist *h = malloc(sizeof(*h));
+	int64_t v;
+
+	if (!h)
+		return;
+	if (observer_read(x->d->observer, tid, BPFOBS_TIMER, true, h) < 0) {
+		proto_add(&x->out, "observed", "schedstat");
+		free(h);
+		return;
+	}
+	proto_add(&x->out, "observed", "bpf");
+	for (int k = BPFOBS_TIMER; k <= BPFOBS_WAKEUP; k++) {
+		char key[32];
+
+		if (k != BPFOBS_TIMER && observer_read(x->d->observer, tid, (enum bpfobs_kind)k, true, h) < 0)
+			break;
+		snprintf(key, sizeof(key), "bpf_%s_samples", bpfobs_kind_name((enum bpfobs_kind)k));
+		proto_add_long(&x->out, key, (long)hist_count(h));
+		if (hist_percentile(h, 99, &v) == 0) {
+			snprintf(key, sizeof(key), "bpf_%s_p99_ns", bpfobs_kind_name((enum bpfobs_kind)k));
+			proto_add_long(&x->out, key, (long)v);
+		}
+	}
+	free(h);
+}
+
 static void op_list(struct ctx *x)
 {
 	long rows = 0;
@@ -180,6 +220,7 @@ static void op_list(struct ctx *x)
 					     t->source == REG_SOURCE_RULE ? "match" : "thread");
 		proto_add_long(&x->out, "owner", (long)t->owner);
 		proto_add_long(&x->out, "since", (long)(t->since_usec / 1000000u));
+		list_observed(x, t->tid);
 		send_buf(x);
 		rows++;
 	}
@@ -538,14 +579,14 @@ static void timer_slack(const struct task_sched *ts, pid_t pid, char *buf, size_
 
 struct jitter_ctx {
 	struct ctx *x;
-	const char *want;   /* histogram of this source (tid or name), or NULL */
+	const char *want;   /* histogram of this source ([KIND:]tid or name), or NULL */
+	int want_kind;      /* the KIND: given or, once a row matched, its kind; -1 */
 	long rows;
 };
 
 /* One source: a summary row, or with histogram= its buckets. */
 static void jitter_row_out(void *ud, const struct jitter_row *r)
 {
-	static const char *const kinds[] = { "timer", "probe", "schedstat" };
 	struct jitter_ctx *jc = ud;
 	struct ctx *x = jc->x;
 	struct task_sched ts;
@@ -555,11 +596,17 @@ static void jitter_row_out(void *ud, const struct jitter_row *r)
 
 	snprintf(tid, sizeof(tid), "%d", (int)r->tid);
 	if (jc->want) {
-		if (r->kind == JITTER_SCHEDSTAT || (strcmp(jc->want, tid) && strcmp(jc->want, r->name)))
+		/* one source only: a thread can have a timer and two BPF rows;
+		 * the first that matches (timer, probe, bpf-timer, bpf-wakeup)
+		 * unless the request names the kind */
+		if (r->kind == JITTER_SCHEDSTAT || (jc->want_kind >= 0 && (int)r->kind != jc->want_kind) ||
+		    (strcmp(jc->want, tid) && strcmp(jc->want, r->name)))
 			return;
+		jc->want_kind = (int)r->kind;
 		for (int i = hist_bucket_next(&r->h, 0); i >= 0; i = hist_bucket_next(&r->h, i + 1)) {
 			proto_begin(&x->out, "ROW");
 			proto_add(&x->out, "name", r->name);
+			proto_add(&x->out, "kind", jitter_kind_name(r->kind));
 			proto_add_long(&x->out, "lo_ns", (long)hist_bucket_lower(i));
 			proto_add_long(&x->out, "hi_ns", i == HIST_OVERFLOW ? -1 : (long)hist_bucket_upper(i));
 			proto_add_long(&x->out, "count", (long)hist_bucket_count(&r->h, i));
@@ -569,7 +616,7 @@ static void jitter_row_out(void *ud, const struct jitter_row *r)
 		return;
 	}
 	proto_begin(&x->out, "ROW");
-	proto_add(&x->out, "kind", kinds[r->kind]);
+	proto_add(&x->out, "kind", jitter_kind_name(r->kind));
 	proto_add(&x->out, "name", r->name);
 	proto_add_long(&x->out, "tid", r->tid);
 	proto_add_long(&x->out, "pid", r->pid);
@@ -611,8 +658,23 @@ static void jitter_row_out(void *ud, const struct jitter_row *r)
 
 static void op_jitter(struct ctx *x)
 {
-	struct jitter_ctx jc = { .x = x, .want = proto_get(x->m, "histogram") };
+	struct jitter_ctx jc = { .x = x, .want = proto_get(x->m, "histogram"), .want_kind = -1 };
+	const char *colon = jc.want ? strchr(jc.want, ':') : NULL;
 	char model[64];
+
+	if (colon) {
+		static const enum jitter_kind k[] = { JITTER_TIMER, JITTER_PROBE, JITTER_BPF_TIMER, JITTER_BPF_WAKEUP };
+		for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+			if (strlen(jitter_kind_name(k[i])) == (size_t)(colon - jc.want) &&
+			    !strncmp(jc.want, jitter_kind_name(k[i]), (size_t)(colon - jc.want)))
+				jc.want_kind = (int)k[i];
+		if (jc.want_kind < 0) {
+			refuse(x, PE_BAD_REQUEST, "unknown kind in histogram '%s'; use timer:, probe:, bpf-timer: "
+			       "or bpf-wakeup: before the name or tid", jc.want);
+			return;
+		}
+		jc.want = colon + 1;
+	}
 
 	jitter_foreach(x->d->jitter, jitter_row_out, &jc);
 	proto_begin(&x->out, "OK");
@@ -810,6 +872,8 @@ static void op_check(struct ctx *x)
 	}
 	if (t.policy >= 0)
 		check_grant(x, &subj, &t, &rep);
+	bpfcheck_add(&rep, x->d->observer_error, x->d->observer_why, true);
+	diag_report_sort(&rep);
 	for (size_t i = 0; i < rep.n; i++) {
 		proto_begin(&x->out, "ROW");
 		proto_add(&x->out, "code", rep.v[i].code);

@@ -1,0 +1,77 @@
+/* vmlinux.h: the few kernel types bpfobs.bpf.c reads, with only the fields it
+ * reads, pinned in the tree. It is NOT generated from the build machine's
+ * BTF, on purpose:
+ *   - a Debian package is built in an sbuild chroot whose running kernel is
+ *     the buildd's (any version, maybe without BTF, /sys maybe not mounted):
+ *     a header generated there describes no kernel the package will run on,
+ *     and makes the build depend on the build host;
+ *   - it would not help anyway: every struct here carries
+ *     preserve_access_index, so clang records each field access as a CO-RE
+ *     relocation and libbpf rewrites the offset (and load size) against the
+ *     running kernel's /sys/kernel/btf/vmlinux at load time. Field order,
+ *     sizes and padding here are irrelevant; only struct and field names
+ *     matter, and those have been stable since Linux 4.16 (hrtimer
+ *     is_soft) and 5.14 (task_struct __state; the ___pre514 flavour below
+ *     covers the older `state`).
+ * Regenerating a full header (bpftool btf dump file /sys/kernel/btf/vmlinux
+ * format c) also works, but is 130,000 lines of one kernel's types. */
+#ifndef BPFOBS_VMLINUX_H
+#define BPFOBS_VMLINUX_H
+
+typedef signed char __s8;
+typedef unsigned char __u8;
+typedef short __s16;
+typedef unsigned short __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long __s64;
+typedef unsigned long long __u64;
+/* what libbpf's bpf_helper_defs.h names in prototypes */
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+typedef _Bool bool;
+enum { false = 0, true = 1 };
+
+typedef __s64 ktime_t;
+
+/* from the UAPI <linux/bpf.h>, which -target bpf cannot include (it pulls
+ * in the host's multiarch <asm/types.h>); these values are ABI */
+enum bpf_map_type { BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_PERCPU_ARRAY = 6 };
+enum { BPF_F_MMAPABLE = 1U << 10 };
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+struct task_struct {
+	unsigned int __state; /* Linux 5.14+ */
+	int on_cpu;           /* running, or being switched out of a CPU */
+	int pid;              /* the thread id in the initial pid namespace */
+};
+
+/* Linux 5.12 and 5.13 (CO-RE ignores the ___suffix when matching names) */
+struct task_struct___pre514 {
+	long state;
+};
+
+struct hrtimer_clock_base;
+
+struct hrtimer {
+	ktime_t _softexpires;          /* the requested expiry, in the base's clock */
+	struct hrtimer_clock_base *base;
+	__u8 is_soft;                  /* expires in softirq context */
+};
+
+/* the timer of every sleep with a timeout: nanosleep, clock_nanosleep,
+ * poll/select/epoll_wait timeouts, futex waits with a timeout */
+struct hrtimer_sleeper {
+	struct hrtimer timer;
+	struct task_struct *task;
+};
+
+struct hrtimer_clock_base {
+	ktime_t offset;                /* this clock minus CLOCK_MONOTONIC */
+};
+
+#pragma clang attribute pop
+
+#endif
