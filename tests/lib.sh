@@ -26,6 +26,11 @@ cleanup() {
 		cat "$TMP"/sanitizer/*
 		rc=1
 	fi
+	# a failure shows what the daemon said about it
+	if [ "$rc" -ne 0 ] && [ -s "${DLOG:-}" ]; then
+		echo "# the daemon's log (last 60 lines):"
+		tail -n 60 "$DLOG" | sed 's/^/# /'
+	fi
 	rm -rf "$TMP"
 	exit $rc
 }
