@@ -13,6 +13,7 @@
 # Not part of `make check` (it builds the packages twice); tests/all.sh runs
 # it. Run it from a configured build directory:
 #   top_builddir=$PWD top_srcdir=/path/to/source bash /path/to/source/tests/package.sh
+# (DEBDIR=$PWD/deb in front reuses the packages of an earlier make deb.)
 . "$(dirname "$0")/lib.sh"
 need_root
 # bash runs the EXIT trap (and so the cleanup) on a signal only through exit
@@ -48,7 +49,12 @@ NSPID= LEADER=
 DEBS=/srv/rtschedd-debs               # inside the container
 
 # --- build -------------------------------------------------------------------------
-# make deb: the packages and lintian's verdict (it fails on an error or a warning)
+# make deb: the packages and lintian's verdict (it fails on an error or a warning).
+# DEBDIR=DIR takes the packages make deb left there instead (the container part
+# again, without building them anew).
+if [ -n "${DEBDIR:-}" ]; then
+	echo "# packages from DEBDIR=$DEBDIR (make deb and lintian not run)"
+else
 echo "# make deb"
 if make -C "$top_builddir" deb >"$TMP/deb.log" 2>&1; then
 	pass "make deb built: $(cd "$top_builddir/deb" && ls *.deb | tr '\n' ' ')"
@@ -61,6 +67,7 @@ sed -n '/^lintian deb/,$p' "$TMP/deb.log" | sed 's/^/    /'
 grep -q '^lintian: no error, no warning$' "$TMP/deb.log" && pass "lintian on the .changes: no error, no warning" ||
 	fail "lintian reported errors or warnings (above)"
 DEBDIR="$top_builddir/deb"
+fi
 VERSION=$(dpkg-deb -f "$DEBDIR"/rtschedd_*.deb Version)
 ARCH=$(dpkg --print-architecture)
 for p in rtschedd librtsched0 librtsched-dev; do
