@@ -20,6 +20,13 @@ step "build/dev: --enable-werror, make check, make valgrind, make distcheck"
 	make check && echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" &&
 	cat tests/systemd-e2e.log && make valgrind && make distcheck >distcheck.log 2>&1 && tail -4 distcheck.log)
 
+# --- Debian packages: make deb (lintian clean), then install, upgrade, remove
+# and purge under a real systemd in a container (tests/package.sh) -----------
+step "build/dev: make deb, lintian, tests/package.sh (apt install, upgrade, remove, purge in a container)"
+(cd build/dev && rc=0 && { top_builddir=$PWD top_srcdir=$src bash "$src/tests/package.sh" 2>&1 | tee package.log || rc=$?; } &&
+	[ $rc -eq 0 ] || [ $rc -eq 77 ])
+# --- end of the Debian packages step ------------------------------------------
+
 step "build/asan: --enable-sanitizers, make check (check's test cases unforked, so LeakSanitizer sees them)"
 (cd build/asan && "$src/configure" --enable-sanitizers --enable-werror >/dev/null && make -j2 >/dev/null &&
 	CK_FORK=no make check)
@@ -29,5 +36,8 @@ step "build/fuzz: clang --enable-fuzzing, make fuzz (FUZZ_SECONDS=${FUZZ_SECONDS
 	FUZZ_SECONDS=$FUZZ_SECONDS make fuzz)
 
 # one closing line for the record: the dev build's test counts
+# (and tests/package.sh's: its last line counts its checks, or it skipped)
 awk -F': ' '/^# PASS:/ { p = $2 } /^# FAIL:/ { f = $2 } /^# SKIP:/ { s = $2 } /^# ERROR:/ { e = $2 }
-	END { printf "%d passed, %d failed, %d skipped\n", p, f + e, s }' build/dev/test-suite.log
+	FILENAME ~ /package.log$/ && /^[0-9]+ passed, [0-9]+ failed$/ { split($0, w, " "); p += w[1]; f += w[3] }
+	FILENAME ~ /package.log$/ && /^SKIP: / { s++ }
+	END { printf "%d passed, %d failed, %d skipped\n", p, f + e, s }' build/dev/test-suite.log build/dev/package.log
