@@ -77,6 +77,12 @@ m() { sed -n "s/^$2: //p" "$1/mechanisms" 2>/dev/null | head -1; }
 for k in "thread_exit" "new_threads (idle)" "new_threads (one thread registered)" "client_identity"; do
 	printf '%-36s | %-40s | %s\n' "$k" "$(m "$OUT/host" "$k")" "$(m "$OUT/guest" "$k")"
 done
+for d in host guest; do
+	[ -f "$OUT/$d/mechanisms" ] || continue
+	echo "--- $d: rtschedd --check on the kernel features, and whether the daemon agreed"
+	grep -E '^(check|consistent|INCONSISTENT):' "$OUT/$d/mechanisms"
+	grep -q '^INCONSISTENT:' "$OUT/$d/mechanisms" && failed=1
+done
 echo
 if [ "$GUESTRC" -eq 124 ] || [ "$GUESTRC" -eq 125 ]; then
 	echo "the guest did not finish (boot.sh exit $GUESTRC): $OUT/guest/console.log"
