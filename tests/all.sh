@@ -20,6 +20,11 @@ step "build/dev: --enable-werror, make check, make valgrind, make distcheck"
 	make check && echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" &&
 	cat tests/systemd-e2e.log && make valgrind && make distcheck >distcheck.log 2>&1 && tail -4 distcheck.log)
 
+# --- check-kernels: Debian 12's stock 6.1 kernel under qemu, the reduced set -
+step "build/dev: make check-kernels KERNEL_SET=ci (authorization and mechanisms on this kernel and on 6.1 under qemu)"
+(cd build/dev && make check-kernels KERNEL_SET=ci)
+# --- end of the check-kernels step ----------------------------------------------
+
 step "build/asan: --enable-sanitizers, make check (check's test cases unforked, so LeakSanitizer sees them)"
 (cd build/asan && "$src/configure" --enable-sanitizers --enable-werror >/dev/null && make -j2 >/dev/null &&
 	CK_FORK=no make check)
