@@ -26,6 +26,10 @@ step "build/dev: make deb, lintian, tests/package.sh (apt install, upgrade, remo
 (cd build/dev && rc=0 && { top_builddir=$PWD top_srcdir=$src bash "$src/tests/package.sh" 2>&1 | tee package.log || rc=$?; } &&
 	[ $rc -eq 0 ] || [ $rc -eq 77 ])
 # --- end of the Debian packages step ------------------------------------------
+# --- check-kernels: Debian 12's stock 6.1 kernel under qemu, the reduced set -
+step "build/dev: make check-kernels KERNEL_SET=ci (authorization and mechanisms on this kernel and on 6.1 under qemu)"
+(cd build/dev && make check-kernels KERNEL_SET=ci)
+# --- end of the check-kernels step ----------------------------------------------
 
 step "build/asan: --enable-sanitizers, make check (check's test cases unforked, so LeakSanitizer sees them)"
 (cd build/asan && "$src/configure" --enable-sanitizers --enable-werror >/dev/null && make -j2 >/dev/null &&

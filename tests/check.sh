@@ -53,6 +53,23 @@ run "$RTSCHEDD" --check --config "$TMP/c.conf" --user "$U"
 expect_in "$OUT" "soft 50 ($LIMITS:2)" "rtschedd --check --user reports the grant"
 run "$RTSCHEDD" --check --json --config "$TMP/c.conf"
 echo "$OUT" | jq -e '.findings | length > 0' >/dev/null && pass "rtschedd --check --json parses" || fail "json: $OUT"
+# the kernel features: each named in use or missing, as the kernel's version
+# says it must be (Debian's kernels do not backport these)
+feat() { # feat NAME: "in use" or "missing", from the --json report above
+	echo "$OUT" | jq -r --arg n "$1" '.findings[] | select(.code | startswith("kernel-feature")) |
+		select(.message | test(": " + $n + " \\(")) | if .code == "kernel-feature" then "in use" else "missing" end'
+}
+kv=$(uname -r | awk -F'[.-]' '{ print $1 * 1000 + $2 }')
+for f in "pidfd_open 5003" "SO_PEERPIDFD 6005" "PIDFD_THREAD 6009"; do
+	set -- $f
+	want=missing; [ "$kv" -ge "$2" ] && want="in use"
+	got=$(feat "$1")
+	[ "$got" = "$want" ] && pass "rtschedd --check: $1 $got (Linux $(uname -r))" ||
+		fail "rtschedd --check: $1 '$got', expected '$want' on Linux $(uname -r)"
+done
+got=$(feat "process events connector")
+[ "$got" = "in use" ] && pass "rtschedd --check: the process events connector in use" ||
+	fail "rtschedd --check: process events connector '$got'"
 run "$RTSCHEDD" --pid 1
 expect_rc 64 "--pid without --check is a usage error"
 

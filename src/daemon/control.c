@@ -15,9 +15,11 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -25,6 +27,7 @@
 #include "../common/log.h"
 #include "../common/protocol.h"
 #include "control.h"
+#include "proc.h"
 #include "request.h"
 
 #ifndef SO_PEERPIDFD
@@ -238,6 +241,53 @@ static unsigned uid_clients(const struct control *c, uid_t uid)
 	return n;
 }
 
+/* Pin the client's process with a pidfd, so a connection handed to another
+ * process cannot act for whoever reuses the pid after the client exits.
+ * SO_PEERPIDFD (Linux 6.5+) gives it; otherwise (or if it failed: before
+ * 6.16 it does for a client already gone) pidfd_open() the pid SO_PEERCRED
+ * gave, kept only if that process still has the client's uid (by then the
+ * pid may name another process). A client whose pid went, before accept, to
+ * another process of the same uid cannot be told apart. Sets p->pidfd, or
+ * p->gone when the client is no more; p->pidfd stays -1 if no pidfd could
+ * be had at all (no pidfd_open, out of descriptors). */
+static void peer_pin(struct peer *p, int cfd)
+{
+	static bool announced;
+	socklen_t len = sizeof(p->pidfd);
+	char buf[4096];
+	const char *u;
+	unsigned ruid, euid;
+	int fd, r;
+
+	p->pidfd = -1;
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERPIDFD, &p->pidfd, &len) == 0)
+		return;
+	p->pidfd = -1;
+	if (errno == ENOPROTOOPT && !announced) {
+		announced = true;
+		log_info("kernel has no SO_PEERPIDFD (Linux < 6.5): clients are pinned with pidfd_open() "
+			 "at accept and a check of their uid");
+	}
+	fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	if (fd < 0) {
+		if (errno == ESRCH)
+			p->gone = true;
+		else
+			log_warn("pidfd_open(%d) for a client", (int)p->pid);
+		return;
+	}
+	/* the status is the pidfd's process only if that still holds the pid afterwards */
+	r = proc_read_text(p->pid, "status", buf, sizeof(buf));
+	if (r < 0 || (syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) < 0 && errno == ESRCH) ||
+	    !(u = strstr(buf, "\nUid:")) || sscanf(u, "\nUid: %u %u", &ruid, &euid) != 2 ||
+	    euid != p->uid) {
+		close(fd);
+		p->gone = true;
+		return;
+	}
+	p->pidfd = fd;
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct control *c = userdata;
@@ -293,9 +343,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		cl->peer.pid = cred.pid;
 		cl->peer.uid = cred.uid;
 		cl->peer.gid = cred.gid;
-		len = sizeof(cl->peer.pidfd);
-		if (getsockopt(cfd, SOL_SOCKET, SO_PEERPIDFD, &cl->peer.pidfd, &len) < 0)
-			cl->peer.pidfd = -1;
+		peer_pin(&cl->peer, cfd);
 		if (sd_event_add_io(c->d->event, &cl->src, cfd, EPOLLIN, on_client, cl) < 0) {
 			close(cfd);
 			if (cl->peer.pidfd >= 0)

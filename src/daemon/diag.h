@@ -41,6 +41,8 @@
  *   cpu-nohz-full           info/warning  nohz_full state of the CPUs in use
  *   timer-slack             info/warning  SCHED_OTHER timer slack of the target
  *   preempt-model           info     the kernel's preemption model
+ *   kernel-feature          info     a kernel feature rtschedd uses is there (kfeat.h)
+ *   kernel-feature-missing  info     it is not: what rtschedd does instead
  *   check-failed            info     something could not be read; the report is partial
  *   bpf-*                   the BPF wake-up observer: see observe/bpfcheck.h
  */

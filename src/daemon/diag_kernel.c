@@ -10,6 +10,7 @@
 
 #include "../common/cpulist.h"
 #include "diag_int.h"
+#include "kfeat.h"
 
 /* kernel.sched_rt_runtime_us against kernel.sched_rt_period_us. */
 static void check_throttling(struct diag_ctx *c)
@@ -118,10 +119,32 @@ static void check_preempt(struct diag_ctx *c)
 		 "real-time thread may wait for the kernel to reach a preemption point", ver[0] ? ver : "version unknown");
 }
 
+/* The kernel features rtschedd's own paths depend on, probed live (so
+ * only against the real /proc): each in use, or missing and what stands in. */
+static void check_features(struct diag_ctx *c)
+{
+	struct kfeat f[KFEAT_N];
+
+	if (!c->real)
+		return;
+	kfeat_probe(f);
+	for (int i = 0; i < KFEAT_N; i++) {
+		if (f[i].present > 0)
+			diag_add(c, "kernel-feature", DIAG_INFO, NULL, "in use: %s (%s): %s", f[i].name,
+				 f[i].since, f[i].use);
+		else if (f[i].present == 0)
+			diag_add(c, "kernel-feature-missing", DIAG_INFO, NULL, "missing: %s (%s): %s instead",
+				 f[i].name, f[i].since, f[i].fallback);
+		else
+			diag_failed(c, f[i].name, f[i].present);
+	}
+}
+
 void diag_check_kernel(struct diag_ctx *c)
 {
 	check_throttling(c);
 	check_preempt(c);
+	check_features(c);
 }
 
 /* Parse a sysfs CPU list file; an empty file (or "(null)") is an empty set. */

@@ -232,6 +232,8 @@ static void op_list(struct ctx *x)
 /* The client's process must still be the one that connected. */
 static bool peer_alive(const struct peer *p)
 {
+	if (p->gone)
+		return false;
 	if (p->pidfd < 0)
 		return true;
 	/* signal 0 only probes; EPERM (no CAP_KILL over the client) still means it lives */

@@ -9,12 +9,14 @@
 
 #include "daemon.h"
 
-/* The client, from SO_PEERCRED (and SO_PEERPIDFD where the kernel has it). */
+/* The client, from SO_PEERCRED, and its process pinned by a pidfd
+ * (SO_PEERPIDFD, or pidfd_open() at accept on older kernels). */
 struct peer {
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
 	int pidfd; /* -1 if none */
+	bool gone; /* the process had exited by accept: pid names no process of ours */
 };
 
 /* Where reply messages go (each call is one message). */

@@ -1,0 +1,80 @@
+#!/bin/bash
+# tests/kernels/boot.sh: run one command inside another kernel under qemu
+# (TCG: no KVM needed) and come back with its output and exit status.
+#
+#   tests/kernels/boot.sh -k VMLINUZ -i INITRD -o OUTDIR [-s PATH]... [-t SECONDS] -- COMMAND...
+#
+# The guest sees the host's root filesystem read-only (virtio-9p), fresh tmpfs
+# on /tmp, /run, /var/tmp, and each -s PATH (e.g. an out-of-tree build
+# directory and the source tree) read-only at the same path, so test scripts
+# run unchanged. OUTDIR (created, emptied) is writable in the guest at the
+# same path; there COMMAND's output lands in OUTDIR/output, its exit status
+# in OUTDIR/rc and the serial console in OUTDIR/console.log. COMMAND runs as
+# root with bash, in the current directory, with the environment variables
+# named in PASS_ENV (e.g. "top_builddir top_srcdir").
+#
+# Exit status: COMMAND's; 124 if the guest ran past SECONDS (default 3600,
+# or KERNEL_TIMEOUT) and was killed; 125 if it stopped without an exit
+# status (kernel panic, init failure: see OUTDIR/console.log).
+set -eu
+usage() { echo "usage: $0 -k VMLINUZ -i INITRD -o OUTDIR [-s PATH]... [-t SECONDS] -- COMMAND..." >&2; exit 64; }
+KERNEL= INITRD= OUT= TMO=${KERNEL_TIMEOUT:-3600}
+SHARE=()
+while getopts k:i:o:s:t: o; do
+	case $o in
+	k) KERNEL=$OPTARG ;;
+	i) INITRD=$OPTARG ;;
+	o) OUT=$OPTARG ;;
+	s) SHARE+=("$(realpath -e "$OPTARG")") ;;
+	t) TMO=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ -n "$KERNEL" ] && [ -n "$INITRD" ] && [ -n "$OUT" ] && [ $# -gt 0 ] || usage
+command -v qemu-system-x86_64 >/dev/null ||
+	{ echo "boot.sh: qemu-system-x86_64 missing: apt-get install qemu-system-x86" >&2; exit 1; }
+
+mkdir -p "$OUT"
+OUT=$(realpath -e "$OUT")
+rm -f "$OUT/output" "$OUT/rc" "$OUT/console.log" "$OUT/cmd" "$OUT/guest.conf"
+
+# the command, as a script the guest's init runs with bash
+{
+	echo "# written by tests/kernels/boot.sh"
+	for v in ${PASS_ENV:-}; do
+		[ -n "${!v+x}" ] && printf 'export %s=%q\n' "$v" "${!v}"
+	done
+	printf 'cd %q || exit 125\n' "$PWD"
+	printf 'exec'; printf ' %q' "$@"; printf '\n'
+} >"$OUT/cmd"
+
+# parents before children: a share inside another is mounted after it
+args=() shares=
+i=0
+while read -r p; do
+	[ -n "$p" ] || continue
+	args+=(-virtfs "local,path=$p,mount_tag=s$i,security_model=none,readonly=on,multidevs=remap")
+	shares="$shares s$i:$p"
+	i=$((i + 1))
+done < <(printf '%s\n' "${SHARE[@]}" | awk '{ print length, $0 }' | sort -n | cut -d' ' -f2-)
+printf 'RESULTS=%q\nSHARES=%q\n' "$OUT" "$shares" >"$OUT/guest.conf"
+
+rc=0
+timeout --kill-after=10 "$TMO" qemu-system-x86_64 \
+	-accel tcg -cpu max -smp 2 -m 2G -nographic -no-reboot -nic none \
+	-kernel "$KERNEL" -initrd "$INITRD" \
+	-append "console=ttyS0 panic=-1 quiet nowatchdog" \
+	-virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap" \
+	-virtfs "local,path=$OUT,mount_tag=results,security_model=none" \
+	"${args[@]}" </dev/null >"$OUT/console.log" 2>&1 || rc=$?
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "boot.sh: the guest ran past $TMO s and was killed; console: $OUT/console.log" >&2
+	exit 124
+fi
+if [ ! -s "$OUT/rc" ]; then
+	echo "boot.sh: the guest stopped without an exit status (qemu exit $rc); last console lines:" >&2
+	tail -20 "$OUT/console.log" >&2
+	exit 125
+fi
+exit "$(cat "$OUT/rc")"

@@ -1,0 +1,63 @@
+#!/bin/bash
+# tests/kernels/fetch.sh: fetch Debian's own kernel image package with
+# `apt-get download` and unpack it (dpkg-deb -x, never installed) into a cache
+# directory; print that directory. The package is linux-image-VERSION; VERSION
+# defaults to what the metapackage linux-image-amd64 depends on (the newest
+# 6.1 image of Debian 12 in the configured sources), or KERNEL_VERSION.
+#
+#   tests/kernels/fetch.sh [VERSION]      e.g. 6.1.0-56-amd64
+#
+# KERNEL_CACHE: where images are kept (default ~/.cache/rtschedd-kernels).
+# The unpacked tree gets a modules.dep (depmod -b) so the initramfs can
+# resolve module dependencies, and DIR/vmlinux, the kernel decompressed out
+# of the bzImage: qemu boots that ELF directly (PVH entry, CONFIG_PVH=y), as
+# under TCG the bzImage's own xz decompressor alone takes minutes.
+set -eu
+CACHE=${KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rtschedd-kernels}
+VERSION=${1:-${KERNEL_VERSION:-}}
+
+if [ -z "$VERSION" ]; then
+	# "Depends: linux-image-6.1.0-NN-amd64" of the candidate version
+	VERSION=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\(6\.1\.[0-9]*-[0-9]*-amd64\)$/\1/p' | head -1)
+	if [ -z "$VERSION" ]; then
+		echo "fetch.sh: no linux-image-6.1.*-amd64 behind linux-image-amd64 in the apt sources;" \
+			"run apt-get update on Debian 12 (bookworm), or give a version, e.g. 6.1.0-56-amd64" >&2
+		exit 1
+	fi
+fi
+case "$VERSION" in
+*[!A-Za-z0-9.+-]*|"") echo "fetch.sh: bad kernel version '$VERSION' (want e.g. 6.1.0-56-amd64)" >&2; exit 1 ;;
+esac
+
+DIR="$CACHE/$VERSION"
+if [ -f "$DIR/vmlinux" ] && [ -f "$DIR/root/lib/modules/$VERSION/modules.dep" ]; then
+	echo "$DIR"
+	exit 0
+fi
+mkdir -p "$DIR"
+rm -rf "$DIR/root" "$DIR/root.tmp" "$DIR/vmlinux"
+(
+	cd "$DIR"
+	# apt drops to the _apt user to download, which cannot write here: as
+	# root, tell apt to stay root rather than warn about it
+	opt=
+	[ "$(id -u)" -ne 0 ] || opt="-o APT::Sandbox::User=root"
+	apt-get download $opt "linux-image-$VERSION" >&2
+) || {
+	echo "fetch.sh: apt-get download linux-image-$VERSION failed; is it in 'apt-cache policy linux-image-$VERSION'?" >&2
+	exit 1
+}
+deb=$(ls -t "$DIR"/linux-image-"$VERSION"_*.deb | head -1)
+dpkg-deb -x "$deb" "$DIR/root.tmp"
+depmod -b "$DIR/root.tmp" "$VERSION"
+# the bzImage carries vmlinux as one xz stream (CONFIG_KERNEL_XZ, Debian's choice)
+bz="$DIR/root.tmp/boot/vmlinuz-$VERSION"
+off=$(LC_ALL=C grep -abo $'\xfd7zXZ\x00' "$bz" | head -1 | cut -d: -f1)
+if [ -z "$off" ] || ! tail -c +$((off + 1)) "$bz" | xz -dc --single-stream >"$DIR/vmlinux.tmp"; then
+	echo "fetch.sh: no xz-compressed vmlinux found in $bz (needs xz-utils)" >&2
+	exit 1
+fi
+mv "$DIR/root.tmp" "$DIR/root"
+mv "$DIR/vmlinux.tmp" "$DIR/vmlinux"
+echo "$DIR"
