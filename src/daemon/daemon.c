@@ -28,6 +28,7 @@
 #include "procev.h"
 #include "registry.h"
 #include "rules.h"
+#include "rtkit/rtkit.h"
 #include "safety.h"
 #include "state.h"
 
@@ -120,6 +121,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	daemon_scan(d, true);
 	jitter_apply_config(d->jitter);
 	safety_configure(d);
+	rtkit_reconfigure(&d->rtkit, d);
 	daemon_changed(d);
 	log_info("configuration reloaded from %s (%zu file%s, %zu rule%s), %zu thread%s managed", d->config_path,
 		 c->n_files, c->n_files == 1 ? "" : "s", c->n_rules, c->n_rules == 1 ? "" : "s",
@@ -587,6 +589,10 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	daemon_scan(d, false);
 	daemon_changed(d);
 	privs_check_nice(c);
+	/* the bus last of the front ends: its first call finds the registry
+	 * complete (re-adopted threads, the first scan) */
+	if ((r = rtkit_start(&d->rtkit, d)) < 0)
+		return r;
 	/* the socket, the connector and the state are open: keep only what the
 	 * work needs from here on */
 	r = privs_drop(c, d->procev != NULL);
@@ -623,6 +629,7 @@ void daemon_free(struct daemon *d)
 {
 	if (!d)
 		return;
+	rtkit_stop(d->rtkit);
 	control_free(d->control);
 	/* a start that failed half-way leaves threads and journal to the next
 	 * rtschedd (or to the one already running) */

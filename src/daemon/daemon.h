@@ -33,6 +33,7 @@ struct control;
 struct state;
 struct jitter;
 struct safety;
+struct rtkit;
 
 struct daemon {
 	sd_event *event;
@@ -49,6 +50,7 @@ struct daemon {
 	struct state *state;
 	struct jitter *jitter;
 	struct safety *safety;          /* the starvation watchdog; NULL when off */
+	struct rtkit *rtkit;            /* the RealtimeKit1 bus service; NULL when [rtkit] is off */
 	sd_event_source *tick;
 	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */
 	sd_event_source *publish;       /* coalesced update of the watchdog's thread list */          /* metrics file and STATUS=, only while there is something to say */

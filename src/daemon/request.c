@@ -27,6 +27,7 @@
 #include "procev.h"
 #include "registry.h"
 #include "request.h"
+#include "rtkit/rtkit.h"
 #include "safety.h"
 
 struct ctx {
@@ -141,6 +142,16 @@ static void op_status(struct ctx *x)
 			proto_add(&x->out, "watchdog_last", st.last_culprit);
 	} else {
 		proto_add(&x->out, "watchdog", "off");
+	}
+	struct rtkit_stats rs;
+	rtkit_stats(d->rtkit, &rs);
+	proto_add(&x->out, "rtkit", rs.state);
+	if (rs.detail[0])
+		proto_add(&x->out, "rtkit_detail", rs.detail);
+	if (d->rtkit) {
+		proto_add_long(&x->out, "rtkit_calls", (long)rs.calls);
+		proto_add_long(&x->out, "rtkit_grants", (long)rs.grants);
+		proto_add_long(&x->out, "rtkit_refusals", (long)rs.refusals);
 	}
 	char *caps = privs_describe();
 	proto_add(&x->out, "capabilities", caps ? caps : "?");
