@@ -5,13 +5,15 @@
  * timed part, that the kernel reports SCHED_RR|SCHED_RESET_ON_FORK at the
  * asked priority.
  *
- *   bench-rtkit [-n] [-w WARMUP] [-o SUMMARY.csv] [-c CDF.csv] [N]
+ *   bench-rtkit [-n] [-l LABEL] [-w WARMUP] [-o SUMMARY.csv] [-c CDF.csv] [N]
  *
  * The bus is $DBUS_SYSTEM_BUS_ADDRESS (run.sh points it at a private
  * `dbus-daemon --system`). By default one bus connection serves every call,
  * as PulseAudio and PipeWire keep theirs; -n opens a new connection per call
  * (connect, authenticate, Hello, call, close), as librtsched does with
- * rtschedd's socket. Sets RLIMIT_RTTIME to 200 ms first: rtkit refuses a
+ * rtschedd's socket. -l names the server in the output ("rtkit"; run.sh
+ * says "rtschedd-dbus" when rtschedd's [rtkit] service holds the name: the
+ * same client code on the same bus). Sets RLIMIT_RTTIME to 200 ms first: rtkit refuses a
  * process whose hard limit is above its --rttime-usec-max. */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -67,7 +69,7 @@ static int is_rr(int prio)
 
 int main(int argc, char **argv)
 {
-	const char *summary = NULL, *cdf = NULL, *conn = "persistent";
+	const char *summary = NULL, *cdf = NULL, *conn = "persistent", *label = "rtkit";
 	struct rlimit rl = { RTTIME_US, RTTIME_US };
 	struct sched_param other = { 0 };
 	int n, warmup = 20, failures = 0, wrong = 0, reported = 0, fresh = 0, opt, r;
@@ -75,8 +77,9 @@ int main(int argc, char **argv)
 	double *lat, total = 0;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "nw:o:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "nl:w:o:c:")) != -1) {
 		switch (opt) {
+		case 'l': label = optarg; break;
 		case 'n': fresh = 1; conn = "new-per-call"; break;
 		case 'w': warmup = atoi(optarg); break;
 		case 'o': summary = optarg; break;
@@ -112,22 +115,22 @@ int main(int argc, char **argv)
 	sched_setscheduler(0, SCHED_OTHER, &other);
 	sd_bus_flush_close_unref(bus);
 	qsort(lat, (size_t)n, sizeof(double), bench_cmp);
-	printf("%-10s %-16s %8d %6d %9.1f %9.1f %9.1f %9.1f %9.1f %10.0f\n", "rtkit", conn, n, failures + wrong,
+	printf("%-10s %-16s %8d %6d %9.1f %9.1f %9.1f %9.1f %9.1f %10.0f\n", label, conn, n, failures + wrong,
 	       bench_pct(lat, n, 50), bench_pct(lat, n, 90), bench_pct(lat, n, 99), lat[n - 1], total / n,
 	       n / (total / 1e6));
 	if (wrong)
 		fprintf(stderr, "bench-rtkit: %d replies were OK but the kernel reported another policy\n", wrong);
 	f = bench_open_csv(summary, SUMMARY_HEADER);
 	if (f) {
-		fprintf(f, "rtkit,%s,%d,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.0f\n", conn, n, failures + wrong,
+		fprintf(f, "%s,%s,%d,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.0f\n", label, conn, n, failures + wrong,
 			bench_pct(lat, n, 50), bench_pct(lat, n, 90), bench_pct(lat, n, 99), lat[n - 1], total / n,
 			n / (total / 1e6));
 		fclose(f);
 	}
 	if (cdf) {
-		char label[64];
-		snprintf(label, sizeof(label), "rtkit %s", conn);
-		bench_write_cdf(cdf, label, lat, (size_t)n);
+		char clabel[96];
+		snprintf(clabel, sizeof(clabel), "%s %s", label, conn);
+		bench_write_cdf(cdf, clabel, lat, (size_t)n);
 	}
 	free(lat);
 	return failures || wrong ? 1 : 0;

@@ -160,6 +160,54 @@ rtkit_start() {
 	return 1
 }
 
+# The same client (bench-rtkit) on the same private bus, rtkit stopped and
+# rtschedd's [rtkit] service holding org.freedesktop.RealtimeKit1 instead;
+# rows labelled rtschedd-dbus in register-dbus.csv, ratios to rtkit's rows of
+# this run in register-dbus.md.
+rtschedd_dbus() {
+	local csv=$RESULTS/register-dbus.csv cdf=$RESULTS/register-cdf.csv pid
+	printf '[daemon]\nrate-limit = 0\nwatchdog = no\nlog-level = warning\n[rtkit]\nenable = yes\n' >"$TMP/bench-rtkit.conf"
+	bg_start pid "$RTSCHEDD" --config "$TMP/bench-rtkit.conf" --socket "$TMP/control-rtkit" 2>"$TMP/rtschedd-dbus.log"
+	for _ in $(seq 100); do bus_has org.freedesktop.RealtimeKit1 && break; sleep 0.1; done
+	if ! bus_has org.freedesktop.RealtimeKit1; then
+		echo "rtschedd-over-D-Bus SKIPPED: rtschedd did not take the name: $(tail -2 "$TMP/rtschedd-dbus.log" | tr '\n' ' ')"
+		bg_stop "$pid"
+		return
+	fi
+	rm -f "$csv"
+	grep rtkit, "$RESULTS/register.csv" >"$csv.rtkit"
+	timeout -k 5 120 "$B/bench-rtkit" -l rtschedd-dbus -o "$csv" -c "$cdf" "$1"
+	timeout -k 5 120 "$B/bench-rtkit" -l rtschedd-dbus -n -o "$csv" -c "$cdf" "$2"
+	bg_stop "$pid"
+	cat "$csv.rtkit" >>"$csv"
+	rm -f "$csv.rtkit"
+	awk -F, '
+		NR == 1 || $1 == "system" { next }
+		{ key = $1 "," $2; p50[key] = $5; p99[key] = $7; n[key] = $3; f[key] = $4 }
+		END {
+			print "| MakeThreadRealtime over D-Bus | rtschedd-dbus p50 | rtkit p50 | rtkit / rtschedd p50 | rtschedd-dbus p99 | rtkit p99 | rtkit / rtschedd p99 | failed (rtschedd, rtkit) |"
+			print "|---|---|---|---|---|---|---|---|"
+			split("persistent new-per-call", conns, " ")
+			for (i = 1; i <= 2; i++) {
+				a = "rtschedd-dbus," conns[i]; b = "rtkit," conns[i]
+				printf "| %s | %s | %s | %s | %s | %s | %s | %s, %s |\n", conns[i], us(p50[a]), us(p50[b]), ratio(p50[b], p50[a]),
+					us(p99[a]), us(p99[b]), ratio(p99[b], p99[a]), f[a], f[b]
+			}
+		}
+		function us(v) { return v == "" ? "-" : (v >= 1000 ? sprintf("%.2f ms", v / 1000) : sprintf("%.1f µs", v)) }
+		function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.1fx", x / y) : "n/a" }' "$csv" >"$RESULTS/register-dbus.md"
+	echo
+	echo "The same client (bench-rtkit, sd-bus) on the same private bus, rtkit-daemon stopped and rtschedd's"
+	echo "[rtkit] service holding org.freedesktop.RealtimeKit1 (rate-limit 0, watchdog off):"
+	cat "$RESULTS/register-dbus.md"
+	{
+		echo
+		echo "### rtschedd over D-Bus vs rtkit: the same client, the same bus"
+		echo
+		cat "$RESULTS/register-dbus.md"
+	} >>"$SUMMARY"
+}
+
 bench_register() {
 	local n nr nn csv=$RESULTS/register.csv cdf=$RESULTS/register-cdf.csv rk=1
 	section "1. Registration round trip: the floor, rtschedd (kept and new connection) and rtkit"
@@ -195,6 +243,7 @@ bench_register() {
 		echo "rtkit-daemon said at start: $(grep -E 'chroot|privileges|Running' "$TMP/rtkit.log" | sed 's/^rtkit-daemon\[[0-9]*\]: //' | tr '\n' ' ')"
 		echo "rtkit's D-Bus properties: MaxRealtimePriority $(rtkit_prop MaxRealtimePriority), RTTimeUSecMax $(rtkit_prop RTTimeUSecMax), MinNiceLevel $(rtkit_prop MinNiceLevel)"
 		bg_stop "$RTKIT_PID"
+		rtschedd_dbus "$nr" "$nn"
 		bg_stop "$POLKIT_PID"
 		bg_stop "$BUS_PID"
 		unset DBUS_SYSTEM_BUS_ADDRESS

@@ -67,7 +67,7 @@ static bool numeric_key(const char *k)
 					    "mean_ns", "stddev_ns", "overruns", "lo_ns", "hi_ns", "count",
 					    "watchdog_threshold_ms", "watchdog_cooldown_s", "watchdog_cooldown_left_s",
 					    "watchdog_trips", "cap", "clamped_from", "has_limits", "rtprio_soft",
-					    "rtprio_hard" };
+					    "rtprio_hard", "rtkit_calls", "rtkit_grants", "rtkit_refusals" };
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (strcmp(k, nums[i]) == 0)
 			return true;

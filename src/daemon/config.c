@@ -27,7 +27,7 @@
 
 #define DEFAULT_SOCKET RUNDIR "/control"
 
-enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_PROBE, SEC_BAD };
+enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_PROBE, SEC_RTKIT, SEC_BAD };
 
 enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK,
 		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS,
@@ -58,6 +58,11 @@ _Static_assert(D_N <= CONFIG_KEYS_MAX && R_N <= CONFIG_KEYS_MAX && PR_N <= CONFI
 
 static const char *const principal_keys[P_N] = { "max-priority", "policies", "max-threads", "cpus",
 						 "min-nice" };
+
+/* --- [rtkit]: the RealtimeKit1 bus service (src/daemon/rtkit) --- */
+enum rtkit_key { RK_ENABLE, RK_REPLACE, RK_POLICY, RK_MAX_RT_PRIORITY, RK_MIN_NICE, RK_RTTIME_MAX, RK_ROLE, RK_N };
+static const char *const rtkit_keys[RK_N] = { "enable", "replace-existing", "policy", "max-realtime-priority",
+					      "min-nice-level", "rttime-usec-max", "role" };
 
 struct parse_ctx {
 	struct config *c;
@@ -507,6 +512,48 @@ static int probe_key(struct parse_ctx *ctx, const char *name, const char *v)
 	return 0;
 }
 
+/* A key of [rtkit]. */
+static int rtkit_key(struct parse_ctx *ctx, const char *name, const char *v)
+{
+	struct rtkit_conf *rk = &ctx->c->rtkit;
+	int k = key_index(rtkit_keys, RK_N, name);
+	long n;
+
+	if (k < 0) {
+		unknown_key(ctx, name, rtkit_keys, RK_N);
+		return 0;
+	}
+	if (!key_claim(ctx, &rk->origin, k, name))
+		return 0;
+	switch (k) {
+	case RK_ENABLE:
+		return key_bool(ctx, name, v, &rk->enable);
+	case RK_REPLACE:
+		return key_bool(ctx, name, v, &rk->replace);
+	case RK_POLICY:
+		if (strcmp(v, "rr") != 0 && strcmp(v, "fifo") != 0) {
+			perr(ctx, name, "'%s' is not valid; use rr (what rtkit grants) or fifo", v);
+			return 0;
+		}
+		rk->policy = v[0] == 'r' ? SCHED_RR : SCHED_FIFO;
+		return 1;
+	case RK_MAX_RT_PRIORITY:
+		return key_int(ctx, name, v, 1, 99, &rk->max_priority);
+	case RK_MIN_NICE:
+		return key_int(ctx, name, v, -20, 19, &rk->min_nice);
+	case RK_RTTIME_MAX:
+		if (parse_long(v, 1000, 3600L * 1000000L, &n) < 0) {
+			perr(ctx, name, "'%s' is not a number in 1000..3600000000 (microseconds)", v);
+			return 0;
+		}
+		rk->rttime_usec_max = n;
+		return 1;
+	case RK_ROLE:
+		return key_name(ctx, name, v, rk->role, sizeof(rk->role));
+	}
+	return 0;
+}
+
 /* inih handler: the reader has already set ctx->kind for the current section. */
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
@@ -527,6 +574,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		return principal_key(ctx, name, value);
 	case SEC_PROBE:
 		return probe_key(ctx, name, value);
+	case SEC_RTKIT:
+		return rtkit_key(ctx, name, value);
 	}
 	return 0;
 }
@@ -658,9 +707,17 @@ static void section_header(struct parse_ctx *ctx, char *hdr)
 		kind = SEC_GROUP;
 	else if (n == 2 && strcmp(kind_s, "probe") == 0)
 		kind = SEC_PROBE;
+	else if (n == 1 && strcmp(kind_s, "rtkit") == 0)
+		kind = SEC_RTKIT;
 	if (kind == SEC_BAD) {
-		perr(ctx, NULL, "unknown section [%s]; use [daemon], [rule NAME], [user NAME], [group NAME] "
-		     "or [probe NAME]", hdr + 1);
+		perr(ctx, NULL, "unknown section [%s]; use [daemon], [rule NAME], [user NAME], [group NAME], "
+		     "[probe NAME] or [rtkit]", hdr + 1);
+		return;
+	}
+	if (kind == SEC_RTKIT) {
+		ctx->c->rtkit.file = ctx->file_idx;
+		ctx->c->rtkit.line = ctx->line;
+		ctx->kind = kind;
 		return;
 	}
 	if (kind != SEC_DAEMON && !valid_name(name, kind == SEC_USER)) {
@@ -791,6 +848,13 @@ static void config_defaults(struct config *c)
 	c->watchdog = true;
 	c->watchdog_threshold_ms = 2000;
 	c->watchdog_cooldown_s = 60;
+	/* [rtkit]: what rtkit itself grants and advertises */
+	c->rtkit.policy = SCHED_RR;
+	c->rtkit.max_priority = 20;
+	c->rtkit.min_nice = -15;
+	c->rtkit.rttime_usec_max = 200000;
+	c->rtkit.file = -1;
+	origin_reset(&c->rtkit.origin);
 	snprintf(c->limits_conf, sizeof(c->limits_conf), "/etc/security/limits.conf");
 	snprintf(c->limits_dir, sizeof(c->limits_dir), "/etc/security/limits.d");
 	origin_reset(&c->origin);
@@ -970,6 +1034,20 @@ int config_validate(struct config *c, FILE *errors)
 		if (spec_validate(c, &rl->spec, &rl->origin, 0, where, errors) < 0)
 			r = -EINVAL;
 	}
+	if (c->rtkit.role[0] && !config_find_rule(c, c->rtkit.role)) {
+		char at[PATH_MAX + 16];
+		origin_str(c, &c->rtkit.origin, RK_ROLE, at, sizeof(at));
+		fprintf(errors, "%s: [rtkit]: role '%s' is no [rule NAME] section; add it or remove the key\n", at,
+			c->rtkit.role);
+		r = -EINVAL;
+	}
+	if (c->rtkit.max_priority > c->max_priority) {
+		char at[PATH_MAX + 16];
+		origin_str(c, &c->rtkit.origin, RK_MAX_RT_PRIORITY, at, sizeof(at));
+		fprintf(errors, "%s: [rtkit]: max-realtime-priority %d is above max-priority %d in [daemon]; "
+			"use %d or less\n", at, c->rtkit.max_priority, c->max_priority, c->max_priority);
+		r = -EINVAL;
+	}
 	return r;
 }
 
@@ -1070,6 +1148,19 @@ void config_print(const struct config *c, FILE *f)
 	else
 		snprintf(buf, sizeof(buf), "%d", c->cpu_dma_latency_us);
 	print_kv(c, f, &c->origin, D_CPU_DMA_LATENCY, "cpu-dma-latency", buf);
+
+	fprintf(f, "\n[rtkit]\n");
+	print_kv(c, f, &c->rtkit.origin, RK_ENABLE, "enable", c->rtkit.enable ? "yes" : "no");
+	print_kv(c, f, &c->rtkit.origin, RK_REPLACE, "replace-existing", c->rtkit.replace ? "yes" : "no");
+	print_kv(c, f, &c->rtkit.origin, RK_POLICY, "policy", c->rtkit.policy == SCHED_RR ? "rr" : "fifo");
+	snprintf(buf, sizeof(buf), "%d", c->rtkit.max_priority);
+	print_kv(c, f, &c->rtkit.origin, RK_MAX_RT_PRIORITY, "max-realtime-priority", buf);
+	snprintf(buf, sizeof(buf), "%d", c->rtkit.min_nice);
+	print_kv(c, f, &c->rtkit.origin, RK_MIN_NICE, "min-nice-level", buf);
+	snprintf(buf, sizeof(buf), "%ld", c->rtkit.rttime_usec_max);
+	print_kv(c, f, &c->rtkit.origin, RK_RTTIME_MAX, "rttime-usec-max", buf);
+	if (c->rtkit.role[0])
+		print_kv(c, f, &c->rtkit.origin, RK_ROLE, "role", c->rtkit.role);
 
 	for (size_t i = 0; i < c->n_rules; i++) {
 		const struct rule *rl = &c->rules[i];

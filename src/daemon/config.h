@@ -98,6 +98,20 @@ struct probe_conf {
 	unsigned line;
 };
 
+/* [rtkit]: the org.freedesktop.RealtimeKit1 bus service (src/daemon/rtkit). */
+struct rtkit_conf {
+	bool enable;
+	bool replace;             /* replace-existing: ask a running rtkit to exit and take the name */
+	int policy;               /* what MakeThreadRealtime grants: SCHED_RR (rtkit's) or SCHED_FIFO */
+	int max_priority;         /* MaxRealtimePriority: requests above are capped to it */
+	int min_nice;             /* MinNiceLevel: MakeThreadHighPriority below is floored to it */
+	long rttime_usec_max;     /* RTTimeUSecMax: callers with a higher RLIMIT_RTTIME are refused */
+	char role[CONFIG_NAME_MAX]; /* the rule whose cpus/reset-on-fork bus grants get; "" = [daemon] */
+	struct key_origin origin;
+	short file;               /* where the section starts, -1 if absent */
+	unsigned line;
+};
+
 struct config {
 	char socket_path[CONFIG_SOCKET_MAX];
 	struct sched_spec dflt;
@@ -131,6 +145,7 @@ struct config {
 	bool watchdog;            /* the starvation watchdog (safety.c) */
 	unsigned watchdog_threshold_ms;
 	unsigned watchdog_cooldown_s;
+	struct rtkit_conf rtkit;
 
 	struct strmap sections; /* "rule NAME", "user NAME"...: index into rules/principals/probes */
 	char **files;         /* every file read, in order */

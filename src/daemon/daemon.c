@@ -30,6 +30,7 @@
 #include "registry.h"
 #include "rules.h"
 #include "safefile.h"
+#include "rtkit/rtkit.h"
 #include "safety.h"
 #include "state.h"
 
@@ -122,6 +123,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	daemon_scan(d, true);
 	jitter_apply_config(d->jitter);
 	safety_configure(d);
+	rtkit_reconfigure(&d->rtkit, d);
 	daemon_changed(d);
 	log_info("configuration reloaded from %s (%zu file%s, %zu rule%s), %zu thread%s managed", d->config_path,
 		 c->n_files, c->n_files == 1 ? "" : "s", c->n_rules, c->n_rules == 1 ? "" : "s",
@@ -635,9 +637,14 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	daemon_scan(d, false);
 	daemon_changed(d);
 	privs_check_nice(c);
+	/* the bus last of the front ends: its first call finds the registry
+	 * complete (re-adopted threads, the first scan) */
+	if ((r = rtkit_start(&d->rtkit, d)) < 0)
+		return r;
 	observer_start(d);
-	/* the socket, the connector, the state and the BPF observer are open:
-	 * keep only what the work needs from here on (CAP_BPF, CAP_PERFMON go) */
+	/* the socket, the connector, the state, the bus and the BPF observer
+	 * are open: keep only what the work needs from here on (CAP_BPF,
+	 * CAP_PERFMON go) */
 	r = privs_drop(c, d->procev != NULL);
 	if (r < 0) {
 		log_errno(LOG_LEVEL_ERR, r, "cannot drop privileges");
@@ -672,6 +679,7 @@ void daemon_free(struct daemon *d)
 {
 	if (!d)
 		return;
+	rtkit_stop(d->rtkit);
 	control_free(d->control);
 	/* a start that failed half-way leaves threads and journal to the next
 	 * rtschedd (or to the one already running) */

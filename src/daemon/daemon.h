@@ -34,6 +34,7 @@ struct state;
 struct jitter;
 struct safety;
 struct observer;
+struct rtkit;
 
 struct daemon {
 	sd_event *event;
@@ -53,6 +54,7 @@ struct daemon {
 	struct observer *observer;      /* BPF wake-up observer; NULL: unavailable */
 	int observer_error;             /* why (-errno as bpfobs_new()), 0 if loaded */
 	char observer_why[256];
+	struct rtkit *rtkit;            /* the RealtimeKit1 bus service; NULL when [rtkit] is off */
 	sd_event_source *tick;
 	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */
 	sd_event_source *publish;       /* coalesced update of the watchdog's thread list */          /* metrics file and STATUS=, only while there is something to say */

@@ -13,7 +13,9 @@
 #include "grant.h"
 #include "task.h"
 
-enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS, REG_SOURCE_RULE };
+/* Who asked: a control-socket register (thread or process), a match rule,
+ * or a call on the rtkit bus service (src/daemon/rtkit). */
+enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS, REG_SOURCE_RULE, REG_SOURCE_RTKIT };
 
 struct reg_process;
 

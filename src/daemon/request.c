@@ -30,6 +30,7 @@
 #include "procev.h"
 #include "registry.h"
 #include "request.h"
+#include "rtkit/rtkit.h"
 #include "safety.h"
 
 struct ctx {
@@ -153,6 +154,16 @@ static void op_status(struct ctx *x)
 	} else {
 		proto_add(&x->out, "observer", d->observer_why[0] ? d->observer_why : "none");
 	}
+	struct rtkit_stats rs;
+	rtkit_stats(d->rtkit, &rs);
+	proto_add(&x->out, "rtkit", rs.state);
+	if (rs.detail[0])
+		proto_add(&x->out, "rtkit_detail", rs.detail);
+	if (d->rtkit) {
+		proto_add_long(&x->out, "rtkit_calls", (long)rs.calls);
+		proto_add_long(&x->out, "rtkit_grants", (long)rs.grants);
+		proto_add_long(&x->out, "rtkit_refusals", (long)rs.refusals);
+	}
 	char *caps = privs_describe();
 	proto_add(&x->out, "capabilities", caps ? caps : "?");
 	free(caps);
@@ -217,7 +228,8 @@ static void op_list(struct ctx *x)
 		add_sched(&x->out, &t->applied);
 		proto_add(&x->out, "rule", t->req.role[0] ? t->req.role : "default");
 		proto_add(&x->out, "source", t->source == REG_SOURCE_PROCESS ? "process" :
-					     t->source == REG_SOURCE_RULE ? "match" : "thread");
+					     t->source == REG_SOURCE_RULE ? "match" :
+					     t->source == REG_SOURCE_RTKIT ? "rtkit" : "thread");
 		proto_add_long(&x->out, "owner", (long)t->owner);
 		proto_add_long(&x->out, "since", (long)(t->since_usec / 1000000u));
 		list_observed(x, t->tid);
@@ -242,27 +254,27 @@ static bool peer_alive(const struct peer *p)
 
 /* May the client act on this task? Privileged: yes. Otherwise the task is
  * in the client's own process, that process is still the one that connected,
- * and the client's uid is the task's real or effective uid (the kernel's own
- * rule: a process that exec'd a setuid program is no longer the client's,
- * though its pid is). Refuses and returns false if not. */
-static bool may_act_on(struct ctx *x, const struct grant_subject *subj, const struct proc_status *ps,
-		       const char *what, long id)
+ * and the task runs as the client's uid, real and effective (grant_owns: a
+ * process that exec'd a setuid program is no longer the client's, though its
+ * pid is). -1 if it may, else PE_NOT_OWN_THREAD with msg. */
+static int may_act_on(const struct peer *peer, const struct grant_subject *subj, const struct proc_status *ps,
+		      const char *what, long id, char *msg, size_t len)
 {
 	if (subj->privileged)
-		return true;
-	if (ps->tgid != x->peer->pid || !peer_alive(x->peer)) {
-		refuse(x, PE_NOT_OWN_THREAD, "%s %ld belongs to process %d, not to the caller (pid %d); "
-		       "registering another process's threads needs root or admin-group",
-		       what, id, (int)ps->tgid, (int)x->peer->pid);
-		return false;
+		return -1;
+	if (ps->tgid != peer->pid || !peer_alive(peer)) {
+		snprintf(msg, len, "%s %ld belongs to process %d, not to the caller (pid %d); "
+			 "registering another process's threads needs root or admin-group",
+			 what, id, (int)ps->tgid, (int)peer->pid);
+		return PE_NOT_OWN_THREAD;
 	}
 	if (!grant_owns(subj->uid, ps)) {
-		refuse(x, PE_NOT_OWN_THREAD, "%s %ld runs as uid %u (effective %u), not as the caller's uid %u; "
-		       "a process that changed its identity (a setuid program) needs root or admin-group",
-		       what, id, (unsigned)ps->uid, (unsigned)ps->euid, (unsigned)subj->uid);
-		return false;
+		snprintf(msg, len, "%s %ld runs as uid %u (effective %u), not as the caller's uid %u; "
+			 "a process that changed its identity (a setuid program) needs root or admin-group",
+			 what, id, (unsigned)ps->uid, (unsigned)ps->euid, (unsigned)subj->uid);
+		return PE_NOT_OWN_THREAD;
 	}
-	return true;
+	return -1;
 }
 
 /* Parse the optional scheduling fields of a register request. */
@@ -322,16 +334,26 @@ static int parse_request_fields(struct ctx *x, struct grant_request *req)
 	return 0;
 }
 
-/* Rate limit: one token per state-changing request. */
+/* Rate limit: one token per state-changing request. -1 if allowed, else
+ * PE_RATE_LIMITED with msg. */
+static int rate_check(struct daemon *d, uid_t uid, char *msg, size_t len)
+{
+	const struct config *c = d->config;
+
+	if (ratelimit_take(d->ratelimit, uid, now_usec(CLOCK_MONOTONIC), c->rate_limit, c->rate_burst))
+		return -1;
+	snprintf(msg, len, "more than %u requests per second (burst %u) from uid %u; "
+		 "slow down or raise rate-limit in [daemon]", c->rate_limit, c->rate_burst, (unsigned)uid);
+	return PE_RATE_LIMITED;
+}
+
 static bool rate_ok(struct ctx *x)
 {
-	const struct config *c = x->d->config;
+	char msg[256];
 
-	if (ratelimit_take(x->d->ratelimit, x->peer->uid, now_usec(CLOCK_MONOTONIC), c->rate_limit,
-			   c->rate_burst))
+	if (rate_check(x->d, x->peer->uid, msg, sizeof(msg)) < 0)
 		return true;
-	refuse(x, PE_RATE_LIMITED, "more than %u requests per second (burst %u) from uid %u; "
-	       "slow down or raise rate-limit in [daemon]", c->rate_limit, c->rate_burst, (unsigned)x->peer->uid);
+	refuse(x, PE_RATE_LIMITED, "%s", msg);
 	return false;
 }
 
@@ -355,56 +377,55 @@ static int get_target(struct ctx *x, long *id, bool *is_pid)
 	return 0;
 }
 
-static void op_register(struct ctx *x)
+int request_grant(struct daemon *d, const struct peer *peer, unsigned flags, pid_t id, bool is_pid,
+		  const struct grant_request *req_in, enum reg_source source, struct request_granted *out,
+		  char *msg, size_t len)
 {
-	struct daemon *d = x->d;
 	struct grant_subject subj;
-	struct grant_request req;
+	struct grant_request req = *req_in;
 	struct sched_spec spec;
 	struct proc_status ps;
-	struct grant_cap cap;
-	char msg[768];
 	size_t adding = 1;
-	bool is_pid;
-	long id;
 	int e, r;
 
-	if (get_target(x, &id, &is_pid) < 0 || parse_request_fields(x, &req) < 0 || !rate_ok(x))
-		return;
-	grant_subject_init(&subj, d->config, x->peer->uid, x->peer->gid, x->peer->pid);
-	if ((r = proc_read_status((pid_t)id, &ps)) < 0) {
-		refuse(x, PE_NO_SUCH_THREAD, "%s %ld: %s", is_pid ? "pid" : "tid", id,
-		       r == -ESRCH ? "no such task" : strerror(-r));
-		return;
+	memset(out, 0, sizeof(*out));
+	msg[0] = '\0';
+	if ((e = rate_check(d, peer->uid, msg, len)) >= 0)
+		return e;
+	grant_subject_init(&subj, d->config, peer->uid, peer->gid, peer->pid);
+	if ((r = proc_read_status(id, &ps)) < 0) {
+		snprintf(msg, len, "%s %d: %s", is_pid ? "pid" : "tid", (int)id,
+			 r == -ESRCH ? "no such task" : strerror(-r));
+		return PE_NO_SUCH_THREAD;
 	}
 	if (is_pid && ps.tgid != id) {
-		refuse(x, PE_BAD_REQUEST, "%ld is a thread of process %d, not a process; use tid=%ld",
-		       id, (int)ps.tgid, id);
-		return;
+		snprintf(msg, len, "%d is a thread of process %d, not a process; use tid=%d", (int)id, (int)ps.tgid,
+			 (int)id);
+		return PE_BAD_REQUEST;
 	}
-	if (!may_act_on(x, &subj, &ps, is_pid ? "pid" : "tid", id))
-		return;
-	if ((e = grant_resolve(d->config, &req, &spec, msg, sizeof(msg))) >= 0) {
-		refuse(x, e, "%s", msg);
-		return;
-	}
+	/* REQUEST_SAME_UID (the bus path) is implied: grant_owns asks for the
+	 * caller's uid, real and effective, of every client */
+	if ((e = may_act_on(peer, &subj, &ps, is_pid ? "pid" : "tid", id, msg, len)) >= 0)
+		return e;
+	if ((e = grant_resolve(d->config, &req, &spec, msg, len)) >= 0)
+		return e;
 	if (d->safety && safety_in_cooldown(d->safety) && policy_is_realtime(spec.policy)) {
 		struct safety_status st;
 		safety_get_status(d->safety, &st);
-		refuse(x, PE_WATCHDOG_COOLDOWN, "the watchdog demoted a runaway real-time thread (%s); real-time "
-		       "grants resume in %llu s", st.last_culprit, (unsigned long long)st.cooldown_left_s);
-		return;
+		snprintf(msg, len, "the watchdog demoted a runaway real-time thread (%s); real-time "
+			 "grants resume in %llu s", st.last_culprit, (unsigned long long)st.cooldown_left_s);
+		return PE_WATCHDOG_COOLDOWN;
 	}
 	if (is_pid) {
-		struct reg_process *rp = registry_find_process(d->registry, (pid_t)id);
+		struct reg_process *rp = registry_find_process(d->registry, id);
 		pid_t *tids;
-		if (proc_list_tasks((pid_t)id, &tids, &adding) == 0)
+		if (proc_list_tasks(id, &tids, &adding) == 0)
 			free(tids);
 		/* registering again: only threads not yet held count against the quota */
 		if (rp && subj.uid == rp->owner)
 			adding = adding > rp->n_threads ? adding - rp->n_threads : 0;
 	} else {
-		struct reg_thread *held = registry_find(d->registry, (pid_t)id);
+		struct reg_thread *held = registry_find(d->registry, id);
 
 		/* registering again a thread this uid holds adds nothing; taking one
 		 * over from another owner (root, a match rule) adds it to the quota */
@@ -412,52 +433,64 @@ static void op_register(struct ctx *x)
 			adding = 0;
 	}
 	e = grant_check(d->config, &subj, &req, &spec, ps.tgid,
-			subj.privileged ? 0 : registry_count_owner(d->registry, subj.uid), adding, &cap, msg,
-			sizeof(msg));
+			subj.privileged ? 0 : registry_count_owner(d->registry, subj.uid), adding, &out->cap, msg,
+			len);
+	if (e >= 0)
+		return e;
+	if (is_pid)
+		e = registry_add_process(d->registry, id, subj.uid, &req, &spec, &out->process, msg, len);
+	else
+		e = registry_add_thread(d->registry, id, ps.tgid, subj.uid, source, &req, &spec, NULL, &out->thread,
+					msg, len);
+	if (e >= 0)
+		return e;
+	d->grants++;
+	return -1;
+}
+
+static void op_register(struct ctx *x)
+{
+	struct grant_request req;
+	struct request_granted g;
+	char msg[768];
+	bool is_pid;
+	long id;
+	int e;
+
+	if (get_target(x, &id, &is_pid) < 0 || parse_request_fields(x, &req) < 0)
+		return;
+	e = request_grant(x->d, x->peer, 0, (pid_t)id, is_pid, &req, REG_SOURCE_THREAD, &g, msg, sizeof(msg));
 	if (e >= 0) {
 		refuse(x, e, "%s", msg);
 		return;
 	}
 	if (is_pid) {
-		struct reg_process *p;
-		e = registry_add_process(d->registry, (pid_t)id, subj.uid, &req, &spec, &p, msg, sizeof(msg));
-		if (e >= 0) {
-			refuse(x, e, "%s", msg);
-			return;
-		}
-		d->grants++;
+		struct reg_process *p = g.process;
 		proto_begin(&x->out, "OK");
 		proto_add_long(&x->out, "pid", id);
 		proto_add_long(&x->out, "threads", (long)p->n_threads);
 		proto_add(&x->out, "rule", req.role[0] ? req.role : "default");
-		struct reg_thread *t = registry_find(d->registry, (pid_t)id);
+		struct reg_thread *t = registry_find(x->d->registry, (pid_t)id);
 		if (t)
 			add_sched(&x->out, &t->applied);
-		add_cap(&x->out, &cap);
+		add_cap(&x->out, &g.cap);
 		if (msg[0])
 			proto_add(&x->out, "warning", msg);
 		log_info("registered process %d (%zu threads) for uid %u, rule %s", (int)id, p->n_threads,
-			 (unsigned)subj.uid, req.role[0] ? req.role : "default");
+			 (unsigned)x->peer->uid, req.role[0] ? req.role : "default");
 		send_buf(x);
 		return;
 	}
-	struct reg_thread *t;
-	e = registry_add_thread(d->registry, (pid_t)id, ps.tgid, subj.uid, REG_SOURCE_THREAD, &req, &spec, NULL, &t,
-				msg, sizeof(msg));
-	if (e >= 0) {
-		refuse(x, e, "%s", msg);
-		return;
-	}
-	d->grants++;
+	struct reg_thread *t = g.thread;
 	proto_begin(&x->out, "OK");
 	proto_add_long(&x->out, "tid", t->tid);
 	proto_add_long(&x->out, "pid", t->pid);
 	proto_add(&x->out, "rule", req.role[0] ? req.role : "default");
 	add_sched(&x->out, &t->applied);
-	add_cap(&x->out, &cap);
+	add_cap(&x->out, &g.cap);
 	task_sched_format(&t->applied, msg, sizeof(msg));
 	log_info("registered tid %d (pid %d) for uid %u, rule %s: %s", (int)t->tid, (int)t->pid,
-		 (unsigned)subj.uid, req.role[0] ? req.role : "default", msg);
+		 (unsigned)x->peer->uid, req.role[0] ? req.role : "default", msg);
 	send_buf(x);
 }
 
@@ -728,8 +761,9 @@ static void op_jitter_attach(struct ctx *x)
 		refuse(x, PE_NO_SUCH_THREAD, "tid %ld: no such thread", tid);
 		return;
 	}
-	if (!may_act_on(x, &subj, &ps, "tid", tid)) {
+	if ((e = may_act_on(x->peer, &subj, &ps, "tid", tid, msg, sizeof(msg))) >= 0) {
 		close(fd);
+		refuse(x, e, "%s", msg);
 		return;
 	}
 	e = jitter_attach(x->d->jitter, (pid_t)tid, ps.tgid, subj.uid, period, strategy, fd, msg, sizeof(msg));

@@ -8,6 +8,8 @@
 #include <sys/types.h>
 
 #include "daemon.h"
+#include "grant.h"
+#include "registry.h"
 
 /* The client, from SO_PEERCRED, and its process pinned by a pidfd
  * (SO_PEERPIDFD, or pidfd_open() at accept on older kernels). */
@@ -30,5 +32,28 @@ bool request_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid);
  * consumed: kept by jitter-attach, closed otherwise. */
 void request_handle(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,
 		    reply_fn reply, void *ud);
+
+/* What request_grant() granted: the thread (or, is_pid, the process) now
+ * managed, and the rtprio-cap that applied. */
+struct request_granted {
+	struct reg_thread *thread;
+	struct reg_process *process;
+	struct grant_cap cap;
+};
+
+/* request_grant() flags: the target must also belong to the caller's uid
+ * (the rtkit bus gives a pid without a pidfd, which a reused pid could fool). */
+#define REQUEST_SAME_UID 0x1u
+
+/* The grant path of a `register`, for every front end (the control socket,
+ * the rtkit bus service): rate limit, the target is the caller's (pid from
+ * the peer, checked alive through its pidfd), the rule, the watchdog's
+ * cooldown, [user]/[group] limits and rtprio-cap, then the registry (restore
+ * on exit, watchdog, jitter). Returns -1 when granted (*out filled), else a
+ * proto_error with msg saying why and what to do; msg may hold a warning
+ * after a grant too. */
+int request_grant(struct daemon *d, const struct peer *peer, unsigned flags, pid_t id, bool is_pid,
+		  const struct grant_request *req, enum reg_source source, struct request_granted *out,
+		  char *msg, size_t len);
 
 #endif

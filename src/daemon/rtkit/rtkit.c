@@ -1,0 +1,554 @@
+/* rtkit.c: org.freedesktop.RealtimeKit1 served with sd-bus on the daemon's
+ * event loop. Each Make* call becomes a grant request that goes through
+ * request_grant(), the path of a control-socket `register`: the same rules,
+ * limits, rate limit, rtprio-cap, watchdog, restore and jitter. What rtkit
+ * adds on top is kept here: its argument ranges, the cap and floor it
+ * advertises as properties, its RLIMIT_RTTIME contract, and its rule that a
+ * caller may name any process of its own uid (MakeThread*WithPID, which the
+ * Realtime portal uses with host pids). A refusal is a D-Bus error that
+ * clients already handle, with rtschedd's diagnosis in its message. */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <systemd/sd-bus.h>
+
+#include "../../common/log.h"
+#include "../../common/protocol.h"
+#include "../config.h"
+#include "../daemon.h"
+#include "../diag.h"
+#include "../grant.h"
+#include "../proc.h"
+#include "../registry.h"
+#include "../request.h"
+#include "rtkit.h"
+
+#define RTKIT_NAME "org.freedesktop.RealtimeKit1"
+#define RTKIT_PATH "/org/freedesktop/RealtimeKit1"
+#define RTKIT_IFACE RTKIT_NAME
+
+/* RequestName flags and replies (the D-Bus specification). */
+#define NAME_FLAG_REPLACE_EXISTING 0x2
+#define NAME_FLAG_DO_NOT_QUEUE 0x4
+enum { NAME_PRIMARY = 1, NAME_IN_QUEUE = 2, NAME_EXISTS = 3, NAME_ALREADY_OWNER = 4 };
+
+enum rtkit_state { RK_CONNECTING, RK_OWNED, RK_NOT_OWNED, RK_LOST, RK_RELEASED, RK_FAILED };
+static const char *const state_names[] = { "connecting", "owned", "not owned", "lost", "released", "failed" };
+
+struct rtkit {
+	struct daemon *d;
+	sd_bus *bus;
+	sd_bus_slot *vtable, *request, *lost, *acquired, *exit_call;
+	enum rtkit_state state;
+	char detail[192];
+	unsigned long calls, grants, refusals;
+};
+
+/* One refusal: counted, logged at debug, answered with `name` and a message
+ * that starts with rtschedd's diagnosis code. */
+__attribute__((format(printf, 5, 6)))
+static int refuse(struct rtkit *rk, sd_bus_error *err, const char *name, const char *code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rk->refusals++;
+	rk->d->refusals++;
+	log_debug("rtkit: refused: %s: %s", code, msg);
+	return sd_bus_error_setf(err, name, "rtschedd: %s: %s", code, msg);
+}
+
+/* The D-Bus error a client expects for one of the grant path's refusals. */
+static const char *error_name(int e)
+{
+	switch (e) {
+	case PE_BAD_REQUEST: case PE_NO_SUCH_THREAD: case PE_UNKNOWN_ROLE: case PE_STALE_THREAD:
+		return SD_BUS_ERROR_INVALID_ARGS;
+	case PE_PRIORITY_DENIED: case PE_CPU_DENIED: case PE_QUOTA: case PE_RATE_LIMITED:
+	case PE_WATCHDOG_COOLDOWN:
+		return SD_BUS_ERROR_LIMITS_EXCEEDED;
+	case PE_NOT_OWN_THREAD: case PE_NOT_ADMIN: case PE_POLICY_DENIED:
+		return SD_BUS_ERROR_ACCESS_DENIED;
+	default:
+		return SD_BUS_ERROR_FAILED;
+	}
+}
+
+/* Who called: uid and pid as the bus daemon recorded them when the caller
+ * connected (never read back from /proc, which a caller could race). */
+static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_error *err)
+{
+	sd_bus_creds *c = NULL;
+	struct passwd *pw;
+	uid_t uid;
+	pid_t pid;
+	int r;
+
+	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_PID | SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID, &c);
+	if (r >= 0 && (r = sd_bus_creds_get_pid(c, &pid)) >= 0 &&
+	    ((r = sd_bus_creds_get_euid(c, &uid)) >= 0 || (r = sd_bus_creds_get_uid(c, &uid)) >= 0)) {
+		sd_bus_creds_unref(c);
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+		p->uid = uid;
+		pw = getpwuid(uid);
+		p->gid = pw ? pw->pw_gid : (gid_t)-1;
+		/* no pidfd from dbus-daemon 1.14: REQUEST_SAME_UID stands in for it */
+		p->pidfd = -1;
+		return 0;
+	}
+	sd_bus_creds_unref(c);
+	return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, "no-credentials",
+		      "the bus did not say who is calling (%s); rtschedd grants nothing to an unknown caller",
+		      strerror(-r));
+}
+
+/* rtkit's contract: a real-time thread's process must carry an RLIMIT_RTTIME
+ * hard limit no higher than RTTimeUSecMax, so the kernel stops a runaway. */
+static int check_rttime(struct rtkit *rk, pid_t tid, sd_bus_error *err)
+{
+	long max = rk->d->config->rtkit.rttime_usec_max;
+	struct diag_rlimits l;
+	char buf[4096];
+	int r = proc_read_text(tid, "limits", buf, sizeof(buf));
+
+	if (r == 0)
+		r = diag_parse_limits(buf, &l);
+	if (r == -ESRCH || r == -ENOENT)
+		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_NO_SUCH_THREAD),
+			      "thread %d: no such thread", (int)tid);
+	if (r < 0)
+		return refuse(rk, err, SD_BUS_ERROR_FAILED, proto_error_code(PE_INTERNAL),
+			      "cannot read /proc/%d/limits: %s", (int)tid, strerror(-r));
+	if (l.rttime_hard == RLIM_INFINITY || l.rttime_hard > (rlim_t)max) {
+		char hard[32];
+		if (l.rttime_hard == RLIM_INFINITY)
+			snprintf(hard, sizeof(hard), "unlimited");
+		else
+			snprintf(hard, sizeof(hard), "%llu us", (unsigned long long)l.rttime_hard);
+		return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, "rttime-over-max",
+			      "the process of thread %d has RLIMIT_RTTIME hard limit %s, above RTTimeUSecMax %ld us; "
+			      "fix: lower it first (setrlimit(RLIMIT_RTTIME) to at most %ld, LimitRTTIME=%ld in its "
+			      "unit, or prlimit --rttime=%ld --pid PID), or raise rttime-usec-max in [rtkit]",
+			      (int)tid, hard, max, max, max, max);
+	}
+	return 0;
+}
+
+/* The common body of the four Make* methods. */
+static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, bool with_pid, bool realtime)
+{
+	struct rtkit *rk = userdata;
+	const struct rtkit_conf *conf = &rk->d->config->rtkit;
+	struct grant_request req;
+	struct request_granted g;
+	struct peer peer;
+	uint64_t process = 0, thread = 0;
+	uint32_t prio = 0;
+	int32_t nice = 0;
+	char msg[768];
+	int e, r;
+
+	rk->calls++;
+	if (with_pid)
+		r = realtime ? sd_bus_message_read(m, "ttu", &process, &thread, &prio) :
+			       sd_bus_message_read(m, "tti", &process, &thread, &nice);
+	else
+		r = realtime ? sd_bus_message_read(m, "tu", &thread, &prio) :
+			       sd_bus_message_read(m, "ti", &thread, &nice);
+	if (r < 0)
+		return r;
+	if ((r = sender(rk, m, &peer, err)) < 0)
+		return r;
+	if (thread == 0 || thread > INT32_MAX || (with_pid && (process == 0 || process > INT32_MAX)))
+		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
+			      "thread and process ids must be in 1..%d", INT32_MAX);
+	/* WithPID: the thread must be one of `process`, which must be the
+	 * caller's uid's (request_grant checks both); else the caller's own */
+	if (with_pid)
+		peer.pid = (pid_t)process;
+	memset(&req, 0, sizeof(req));
+	snprintf(req.role, sizeof(req.role), "%s", conf->role);
+	req.has_policy = true;
+	if (realtime) {
+		if (prio < 1 || prio > 99)
+			return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
+				      "priority %" PRIu32 " is not a real-time priority; ask for 1..%d "
+				      "(MaxRealtimePriority)", prio, conf->max_priority);
+		if ((r = check_rttime(rk, (pid_t)thread, err)) < 0)
+			return r;
+		req.policy = conf->policy;
+		req.has_priority = true;
+		/* capped, not refused: clients ask for what they like and adapt to
+		 * MaxRealtimePriority, which says what they get */
+		req.priority = (int)prio > conf->max_priority ? conf->max_priority : (int)prio;
+	} else {
+		if (nice < -20 || nice > 19)
+			return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
+				      "nice level %" PRId32 " is out of range; ask for %d..19 (MinNiceLevel)", nice,
+				      conf->min_nice);
+		req.policy = SCHED_OTHER;
+		req.has_nice = true;
+		req.nice = nice < conf->min_nice ? conf->min_nice : nice;
+	}
+	e = request_grant(rk->d, &peer, REQUEST_SAME_UID, (pid_t)thread, false, &req, REG_SOURCE_RTKIT, &g, msg,
+			  sizeof(msg));
+	if (e >= 0)
+		return refuse(rk, err, error_name(e), proto_error_code((enum proto_error)e), "%s", msg);
+	rk->grants++;
+	task_sched_format(&g.thread->applied, msg, sizeof(msg));
+	log_info("rtkit: %s for uid %u (pid %d): tid %d (pid %d): %s",
+		 realtime ? "MakeThreadRealtime" : "MakeThreadHighPriority", (unsigned)peer.uid, (int)peer.pid,
+		 (int)g.thread->tid, (int)g.thread->pid, msg);
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int m_realtime(sd_bus_message *m, void *ud, sd_bus_error *err)
+{
+	return make_thread(m, ud, err, false, true);
+}
+
+static int m_realtime_pid(sd_bus_message *m, void *ud, sd_bus_error *err)
+{
+	return make_thread(m, ud, err, true, true);
+}
+
+static int m_high(sd_bus_message *m, void *ud, sd_bus_error *err)
+{
+	return make_thread(m, ud, err, false, false);
+}
+
+static int m_high_pid(sd_bus_message *m, void *ud, sd_bus_error *err)
+{
+	return make_thread(m, ud, err, true, false);
+}
+
+/* Reset*, Exit: root or admin-group only (rtkit's bus policy denies them to
+ * everyone but root; this holds even where the policy file is missing). */
+static int admin_only(struct rtkit *rk, sd_bus_message *m, const char *what, sd_bus_error *err)
+{
+	struct grant_subject s;
+	struct peer p;
+	int r;
+
+	rk->calls++;
+	if ((r = sender(rk, m, &p, err)) < 0)
+		return r;
+	grant_subject_init(&s, rk->d->config, p.uid, p.gid, p.pid);
+	if (!s.privileged)
+		return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, proto_error_code(PE_NOT_ADMIN),
+			      "%s needs root or admin-group (uid %u is neither)", what, (unsigned)p.uid);
+	return 0;
+}
+
+/* Give back what they had to the threads granted over the bus (all = every
+ * thread rtschedd manages). Returns how many. */
+static size_t reset(struct rtkit *rk, bool all)
+{
+	struct registry *reg = rk->d->registry;
+	struct reg_thread *t, *next;
+	size_t n = 0;
+
+	for (t = registry_threads(reg); t; t = next) {
+		next = t->next;
+		if (!all && t->source != REG_SOURCE_RTKIT)
+			continue;
+		if (t->proc) {
+			/* a registered process: its threads go with it */
+			struct reg_process *p = t->proc;
+			n += p->n_threads;
+			registry_remove_process(reg, p, true);
+			next = registry_threads(reg);  /* the list changed under us: start again */
+			continue;
+		}
+		registry_remove_thread(reg, t, true);
+		n++;
+	}
+	daemon_changed(rk->d);
+	return n;
+}
+
+static int m_reset_known(sd_bus_message *m, void *ud, sd_bus_error *err)
+{
+	struct rtkit *rk = ud;
+	int r = admin_only(rk, m, "ResetKnown", err);
+
+	if (r < 0)
+		return r;
+	log_info("rtkit: ResetKnown: %zu thread(s) granted over the bus restored", reset(rk, false));
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int m_reset_all(sd_bus_message *m, void *ud, sd_bus_error *err)
+{
+	struct rtkit *rk = ud;
+	int r = admin_only(rk, m, "ResetAll", err);
+
+	if (r < 0)
+		return r;
+	log_info("rtkit: ResetAll: %zu managed thread(s) restored", reset(rk, true));
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+/* Exit: rtschedd is more than the bus service, so only that part goes: the
+ * threads granted over the bus are restored and the name released (a
+ * `systemctl reload` with [rtkit] enable = yes takes it back). */
+static int m_exit(sd_bus_message *m, void *ud, sd_bus_error *err)
+{
+	struct rtkit *rk = ud;
+	int r = admin_only(rk, m, "Exit", err);
+
+	if (r < 0)
+		return r;
+	r = sd_bus_reply_method_return(m, NULL);
+	log_notice("rtkit: Exit: %zu thread(s) restored, releasing %s; the control socket keeps serving",
+		   reset(rk, false), RTKIT_NAME);
+	sd_bus_call_method_async(rk->bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+				 "ReleaseName", NULL, NULL, "s", RTKIT_NAME);
+	rk->state = RK_RELEASED;
+	snprintf(rk->detail, sizeof(rk->detail), "released on an Exit call");
+	return r;
+}
+
+static int p_rttime(sd_bus *bus, const char *path, const char *iface, const char *prop, sd_bus_message *reply,
+		    void *ud, sd_bus_error *err)
+{
+	struct rtkit *rk = ud;
+	return sd_bus_message_append(reply, "x", (int64_t)rk->d->config->rtkit.rttime_usec_max);
+}
+
+static int p_max_prio(sd_bus *bus, const char *path, const char *iface, const char *prop, sd_bus_message *reply,
+		      void *ud, sd_bus_error *err)
+{
+	struct rtkit *rk = ud;
+	return sd_bus_message_append(reply, "i", (int32_t)rk->d->config->rtkit.max_priority);
+}
+
+static int p_min_nice(sd_bus *bus, const char *path, const char *iface, const char *prop, sd_bus_message *reply,
+		      void *ud, sd_bus_error *err)
+{
+	struct rtkit *rk = ud;
+	return sd_bus_message_append(reply, "i", (int32_t)rk->d->config->rtkit.min_nice);
+}
+
+/* rtkit's interface, as its /usr/share/dbus-1/interfaces/org.freedesktop.RealtimeKit1.xml
+ * has it. sd-bus adds Properties (Get, GetAll), Introspectable and Peer. */
+static const sd_bus_vtable rtkit_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_METHOD_WITH_NAMES("MakeThreadRealtime", "tu", SD_BUS_PARAM(thread) SD_BUS_PARAM(priority),
+				 "", "", m_realtime, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("MakeThreadRealtimeWithPID", "ttu",
+				 SD_BUS_PARAM(process) SD_BUS_PARAM(thread) SD_BUS_PARAM(priority),
+				 "", "", m_realtime_pid, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("MakeThreadHighPriority", "ti", SD_BUS_PARAM(thread) SD_BUS_PARAM(priority),
+				 "", "", m_high, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("MakeThreadHighPriorityWithPID", "tti",
+				 SD_BUS_PARAM(process) SD_BUS_PARAM(thread) SD_BUS_PARAM(priority),
+				 "", "", m_high_pid, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD("ResetKnown", "", "", m_reset_known, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD("ResetAll", "", "", m_reset_all, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD("Exit", "", "", m_exit, SD_BUS_VTABLE_UNPRIVILEGED),
+	/* the values follow the configuration across reloads: not const */
+	SD_BUS_PROPERTY("RTTimeUSecMax", "x", p_rttime, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+	SD_BUS_PROPERTY("MaxRealtimePriority", "i", p_max_prio, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+	SD_BUS_PROPERTY("MinNiceLevel", "i", p_min_nice, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+	SD_BUS_VTABLE_END
+};
+
+/* Who holds the name now, for the one log line and status. */
+static void describe_owner(struct rtkit *rk)
+{
+	sd_bus_creds *c = NULL;
+	struct proc_stat st;
+	pid_t pid = 0;
+
+	if (sd_bus_get_name_creds(rk->bus, RTKIT_NAME, SD_BUS_CREDS_PID, &c) >= 0)
+		sd_bus_creds_get_pid(c, &pid);
+	/* the name only informs the log line: /proc is good enough for that */
+	if (pid > 0)
+		snprintf(rk->detail, sizeof(rk->detail), "held by pid %d (%s)", (int)pid,
+			 proc_read_stat(pid, &st) == 0 ? st.comm : "?");
+	else
+		snprintf(rk->detail, sizeof(rk->detail), "held by another connection");
+	sd_bus_creds_unref(c);
+}
+
+static int on_exit_reply(sd_bus_message *m, void *ud, sd_bus_error *unused)
+{
+	struct rtkit *rk = ud;
+	const sd_bus_error *e = sd_bus_message_get_error(m);
+
+	rk->exit_call = sd_bus_slot_unref(rk->exit_call);
+	/* rtkit exits without replying at times: no reply is no failure */
+	if (e && !sd_bus_error_has_name(e, SD_BUS_ERROR_NO_REPLY) && rk->state != RK_OWNED)
+		log_warnx("rtkit: the holder of %s refused to exit (%s: %s); rtschedd waits in the queue for the name",
+			  RTKIT_NAME, e->name, e->message ? e->message : "");
+	return 0;
+}
+
+static int on_request_name(sd_bus_message *m, void *ud, sd_bus_error *unused)
+{
+	struct rtkit *rk = ud;
+	const sd_bus_error *e = sd_bus_message_get_error(m);
+	uint32_t ret = 0;
+
+	rk->request = sd_bus_slot_unref(rk->request);
+	if (e || sd_bus_message_read(m, "u", &ret) < 0) {
+		rk->state = RK_FAILED;
+		snprintf(rk->detail, sizeof(rk->detail), "RequestName failed: %s", e && e->message ? e->message : "?");
+		log_warnx("rtkit: cannot own %s: %s; install rtschedd's D-Bus policy (%s), which lets root and "
+			  "the rtschedd user own it; the control socket works without it", RTKIT_NAME,
+			  e && e->message ? e->message : "bad reply", "/usr/share/dbus-1/system.d/rtschedd-rtkit.conf");
+		return 0;
+	}
+	switch (ret) {
+	case NAME_PRIMARY:
+	case NAME_ALREADY_OWNER:
+		/* NameAcquired may have come first and said so already */
+		if (rk->state != RK_OWNED)
+			log_info("rtkit: serving %s on the system bus", RTKIT_NAME);
+		rk->state = RK_OWNED;
+		rk->detail[0] = '\0';
+		break;
+	case NAME_IN_QUEUE:
+		/* replace-existing against an owner that did not allow replacement
+		 * (rtkit-daemon does not): ask it to exit; the bus hands the name on */
+		describe_owner(rk);
+		rk->state = RK_NOT_OWNED;
+		log_notice("rtkit: %s is %s; replace-existing = yes: asking it to exit, the name comes to rtschedd then",
+			   RTKIT_NAME, rk->detail);
+		sd_bus_call_method_async(rk->bus, &rk->exit_call, RTKIT_NAME, RTKIT_PATH, RTKIT_IFACE, "Exit",
+					 on_exit_reply, rk, NULL);
+		break;
+	default:
+		describe_owner(rk);
+		rk->state = RK_NOT_OWNED;
+		log_notice("rtkit: %s is %s (rtkit?): rtschedd runs without the bus service; stop and mask "
+			   "rtkit-daemon.service, or set replace-existing = yes in [rtkit]", RTKIT_NAME, rk->detail);
+		break;
+	}
+	return 0;
+}
+
+static int on_name_signal(sd_bus_message *m, void *ud, sd_bus_error *unused)
+{
+	struct rtkit *rk = ud;
+	const char *name = NULL;
+
+	if (sd_bus_message_read(m, "s", &name) < 0 || !name || strcmp(name, RTKIT_NAME) != 0)
+		return 0;
+	if (sd_bus_message_is_signal(m, "org.freedesktop.DBus", "NameAcquired")) {
+		if (rk->state != RK_OWNED)
+			log_info("rtkit: serving %s on the system bus", RTKIT_NAME);
+		rk->state = RK_OWNED;
+		rk->detail[0] = '\0';
+	} else if (rk->state == RK_OWNED) {
+		rk->state = RK_LOST;
+		snprintf(rk->detail, sizeof(rk->detail), "taken by another connection");
+		log_warnx("rtkit: lost %s to another connection; bus callers no longer reach rtschedd", RTKIT_NAME);
+	}
+	return 0;
+}
+
+int rtkit_start(struct rtkit **ret, struct daemon *d)
+{
+	const struct rtkit_conf *conf = &d->config->rtkit;
+	struct rtkit *rk;
+	int r;
+
+	*ret = NULL;
+	if (!conf->enable)
+		return 0;
+	rk = calloc(1, sizeof(*rk));
+	if (!rk)
+		return -ENOMEM;
+	rk->d = d;
+	rk->state = RK_CONNECTING;
+	*ret = rk;
+	if ((r = sd_bus_open_system_with_description(&rk->bus, "rtschedd-rtkit")) < 0) {
+		snprintf(rk->detail, sizeof(rk->detail), "cannot connect to the system bus: %s", strerror(-r));
+		goto fail;
+	}
+	if ((r = sd_bus_add_object_vtable(rk->bus, &rk->vtable, RTKIT_PATH, RTKIT_IFACE, rtkit_vtable, rk)) < 0 ||
+	    (r = sd_bus_match_signal_async(rk->bus, &rk->lost, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+					   "org.freedesktop.DBus", "NameLost", on_name_signal, NULL, rk)) < 0 ||
+	    (r = sd_bus_match_signal_async(rk->bus, &rk->acquired, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+					   "org.freedesktop.DBus", "NameAcquired", on_name_signal, NULL, rk)) < 0 ||
+	    (r = sd_bus_call_method_async(rk->bus, &rk->request, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+					  "org.freedesktop.DBus", "RequestName", on_request_name, rk, "su", RTKIT_NAME,
+					  (uint32_t)(conf->replace ? NAME_FLAG_REPLACE_EXISTING : NAME_FLAG_DO_NOT_QUEUE))) < 0 ||
+	    (r = sd_bus_attach_event(rk->bus, d->event, SD_EVENT_PRIORITY_NORMAL)) < 0) {
+		snprintf(rk->detail, sizeof(rk->detail), "cannot set up the bus service: %s", strerror(-r));
+		goto fail;
+	}
+	return 0;
+fail:
+	rk->state = RK_FAILED;
+	log_warnx("rtkit: %s; rtschedd runs without the bus service (the control socket works)", rk->detail);
+	rk->request = sd_bus_slot_unref(rk->request);
+	rk->acquired = sd_bus_slot_unref(rk->acquired);
+	rk->lost = sd_bus_slot_unref(rk->lost);
+	rk->vtable = sd_bus_slot_unref(rk->vtable);
+	rk->bus = sd_bus_flush_close_unref(rk->bus);
+	return 0;
+}
+
+void rtkit_stop(struct rtkit *rk)
+{
+	if (!rk)
+		return;
+	sd_bus_slot_unref(rk->exit_call);
+	sd_bus_slot_unref(rk->request);
+	sd_bus_slot_unref(rk->acquired);
+	sd_bus_slot_unref(rk->lost);
+	sd_bus_slot_unref(rk->vtable);
+	if (rk->bus) {
+		/* closing the connection releases the name; flush pending replies first */
+		sd_bus_detach_event(rk->bus);
+		sd_bus_flush_close_unref(rk->bus);
+	}
+	free(rk);
+}
+
+int rtkit_reconfigure(struct rtkit **rk, struct daemon *d)
+{
+	if (d->config->rtkit.enable == (*rk != NULL))
+		return 0;
+	if (*rk) {
+		log_info("rtkit: [rtkit] enable = no: leaving the bus");
+		rtkit_stop(*rk);
+		*rk = NULL;
+		return 0;
+	}
+	return rtkit_start(rk, d);
+}
+
+void rtkit_stats(const struct rtkit *rk, struct rtkit_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!rk) {
+		st->state = "off";
+		return;
+	}
+	st->state = state_names[rk->state];
+	if (rk->bus && !sd_bus_is_open(rk->bus)) {
+		st->state = "failed";
+		snprintf(st->detail, sizeof(st->detail), "disconnected from the system bus; restart rtschedd");
+	} else {
+		snprintf(st->detail, sizeof(st->detail), "%s", rk->detail);
+	}
+	st->calls = rk->calls;
+	st->grants = rk->grants;
+	st->refusals = rk->refusals;
+}

@@ -1,0 +1,298 @@
+#!/bin/bash
+# tests/rtkit.sh: rtschedd as org.freedesktop.RealtimeKit1 (issue 13). A
+# private dbus-daemon with a system-bus-like policy (deny by default, plus
+# rtschedd's own policy file from systemd/dbus/), DBUS_SYSTEM_BUS_ADDRESS
+# pointed at it; every method and property of rtkit's interface called with
+# busctl or tests/rtkit-client; the kernel's view read back with
+# sched_getscheduler (task-helper query) and /proc; refusals for another
+# user's thread, over-limit priorities and RLIMIT_RTTIME as a non-root user;
+# restore when the caller's process exits, on ResetKnown and when rtschedd
+# stops; a second rtschedd finds the name taken and says so in one line.
+. "$(dirname "$0")/lib.sh"
+need_root
+command -v dbus-daemon >/dev/null || skip "dbus-daemon missing (apt-get install dbus-daemon)"
+command -v busctl >/dev/null || skip "busctl missing (systemd)"
+command -v setpriv >/dev/null || skip "setpriv missing"
+command -v prlimit >/dev/null || skip "prlimit missing"
+CLIENT="$top_builddir/tests/rtkit-client"
+[ -x "$CLIENT" ] || skip "tests/rtkit-client is not built"
+
+# an unprivileged user the bus can look up (dbus-daemon refuses a uid
+# without a passwd entry); no [user nobody] section: [user *] applies
+OTHER=$(id -u nobody)
+AS_OTHER=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups)
+as_other() { "${AS_OTHER[@]}" "$@"; }
+NAME=org.freedesktop.RealtimeKit1
+OPATH=/org/freedesktop/RealtimeKit1
+
+# --- a private system bus -------------------------------------------------------
+cat >"$TMP/bus.conf" <<EOC
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$TMP/bus</listen>
+  <auth>EXTERNAL</auth>
+  <!-- the default policy of /usr/share/dbus-1/system.conf -->
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+    <deny send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus" send_member="UpdateActivationEnvironment"/>
+  </policy>
+  <include>$top_srcdir/systemd/dbus/rtschedd-rtkit.conf</include>
+</busconfig>
+EOC
+dbus-daemon --config-file="$TMP/bus.conf" --nofork >"$TMP/bus.log" 2>&1 &
+BUSPID=$!
+bus_stop() { [ -n "${BUSPID:-}" ] && kill "$BUSPID" 2>/dev/null; wait "$BUSPID" 2>/dev/null; BUSPID=; }
+at_exit bus_stop
+export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TMP/bus"
+wait_for test -S "$TMP/bus" || { cat "$TMP/bus.log"; fail "private bus did not start"; finish; exit 1; }
+chmod 777 "$TMP/bus"
+
+# the helper's processes carry an RLIMIT_RTTIME hard limit rtkit accepts
+cat >"$TMP/helper-rt" <<EOS
+#!/bin/sh
+exec prlimit --rttime=100000:100000 "$top_builddir/tests/task-helper" "\$@"
+EOS
+chmod 755 "$TMP/helper-rt"
+REALHELPER=$HELPER
+HELPER="$TMP/helper-rt"
+
+# --- rtschedd with [rtkit] on ------------------------------------------------------
+CONF="$TMP/rtkit.conf"
+cat >"$CONF" <<EOC
+[daemon]
+rate-limit = 0
+max-priority = 80
+watchdog = no
+[user *]
+max-priority = 12
+policies = rr,other
+max-threads = 8
+[rtkit]
+enable = yes
+max-realtime-priority = 15
+min-nice-level = -10
+rttime-usec-max = 150000
+EOC
+daemon_start "$CONF"
+rtkit_state() { "$RTSCHEDCTL" --socket "$SOCK" status | sed -n 's/^rtkit  *//p'; }
+owned() { [ "$(rtkit_state)" = owned ]; }
+if wait_for owned; then pass "rtschedd owns $NAME on the private system bus"; else
+	fail "rtschedd does not own $NAME: state '$(rtkit_state)'"; cat "$DLOG"; finish; exit 1; fi
+B() { run busctl --system "$@"; }
+# D METHOD ARGS...: dbus-send, which prints the D-Bus error name (busctl does not)
+D() { m=$1; shift; run dbus-send --bus="$DBUS_SYSTEM_BUS_ADDRESS" --print-reply --dest=$NAME $OPATH "$NAME.$m" "$@"; }
+DO() { m=$1; shift; run "${AS_OTHER[@]}" dbus-send --bus="$DBUS_SYSTEM_BUS_ADDRESS" --print-reply --dest=$NAME $OPATH "$NAME.$m" "$@"; }
+
+# --- properties, introspection --------------------------------------------------
+B get-property $NAME $OPATH $NAME RTTimeUSecMax
+[ "$OUT" = "x 150000" ] && pass "RTTimeUSecMax is rttime-usec-max ($OUT)" || fail "RTTimeUSecMax: '$OUT' $ERR"
+B get-property $NAME $OPATH $NAME MaxRealtimePriority
+[ "$OUT" = "i 15" ] && pass "MaxRealtimePriority is max-realtime-priority ($OUT)" || fail "MaxRealtimePriority: '$OUT' $ERR"
+B get-property $NAME $OPATH $NAME MinNiceLevel
+[ "$OUT" = "i -10" ] && pass "MinNiceLevel is min-nice-level ($OUT)" || fail "MinNiceLevel: '$OUT' $ERR"
+B call $NAME $OPATH org.freedesktop.DBus.Properties GetAll s $NAME
+expect_in "$OUT" 'a{sv} 3 "RTTimeUSecMax" x 150000 "MaxRealtimePriority" i 15 "MinNiceLevel" i -10' "Properties.GetAll answers all three"
+B call $NAME $OPATH org.freedesktop.DBus.Introspectable Introspect
+INTRO=$OUT
+# every method and property of rtkit's own interface file, with its signature
+XML=/usr/share/dbus-1/interfaces/org.freedesktop.RealtimeKit1.xml
+B introspect --xml-interface $NAME $OPATH
+if [ -r "$XML" ]; then
+	want=$(grep -oE '<(method|property) name="[A-Za-z]+"' "$XML" | sed 's/.*name="//; s/"//' | sort)
+	missing=""
+	for m in $want; do case "$INTRO" in *"name=\\\"$m\\\""*|*"name=\"$m\""*) ;; *) missing="$missing $m" ;; esac; done
+	[ -z "$missing" ] && pass "Introspect lists every member of rtkit's $XML ($(echo $want | wc -w))" ||
+		fail "Introspect lacks:$missing"
+else
+	echo "# $XML absent (package rtkit): member list checked against busctl only"
+fi
+B introspect $NAME $OPATH $NAME
+for sig in "MakeThreadRealtime method tu" "MakeThreadRealtimeWithPID method ttu" "MakeThreadHighPriority method ti" \
+	   "MakeThreadHighPriorityWithPID method tti" "ResetKnown method -" "ResetAll method -" "Exit method -" \
+	   "RTTimeUSecMax property x" "MaxRealtimePriority property i" "MinNiceLevel property i"; do
+	set -- $sig
+	if printf '%s\n' "$OUT" | grep -qE "^\.$1 +$2 +$3 "; then pass "signature: $1 $2 $3"; else fail "signature of $1 is not $2 $3: $(printf '%s\n' "$OUT" | grep "\.$1 ")"; fi
+done
+
+# --- root: the WithPID variants on a helper's thread ------------------------------
+helper_start
+h pid; set -- $HR; HP=$2
+T1=$(spawn w1)
+B call $NAME $OPATH $NAME MakeThreadRealtimeWithPID ttu "$HP" "$T1" 10
+expect_rc 0 "root: MakeThreadRealtimeWithPID $HP $T1 10"
+expect_sched "$T1" "policy=rr priority=10" "kernel: RR 10 after MakeThreadRealtimeWithPID"
+expect_sched "$T1" "rfork=1" "kernel: SCHED_RESET_ON_FORK set, as rtkit grants"
+ctl list
+row=$(printf '%s\n' "$OUT" | awk -v t="$T1" '$1 == t')
+expect_in "$row" " rtkit " "rtschedctl list shows the thread with SOURCE rtkit"
+B call $NAME $OPATH $NAME MakeThreadRealtimeWithPID ttu "$HP" "$T1" 50
+expect_rc 0 "root: priority 50 is accepted"
+expect_sched "$T1" "policy=rr priority=15" "kernel: capped at MaxRealtimePriority 15"
+T2=$(spawn w2)
+nice_of() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $17 }'; }
+NICE0=$(nice_of "$T2")   # what it inherited (make check may run under nice)
+B call $NAME $OPATH $NAME MakeThreadHighPriorityWithPID tti -- "$HP" "$T2" -5
+expect_rc 0 "root: MakeThreadHighPriorityWithPID $T2 -5"
+[ "$(nice_of "$T2")" = -5 ] && pass "kernel: nice -5 ($(q "$T2"))" || fail "nice of $T2 is $(nice_of "$T2"), want -5"
+B call $NAME $OPATH $NAME MakeThreadHighPriorityWithPID tti -- "$HP" "$T2" -20
+[ "$(nice_of "$T2")" = -10 ] && pass "kernel: nice -20 floored to MinNiceLevel -10" || fail "nice of $T2 is $(nice_of "$T2"), want -10"
+D MakeThreadRealtimeWithPID uint64:"$HP" uint64:99999999 uint32:10
+expect_in "$ERR" "org.freedesktop.DBus.Error.InvalidArgs" "no such thread: InvalidArgs"
+expect_in "$ERR" "no-such-thread" "... with rtschedd's diagnosis code"
+D MakeThreadRealtimeWithPID uint64:"$HP" uint64:"$T1" uint32:0
+expect_in "$ERR" "org.freedesktop.DBus.Error.InvalidArgs" "priority 0: InvalidArgs"
+
+# --- RLIMIT_RTTIME: rtkit's contract --------------------------------------------
+exec 5< <(prlimit --rttime=unlimited:unlimited "$CLIENT" realtime 5 </dev/null & sleep 30)
+# the client prints and then waits on stdin (/dev/null: it exits at once)
+read -r -t 10 line <&5
+case "$line" in
+"err "*AccessDenied*rttime-over-max*) pass "RLIMIT_RTTIME unlimited: AccessDenied rttime-over-max" ;;
+*) fail "RLIMIT_RTTIME unlimited: got '$line'" ;;
+esac
+exec 5<&-
+
+# --- a non-root user ------------------------------------------------------------
+# client USER-PREFIX ARGS...: start rtkit-client, its first line in CL, the
+# process held by a FIFO; cl_stop ends it
+CLN=0
+client() {
+	CLN=$((CLN + 1))
+	mkfifo "$TMP/cl$CLN.in"; chmod 666 "$TMP/cl$CLN.in"
+	"$@" <"$TMP/cl$CLN.in" >"$TMP/cl$CLN.out" 2>&1 &
+	CLPID=$!
+	exec 6>"$TMP/cl$CLN.in"
+	for _ in $(seq 100); do [ -s "$TMP/cl$CLN.out" ] && break; sleep 0.1; done
+	CL=$(head -1 "$TMP/cl$CLN.out")
+	CLTID=$(echo "$CL" | awk '{ print $2 }')
+}
+cl_stop() { exec 6>&-; wait "$CLPID" 2>/dev/null; }
+RT="prlimit --rttime=100000:100000"
+
+client as_other $RT "$CLIENT" realtime 10
+expect_in "$CL" "ok " "uid $OTHER: MakeThreadRealtime(own thread, 10)"
+expect_sched "$CLTID" "policy=rr priority=10" "kernel: the user's thread is RR 10"
+ctl list
+row=$(printf '%s\n' "$OUT" | awk -v t="$CLTID" '$1 == t')
+expect_in "$row" "$OTHER" "list: owner is uid $OTHER"
+OWNTID=$CLTID
+# the caller's process exits: its thread is gone and rtschedd drops it
+cl_stop
+gone() { ! "$RTSCHEDCTL" --socket "$SOCK" list | awk '{ print $1 }' | grep -qx "$OWNTID"; }
+wait_for gone && pass "caller exited: tid $OWNTID left the registry" || fail "tid $OWNTID still listed after its process exited"
+
+client as_other $RT "$CLIENT" -p high -15
+expect_in "$CL" "ok " "uid $OTHER: MakeThreadHighPriorityWithPID(own, -15)"
+[ "$(nice_of "$CLTID")" = -10 ] && pass "kernel: floored to -10" || fail "nice $(nice_of "$CLTID"), want -10"
+cl_stop
+
+# over the user's limit ([user *] max-priority 12), under MaxRealtimePriority
+client as_other $RT "$CLIENT" realtime 14
+expect_in "$CL" "LimitsExceeded" "uid $OTHER: priority 14 over [user *] max-priority 12: LimitsExceeded"
+expect_in "$CL" "priority-denied" "... with code priority-denied"
+expect_in "$CL" "[user *]" "... naming the section that sets the limit"
+expect_sched "$CLTID" "policy=other" "kernel: the refused thread stays SCHED_OTHER"
+cl_stop
+
+# another user's thread (root's helper), with and without a pid
+DO MakeThreadRealtimeWithPID uint64:"$HP" uint64:"$T2" uint32:5
+expect_in "$ERR" "org.freedesktop.DBus.Error.AccessDenied" "uid $OTHER: WithPID on root's thread: AccessDenied"
+expect_in "$ERR" "not-own-thread" "... with code not-own-thread"
+expect_sched "$T2" "policy=other" "kernel: root's thread untouched"
+DO MakeThreadRealtime uint64:"$T2" uint32:5
+expect_in "$ERR" "org.freedesktop.DBus.Error.AccessDenied" "uid $OTHER: MakeThreadRealtime(root's tid): AccessDenied"
+DO ResetAll
+expect_in "$ERR" "org.freedesktop.DBus.Error.AccessDenied" "uid $OTHER: ResetAll refused"
+DO Exit
+expect_in "$ERR" "org.freedesktop.DBus.Error.AccessDenied" "uid $OTHER: Exit refused"
+expect_sched "$T1" "policy=rr priority=15" "kernel: root's grant survived the refused resets"
+
+# --- status, ResetKnown, a second rtschedd, restore on stop ----------------------------
+ctl status
+expect_in "$OUT" "rtkit_calls" "status shows the bus side's counters"
+calls=$(printf '%s\n' "$OUT" | awk '$1 == "rtkit_refusals" { print $2 }')
+[ "${calls:-0}" -ge 5 ] && pass "status counts refusals over the bus ($calls)" || fail "rtkit_refusals '$calls'"
+
+# a second rtschedd on another socket: the name is taken, one clear line
+"$RTSCHEDD" --config "$CONF" --socket "$TMP/control2" >"$TMP/second.log" 2>&1 &
+P2=$!
+taken() { "$RTSCHEDCTL" --socket "$TMP/control2" status 2>/dev/null | grep -q '^rtkit  *not owned'; }
+if wait_for taken; then pass "second rtschedd: status says not owned"; else fail "second rtschedd: $(cat "$TMP/second.log")"; fi
+n=$(grep -c "RealtimeKit1 is held by pid $DPID" "$TMP/second.log")
+[ "$n" = 1 ] && pass "second rtschedd logs one line naming the holder: $(grep 'held by' "$TMP/second.log" | sed 's/^.*rtkit: //')" ||
+	fail "second rtschedd log: $(cat "$TMP/second.log")"
+kill "$P2"; wait "$P2" 2>/dev/null
+owned && pass "the first rtschedd still owns the name" || fail "first rtschedd lost the name: $(rtkit_state)"
+
+B call $NAME $OPATH $NAME ResetKnown
+expect_rc 0 "root: ResetKnown"
+expect_sched "$T1" "policy=other priority=0" "kernel: ResetKnown restored root's RR thread"
+[ "$(nice_of "$T2")" = "$NICE0" ] && pass "kernel: ResetKnown restored nice $NICE0" || fail "nice of $T2 is $(nice_of "$T2"), want $NICE0"
+
+B call $NAME $OPATH $NAME MakeThreadRealtimeWithPID ttu "$HP" "$T1" 7
+expect_sched "$T1" "policy=rr priority=7" "granted again after ResetKnown"
+
+# --- the real client: PipeWire's module-rt, as nobody with RLIMIT_RTPRIO 0 ------
+# (so it cannot make itself real-time and asks RealtimeKit1, as on a desktop)
+PWPID=""; PWTID=""
+pw_stop() { [ -n "$PWPID" ] && kill "$PWPID" 2>/dev/null; wait "$PWPID" 2>/dev/null; PWPID=""; }
+at_exit pw_stop
+if command -v pipewire >/dev/null; then
+	mkdir -m 700 "$TMP/xdg"; chown nobody "$TMP/xdg"
+	cat >"$TMP/pw.conf" <<'EOC'
+context.properties = { core.daemon = true core.name = pipewire-rtkit-test support.dbus = true }
+context.spa-libs = { support.* = support/libspa-support }
+context.modules = [
+    { name = libpipewire-module-rt
+      args = { nice.level = -11 rt.prio = 11 rt.time.soft = 100000 rt.time.hard = 100000
+               rtportal.enabled = false rlimits.enabled = false } }
+    { name = libpipewire-module-protocol-native }
+]
+EOC
+	chmod 644 "$TMP/pw.conf"
+	# setpriv and prlimit exec: $! is pipewire's pid
+	XDG_RUNTIME_DIR="$TMP/xdg" PIPEWIRE_DEBUG=3 "${AS_OTHER[@]}" prlimit --rtprio=0:0 \
+		pipewire -c "$TMP/pw.conf" >"$TMP/pw.log" 2>&1 &
+	PWPID=$!
+	pw_rt() { PWTID=$("$RTSCHEDCTL" --socket "$SOCK" list | awk -v p="$PWPID" '$2 == p && $4 == "rr" { print $1; exit }'); [ -n "$PWTID" ]; }
+	if wait_for pw_rt; then
+		expect_sched "$PWTID" "policy=rr priority=11" "PipeWire (module-rt, rtkit path) got its data loop tid $PWTID RR 11 from rtschedd"
+		expect_in "$(grep 'acquired realtime' "$TMP/pw.log")" "using RTKit" "PipeWire's log: $(grep -o 'acquired realtime.*' "$TMP/pw.log")"
+	else
+		fail "PipeWire got no real-time thread: $(grep -E 'mod.rt|rtkit' "$TMP/pw.log" | tail -5)"
+	fi
+else
+	echo "# pipewire not installed (apt-get install pipewire-bin): the real-client part is skipped"
+fi
+
+daemon_stop
+expect_sched "$T1" "policy=other priority=0" "kernel: rtschedd stopped, the thread is restored"
+[ -n "$PWTID" ] && expect_sched "$PWTID" "policy=other priority=0" "kernel: PipeWire's data loop restored when rtschedd stops (PipeWire still running)"
+pw_stop
+
+B call $NAME $OPATH $NAME Exit   # nobody on the name now: the bus says so
+expect_in "$ERR" "not" "with rtschedd stopped the name has no owner"
+
+# --- Exit releases the name, the daemon keeps its socket --------------------------
+daemon_start "$CONF"
+wait_for owned
+B call $NAME $OPATH $NAME Exit
+expect_rc 0 "root: Exit"
+released() { [ "$(rtkit_state)" = released ]; }
+wait_for released && pass "after Exit: status says released, the control socket answers" || fail "after Exit: '$(rtkit_state)'"
+helper_stop
+finish
