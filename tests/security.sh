@@ -232,7 +232,7 @@ expect_in "$OUT" "bad-request" "9: op=check priority=1000: bad-request"
 ctl check --pid $$ --policy fifo --priority 90
 expect_in "$OUT" "above-max-priority" "12: check of fifo 90: above-max-priority, as register says"
 expect_in "$OUT" "ask for 80 or less" "12: with the fix"
-run as_nobody "$RTSCHEDCTL" --socket "$SOCK" check --policy fifo --priority 50
+run setpriv --reuid=nobody --regid=nogroup --clear-groups "$RTSCHEDCTL" --socket "$SOCK" check --policy fifo --priority 50
 expect_in "$OUT" "priority-denied" "12: nobody's check of fifo 50: priority-denied ([user *] max-priority 20)"
 expect_in "$OUT" "ask for 20 or less" "12: with the fix"
 
