@@ -1041,7 +1041,11 @@ int config_validate(struct config *c, FILE *errors)
 			c->rtkit.role);
 		r = -EINVAL;
 	}
-	if (c->rtkit.max_priority > c->max_priority) {
+	if (c->rtkit.max_priority > c->max_priority && c->rtkit.origin.file[RK_MAX_RT_PRIORITY] == CONFIG_ORIGIN_DEFAULT) {
+		/* rtkit's built-in 20 follows a lower max-priority: only a value a
+		 * file set can be wrong */
+		c->rtkit.max_priority = c->max_priority;
+	} else if (c->rtkit.max_priority > c->max_priority) {
 		char at[PATH_MAX + 16];
 		origin_str(c, &c->rtkit.origin, RK_MAX_RT_PRIORITY, at, sizeof(at));
 		fprintf(errors, "%s: [rtkit]: max-realtime-priority %d is above max-priority %d in [daemon]; "

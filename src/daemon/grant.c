@@ -233,9 +233,14 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 			 s->user, l.policies_from, allowed, policy_to_string(spec->policy));
 		return PE_POLICY_DENIED;
 	}
+	if (s->has_nice_floor) {
+		/* rtkit's MinNiceLevel, which its clients read and keep to */
+		l.min_nice = s->nice_floor;
+		snprintf(l.nice_from, sizeof(l.nice_from), "[rtkit] min-nice-level");
+	}
 	if (spec->nice < l.min_nice) {
 		snprintf(msg, len, "nice %d (%s) is below min-nice %d for user %s set by %s; ask for %d or more, "
-			 "or lower min-nice in a [user] or [group] section", spec->nice,
+			 "or lower min-nice there", spec->nice,
 			 req->has_nice ? "requested" : what, l.min_nice, s->user, l.nice_from, l.min_nice);
 		return PE_NICE_DENIED;
 	}

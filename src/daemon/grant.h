@@ -28,6 +28,8 @@ struct grant_subject {
 	gid_t gid;
 	pid_t pid;
 	bool privileged;              /* root or a member of admin-group */
+	bool has_nice_floor;          /* the front end sets the nice floor ([rtkit] min-nice-level) */
+	int nice_floor;
 	char user[CONFIG_NAME_MAX];
 };
 

@@ -393,6 +393,10 @@ int request_grant(struct daemon *d, const struct peer *peer, unsigned flags, pid
 	if ((e = rate_check(d, peer->uid, msg, len)) >= 0)
 		return e;
 	grant_subject_init(&subj, d->config, peer->uid, peer->gid, peer->pid);
+	if (source == REG_SOURCE_RTKIT) {
+		subj.has_nice_floor = true;
+		subj.nice_floor = d->config->rtkit.min_nice;
+	}
 	if ((r = proc_read_status(id, &ps)) < 0) {
 		snprintf(msg, len, "%s %d: %s", is_pid ? "pid" : "tid", (int)id,
 			 r == -ESRCH ? "no such task" : strerror(-r));
