@@ -201,6 +201,7 @@ at_exit container_stop
 # --keep-unit --register=no: no D-Bus calls to a host systemd (there may be none);
 # basic.target: journald, D-Bus and the socket units, not the host's services.
 systemd-nspawn --quiet --keep-unit --register=no -D "$ROOT" --machine="$MACHINE" \
+	--capability=CAP_BPF,CAP_PERFMON --system-call-filter="bpf perf_event_open" \
 	-b -- systemd.firstboot=off systemd.unit=basic.target </dev/null >"$TMP/boot.log" 2>&1 &
 NSPID=$!
 for _ in $(seq 300); do

@@ -81,7 +81,9 @@ binds=(--bind-ro="$top_builddir")
 [ "$(cd "$top_srcdir" && pwd)" != "$(cd "$top_builddir" && pwd)" ] && binds+=(--bind-ro="$top_srcdir")
 # --keep-unit --register=no: no D-Bus calls to a host systemd (there may be none);
 # basic.target: journald, D-Bus and the socket units, not the host's services.
+# CAP_BPF, CAP_PERFMON and bpf(): a real machine's PID 1 has them (nspawn drops them by default)
 systemd-nspawn --quiet --keep-unit --register=no --volatile=yes -D / --machine="$MACHINE" \
+	--capability=CAP_BPF,CAP_PERFMON --system-call-filter="bpf perf_event_open" \
 	"${binds[@]}" -b -- systemd.firstboot=off systemd.unit=basic.target \
 	</dev/null >"$TMP/boot.log" 2>&1 &
 NSPID=$!
