@@ -134,7 +134,9 @@ done
 	fail "2: a victim file was changed: $(head -c 80 "$TMP"/victim*; stat -c '%n %a' "$TMP"/victim*)"
 [ "$(stat -c %a "$TMP/metrics/rtschedd.prom")" = 644 ] && pass "2: the metrics file is a new regular file, 0644" ||
 	fail "2: metrics file mode $(stat -c %a "$TMP/metrics/rtschedd.prom")"
-[ "$(stat -c %a "$SOCK")" = 666 ] && pass "2: the socket's mode comes from bind (0666), no chmod of the path" ||
+# (the old chmod-after-bind race cannot be provoked reliably; this checks the
+# mode the umask at bind() now gives)
+[ "$(stat -c %a "$SOCK")" = 666 ] && pass "2: the socket is 0666, its mode set at bind()" ||
 	fail "2: socket mode $(stat -c %a "$SOCK")"
 
 # --- 3. nice below the floor ----------------------------------------------------------
@@ -151,9 +153,10 @@ exec {hfd}>"$TMP/hold.in"
 wait_for grep -q "refusing a connection from uid $NOBODY" "$DLOG"
 ctl status
 expect_rc 0 "4: with nobody holding 4,300 connections, root's status answers"
-clients=$("$RTSCHEDCTL" --socket "$SOCK" --json status | jq .clients)
-[ -n "$clients" ] && [ "$clients" -le 130 ] && pass "4: the daemon holds $clients connections (at most 128 per user)" ||
-	fail "4: clients '$clients': $OUT"
+# the kernel's count of the daemon's sockets, not what it says of itself
+socks=$(find "/proc/$DPID/fd" -lname 'socket:*' | wc -l)
+[ "$socks" -le 140 ] && pass "4: the daemon holds $socks sockets (at most 128 connections per user, plus its own)" ||
+	fail "4: the daemon holds $socks sockets"
 ctl register --tid "$R3" --policy fifo --priority 5
 expect_rc 0 "4: and root can still register"
 exec {hfd}>&-

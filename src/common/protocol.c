@@ -172,26 +172,30 @@ const char *proto_get(const struct proto_msg *m, const char *key)
 	return NULL;
 }
 
-int proto_get_long(const struct proto_msg *m, const char *key, long min, long max, long *out)
+int proto_parse_long(const char *v, long min, long max, long *out)
 {
-	const char *v = proto_get(m, key);
 	char *end;
 	long n;
 
-	if (!v)
-		return -ENOENT;
 	/* digits with an optional '-', nothing else: strtol would also take
 	 * leading blanks and a '+', so "tid=%20N" would name tid N */
 	if (!((*v >= '0' && *v <= '9') || (v[0] == '-' && v[1] >= '0' && v[1] <= '9')))
 		return -EINVAL;
 	errno = 0;
 	n = strtol(v, &end, 10);
-	if (end == v || *end)
+	if (*end)
 		return -EINVAL;
 	if (errno == ERANGE || n < min || n > max)
 		return -ERANGE;
 	*out = n;
 	return 0;
+}
+
+int proto_get_long(const struct proto_msg *m, const char *key, long min, long max, long *out)
+{
+	const char *v = proto_get(m, key);
+
+	return v ? proto_parse_long(v, min, max, out) : -ENOENT;
 }
 
 void proto_begin(struct proto_buf *b, const char *head)

@@ -75,6 +75,10 @@ int proto_parse_request(struct proto_msg *m, const void *data, size_t len);
 int proto_parse_reply(struct proto_msg *m, const void *data, size_t len);
 /* Value of a field, or NULL. */
 const char *proto_get(const struct proto_msg *m, const char *key);
+/* A whole string as a base-10 integer in [min, max]: digits with an optional
+ * leading '-', nothing else (no blanks, no '+'). -EINVAL/-ERANGE if bad.
+ * Every integer rtschedd reads from a client, a config or its journal. */
+int proto_parse_long(const char *v, long min, long max, long *out);
 /* Integer field in [min, max]: -ENOENT if absent, -EINVAL/-ERANGE if bad. */
 int proto_get_long(const struct proto_msg *m, const char *key, long min, long max, long *out);
 

@@ -23,6 +23,7 @@
 #include "../common/cpulist.h"
 #include "../common/log.h"
 #include "../common/policy.h"
+#include "../common/protocol.h"
 #include "config.h"
 
 #define DEFAULT_SOCKET RUNDIR "/control"
@@ -108,27 +109,11 @@ static bool origin_set(const struct key_origin *o, int key)
 	return o->file[key] != CONFIG_ORIGIN_DEFAULT;
 }
 
-/* Strict integer: the whole string, base 10, within [min, max]. */
-static int parse_long(const char *v, long min, long max, long *out)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (end == v || *end != '\0')
-		return -EINVAL;
-	if (errno == ERANGE || n < min || n > max)
-		return -ERANGE;
-	*out = n;
-	return 0;
-}
-
 /* A key that takes an integer: message names the range on failure. */
 static bool key_int(struct parse_ctx *ctx, const char *key, const char *v, long min, long max, int *out)
 {
 	long n;
-	int r = parse_long(v, min, max, &n);
+	int r = proto_parse_long(v, min, max, &n);
 
 	if (r == -EINVAL)
 		perr(ctx, key, "'%s' is not a whole number; use a value in %ld..%ld", v, min, max);
@@ -379,7 +364,7 @@ static bool key_id(struct parse_ctx *ctx, const char *key, const char *v, bool g
 {
 	long n;
 
-	if (parse_long(v, 0, 0x7fffffff, &n) == 0) {
+	if (proto_parse_long(v, 0, 0x7fffffff, &n) == 0) {
 		*out = (unsigned)n;
 		return true;
 	}
@@ -542,7 +527,7 @@ static int rtkit_key(struct parse_ctx *ctx, const char *name, const char *v)
 	case RK_MIN_NICE:
 		return key_int(ctx, name, v, -20, 19, &rk->min_nice);
 	case RK_RTTIME_MAX:
-		if (parse_long(v, 1000, 3600L * 1000000L, &n) < 0) {
+		if (proto_parse_long(v, 1000, 3600L * 1000000L, &n) < 0) {
 			perr(ctx, name, "'%s' is not a number in 1000..3600000000 (microseconds)", v);
 			return 0;
 		}
@@ -1041,7 +1026,7 @@ int config_validate(struct config *c, FILE *errors)
 			c->rtkit.role);
 		r = -EINVAL;
 	}
-	if (c->rtkit.max_priority > c->max_priority && c->rtkit.origin.file[RK_MAX_RT_PRIORITY] == CONFIG_ORIGIN_DEFAULT) {
+	if (c->rtkit.max_priority > c->max_priority && !origin_set(&c->rtkit.origin, RK_MAX_RT_PRIORITY)) {
 		/* rtkit's built-in 20 follows a lower max-priority: only a value a
 		 * file set can be wrong */
 		c->rtkit.max_priority = c->max_priority;

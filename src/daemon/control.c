@@ -254,10 +254,8 @@ static void peer_pin(struct peer *p, int cfd)
 {
 	static bool announced;
 	socklen_t len = sizeof(p->pidfd);
-	char buf[4096];
-	const char *u;
-	unsigned ruid, euid;
-	int fd, r;
+	struct proc_status ps;
+	int fd;
 
 	p->pidfd = -1;
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERPIDFD, &p->pidfd, &len) == 0)
@@ -277,10 +275,8 @@ static void peer_pin(struct peer *p, int cfd)
 		return;
 	}
 	/* the status is the pidfd's process only if that still holds the pid afterwards */
-	r = proc_read_text(p->pid, "status", buf, sizeof(buf));
-	if (r < 0 || (syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) < 0 && errno == ESRCH) ||
-	    !(u = strstr(buf, "\nUid:")) || sscanf(u, "\nUid: %u %u", &ruid, &euid) != 2 ||
-	    euid != p->uid) {
+	if (proc_read_status(p->pid, &ps) < 0 ||
+	    (syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) < 0 && errno == ESRCH) || ps.euid != p->uid) {
 		close(fd);
 		p->gone = true;
 		return;

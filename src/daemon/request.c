@@ -377,7 +377,7 @@ static int get_target(struct ctx *x, long *id, bool *is_pid)
 	return 0;
 }
 
-int request_grant(struct daemon *d, const struct peer *peer, unsigned flags, pid_t id, bool is_pid,
+int request_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_pid,
 		  const struct grant_request *req_in, enum reg_source source, struct request_granted *out,
 		  char *msg, size_t len)
 {
@@ -407,8 +407,6 @@ int request_grant(struct daemon *d, const struct peer *peer, unsigned flags, pid
 			 (int)id);
 		return PE_BAD_REQUEST;
 	}
-	/* REQUEST_SAME_UID (the bus path) is implied: grant_owns asks for the
-	 * caller's uid, real and effective, of every client */
 	if ((e = may_act_on(peer, &subj, &ps, is_pid ? "pid" : "tid", id, msg, len)) >= 0)
 		return e;
 	if ((e = grant_resolve(d->config, &req, &spec, msg, len)) >= 0)
@@ -463,7 +461,7 @@ static void op_register(struct ctx *x)
 
 	if (get_target(x, &id, &is_pid) < 0 || parse_request_fields(x, &req) < 0)
 		return;
-	e = request_grant(x->d, x->peer, 0, (pid_t)id, is_pid, &req, REG_SOURCE_THREAD, &g, msg, sizeof(msg));
+	e = request_grant(x->d, x->peer, (pid_t)id, is_pid, &req, REG_SOURCE_THREAD, &g, msg, sizeof(msg));
 	if (e >= 0) {
 		refuse(x, e, "%s", msg);
 		return;

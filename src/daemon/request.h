@@ -41,18 +41,16 @@ struct request_granted {
 	struct grant_cap cap;
 };
 
-/* request_grant() flags: the target must also belong to the caller's uid
- * (the rtkit bus gives a pid without a pidfd, which a reused pid could fool). */
-#define REQUEST_SAME_UID 0x1u
-
 /* The grant path of a `register`, for every front end (the control socket,
  * the rtkit bus service): rate limit, the target is the caller's (pid from
- * the peer, checked alive through its pidfd), the rule, the watchdog's
+ * the peer, checked alive through its pidfd, and running as the caller's
+ * uid, real and effective, which also guards a pid the bus gave without a
+ * pidfd), the rule, the watchdog's
  * cooldown, [user]/[group] limits and rtprio-cap, then the registry (restore
  * on exit, watchdog, jitter). Returns -1 when granted (*out filled), else a
  * proto_error with msg saying why and what to do; msg may hold a warning
  * after a grant too. */
-int request_grant(struct daemon *d, const struct peer *peer, unsigned flags, pid_t id, bool is_pid,
+int request_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_pid,
 		  const struct grant_request *req, enum reg_source source, struct request_granted *out,
 		  char *msg, size_t len);
 

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "../common/cpulist.h"
 #include "../common/log.h"
 #include "../common/policy.h"
+#include "../common/protocol.h"
 #include "registry.h"
 #include "safefile.h"
 #include "state.h"
@@ -151,12 +153,14 @@ static int get_req(char **save, struct grant_request *q)
 			return -EINVAL;
 	if (strcmp(tok[0], "-") && strlen(tok[0]) < sizeof(q->role))
 		strcpy(q->role, tok[0]);
-	if ((q->has_policy = strcmp(tok[1], "-") != 0))
-		q->policy = atoi(tok[1]);
-	if ((q->has_priority = strcmp(tok[2], "-") != 0))
-		q->priority = atoi(tok[2]);
-	if ((q->has_nice = strcmp(tok[3], "-") != 0))
-		q->nice = atoi(tok[3]);
+	long n[3];
+	bool *has[3] = { &q->has_policy, &q->has_priority, &q->has_nice };
+	for (int i = 0; i < 3; i++)
+		if ((*has[i] = strcmp(tok[i + 1], "-") != 0) && proto_parse_long(tok[i + 1], -20, 99, &n[i]) < 0)
+			return -EINVAL;
+	q->policy = q->has_policy ? (int)n[0] : 0;
+	q->priority = q->has_priority ? (int)n[1] : 0;
+	q->nice = q->has_nice ? (int)n[2] : 0;
 	if ((q->has_cpus = strcmp(tok[4], "-") != 0) && cpulist_parse(tok[4], &q->cpus, NULL) < 0)
 		return -EINVAL;
 	return 0;
@@ -255,16 +259,12 @@ static void vet_original(const struct config *c, pid_t tid, struct task_sched *o
 	o->reset_on_fork = 0;
 }
 
-/* Strict number: digits only (and a leading '-' when allowed). */
-static bool num(const char *t, bool neg, long long *out)
+/* The next token as an integer in [min, max] (the protocol's strict rule). */
+static bool num(char **save, long min, long max, long *out)
 {
-	char *end;
+	const char *t = strtok_r(NULL, " \n", save);
 
-	if (!t || !((*t >= '0' && *t <= '9') || (neg && t[0] == '-' && t[1] >= '0' && t[1] <= '9')))
-		return false;
-	errno = 0;
-	*out = strtoll(t, &end, 10);
-	return !*end && errno == 0;
+	return t && proto_parse_long(t, min, max, out) == 0;
 }
 
 /* Re-adopt one process ("P ...") line. */
@@ -274,12 +274,11 @@ static void adopt_process(struct state *s, char *line)
 	char *save = NULL, msg[512];
 	struct sched_spec spec;
 	struct reg_process *p;
-	long long pid, st, owner;
+	long pid, st, owner;
 	int e;
 
 	strtok_r(line, " ", &save);
-	if (!num(strtok_r(NULL, " ", &save), false, &pid) || !num(strtok_r(NULL, " ", &save), false, &st) ||
-	    !num(strtok_r(NULL, " ", &save), false, &owner) || pid <= 0 || pid > INT32_MAX || owner > UINT32_MAX ||
+	if (!num(&save, 1, INT32_MAX, &pid) || !num(&save, 0, LONG_MAX, &st) || !num(&save, 0, UINT32_MAX, &owner) ||
 	    get_req(&save, &q) < 0) {
 		log_warnx("state journal: a malformed process entry, dropped");
 		return;
@@ -287,7 +286,7 @@ static void adopt_process(struct state *s, char *line)
 	e = vet(s, (uid_t)owner, (pid_t)pid, (pid_t)pid, &q, &spec, 0, msg, sizeof(msg));
 	if (e >= 0) {
 		if (e != PE_NO_SUCH_THREAD)
-			log_warnx("state journal: not re-adopting process %lld for uid %lld: %s", pid, owner, msg);
+			log_warnx("state journal: not re-adopting process %ld for uid %ld: %s", pid, owner, msg);
 		return;
 	}
 	if (registry_adopt_process(s->d->registry, (pid_t)pid, (uint64_t)st, (uid_t)owner, &q, &p) == 0)
@@ -297,34 +296,34 @@ static void adopt_process(struct state *s, char *line)
 /* Re-adopt one thread ("T ...") line. */
 static void adopt_thread(struct state *s, char *line)
 {
+	/* T tid pid starttime owner source procpid, then REQ, then ORIG */
+	static const long lo[6] = { 1, 1, 0, 0, 0, 0 };
+	static const long hi[6] = { INT32_MAX, INT32_MAX, LONG_MAX, UINT32_MAX, 16, INT32_MAX };
 	struct grant_request q;
 	struct reg_saved saved;
 	struct sched_spec spec;
-	char *save = NULL, *tok[6], *o[6], msg[512];
-	long long v[6], ov[6];
+	char *save = NULL, *cpus, msg[512];
+	long v[6], pol, prio, nice, rof, changed;
 	int e;
 
 	strtok_r(line, " ", &save);
 	for (int i = 0; i < 6; i++)
-		if (!num(tok[i] = strtok_r(NULL, " \n", &save), false, &v[i]))
+		if (!num(&save, lo[i], hi[i], &v[i]))
 			goto bad;
-	if (get_req(&save, &q) < 0)
-		goto bad;
-	for (int i = 0; i < 6; i++)
-		if (!(o[i] = strtok_r(NULL, " \n", &save)) || (i != 4 && !num(o[i], i == 2, &ov[i])))
-			goto bad;
-	if (v[0] <= 0 || v[0] > INT32_MAX || v[1] <= 0 || v[1] > INT32_MAX || v[3] > UINT32_MAX || v[5] > INT32_MAX ||
-	    ov[0] > 100 || ov[1] > 99 || ov[2] < -20 || ov[2] > 19)
+	/* the original's ranges are vet_original()'s to judge */
+	if (get_req(&save, &q) < 0 || !num(&save, 0, INT32_MAX, &pol) || !num(&save, 0, INT32_MAX, &prio) ||
+	    !num(&save, INT32_MIN, INT32_MAX, &nice) || !num(&save, 0, INT32_MAX, &rof) ||
+	    !(cpus = strtok_r(NULL, " \n", &save)) || !num(&save, 0, 1, &changed))
 		goto bad;
 	memset(&saved, 0, sizeof(saved));
 	saved.starttime = (uint64_t)v[2];
-	saved.original.policy = (int)ov[0];
-	saved.original.priority = (int)ov[1];
-	saved.original.nice = (int)ov[2];
-	saved.original.reset_on_fork = (int)ov[3];
-	if (cpulist_parse(o[4], &saved.original.cpus, NULL) < 0)
+	saved.original.policy = (int)pol;
+	saved.original.priority = (int)prio;
+	saved.original.nice = (int)nice;
+	saved.original.reset_on_fork = (int)rof;
+	if (cpulist_parse(cpus, &saved.original.cpus, NULL) < 0)
 		goto bad;
-	saved.cpus_changed = ov[5] != 0;
+	saved.cpus_changed = changed != 0;
 	pid_t tid = (pid_t)v[0], pid = (pid_t)v[1], ppid = (pid_t)v[5];
 	uid_t owner = (uid_t)v[3];
 	struct reg_process *proc = ppid ? registry_find_process(s->d->registry, ppid) : NULL;

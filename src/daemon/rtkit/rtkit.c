@@ -104,7 +104,7 @@ static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_er
 		p->uid = uid;
 		pw = getpwuid(uid);
 		p->gid = pw ? pw->pw_gid : (gid_t)-1;
-		/* no pidfd from dbus-daemon 1.14: REQUEST_SAME_UID stands in for it */
+		/* no pidfd from dbus-daemon 1.14: request_grant's uid check stands in for it */
 		p->pidfd = -1;
 		return 0;
 	}
@@ -202,7 +202,7 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 		req.has_nice = true;
 		req.nice = nice < conf->min_nice ? conf->min_nice : nice;
 	}
-	e = request_grant(rk->d, &peer, REQUEST_SAME_UID, (pid_t)thread, false, &req, REG_SOURCE_RTKIT, &g, msg,
+	e = request_grant(rk->d, &peer, (pid_t)thread, false, &req, REG_SOURCE_RTKIT, &g, msg,
 			  sizeof(msg));
 	if (e >= 0)
 		return refuse(rk, err, error_name(e), proto_error_code((enum proto_error)e), "%s", msg);
