@@ -122,6 +122,9 @@ fds_back() {
 leak_check() {
 	desc=$1 rounds=$2
 	shift 2
+	# the repeats exist for the RSS verdict; under AddressSanitizer RSS is not
+	# judged and LeakSanitizer finds a leak in one run as well as in many
+	[ -z "$ASAN_BUILD" ] || rounds=1
 	per=""
 	for _ in $(seq "$rounds"); do
 		timeout "$HANG_S" "$ABUSE" "$@" >/dev/null 2>&1 </dev/null
@@ -149,6 +152,8 @@ check_alive() {
 # it had before; REGARGS: tid -> the rtschedctl arguments it was registered with.
 declare -A EXP ORIG REGARGS
 kern() { q "$1" | awk '{ sub("policy=", "", $1); sub("priority=", "", $2); print $1, $2 }'; }
+# kern_all TID...: "TID POLICY PRIORITY" per tid, from one task-helper run
+kern_all() { "$HELPER" query-all "$@" | awk '{ sub("policy=", "", $2); sub("priority=", "", $3); print $1, $2, $3 }'; }
 # reg TID POLICY PRIORITY RTSCHEDCTL-ARGS...: register as root, expect POLICY PRIORITY
 reg() {
 	t=$1 p=$2 pr=$3
@@ -184,15 +189,12 @@ check_set() {
 		fail "$1: managed set differs (< expected, > listed): $(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | head -6 | tr '\n' ' ')"
 		return
 	fi
-	bad=0
-	while read -r t p pr; do
-		[ -n "$t" ] || continue
-		k=$(kern "$t")
-		if [ "$k" != "$p $pr" ]; then
-			bad=$((bad + 1))
-			[ "$bad" -le 3 ] && echo "# tid $t: listed $p $pr, kernel $k"
-		fi
-	done <<<"$got"
+	# the kernel's view of every listed thread, in one task-helper run
+	[ -n "$got" ] || { pass "$1: managed set exact (empty)"; return; }
+	# shellcheck disable=SC2046 # one argument per tid
+	k=$(kern_all $(echo "$got" | awk '{ print $1 }'))
+	bad=$(diff <(echo "$got") <(echo "$k") | grep -c '^>')
+	[ "$bad" -eq 0 ] || diff <(echo "$got") <(echo "$k") | grep '^[<>]' | head -6 | sed 's/^/# listed(<) kernel(>): /'
 	[ "$bad" -eq 0 ] && pass "$1: managed set exact ($(lines "$got") threads), the kernel agrees" ||
 		fail "$1: $bad listed threads differ from what the kernel reports"
 }
@@ -342,20 +344,26 @@ check_set "after clients that died mid-request"
 leak_check "clients that die" 28 die "$SOCK" 300 "v=1 op=register tid=@PID@ policy=fifo priority=$PRIO"
 
 # --- a client that never reads its replies -----------------------------------------
+# The daemon stops reading a connection whose unread replies pass 256 KiB
+# (backpressure, tests/security.sh case 5): the client's sends then block, and
+# ABUSE_STALL_S makes it give up after 2 s of that instead of its I/O timeout.
 fresh_daemon
 mkfifo "$TMP/noread.in"
-"$ABUSE" noread "$SOCK" 3000 "v=1 op=list" <"$TMP/noread.in" >"$TMP/noread.out" 2>&1 &
+ABUSE_STALL_S=2 "$ABUSE" noread "$SOCK" 3000 "v=1 op=list" <"$TMP/noread.in" >"$TMP/noread.out" 2>&1 &
 NR=$!; BG="$BG $NR"
 exec 5>"$TMP/noread.in"
-wait_for grep -q "sent=3000" "$TMP/noread.out"
-expect_in "$(cat "$TMP/noread.out")" "sent=3000" "3000 list requests sent, no reply read"
+wait_for grep -q "sent=" "$TMP/noread.out"
+nr_sent=$(sed -n 's/.*sent=\([0-9]*\).*/\1/p' "$TMP/noread.out")
+[ "${nr_sent:-0}" -gt 0 ] && [ "$nr_sent" -lt 3000 ] &&
+	pass "a client that never reads: the daemon took $nr_sent of 3000 list requests, then stopped reading it" ||
+	fail "a client that never reads: $(cat "$TMP/noread.out")"
 ctl status
 expect_rc 0 "the daemon serves others while a client does not read"
 exec 5>&-
 wait "$NR"
 mark
 check_set "after a client that never read"
-leak_check "clients that never read" 3 noread "$SOCK" 3000 "v=1 op=list"
+ABUSE_STALL_S=2 leak_check "clients that never read" 3 noread "$SOCK" 3000 "v=1 op=list"
 
 # --- a flood past the rate limit ------------------------------------------------------
 fresh_daemon
@@ -575,15 +583,15 @@ DRC=$?
 DPID=
 [ "$DRC" -eq 0 ] && pass "SIGTERM under load: the daemon exited 0" || fail "SIGTERM under load: exit $DRC"
 bad=0
-for t in "${!ORIG[@]}"; do
-	[ -d "/proc/$t" ] || continue
-	[ "$t" = "$REUSED" ] && continue
-	k=$(kern "$t")
+live=$(for t in "${!ORIG[@]}"; do [ -d "/proc/$t" ] && [ "$t" != "$REUSED" ] && echo "$t"; done)
+# shellcheck disable=SC2046 # one argument per tid
+while read -r t k; do
+	[ -n "$t" ] || continue
 	if [ "$k" != "${ORIG[$t]}" ]; then
 		bad=$((bad + 1))
 		[ "$bad" -le 3 ] && echo "# tid $t: kernel $k, original ${ORIG[$t]}"
 	fi
-done
+done < <([ -z "$live" ] || kern_all $live)
 [ "$bad" -eq 0 ] && pass "every thread it managed ($(echo "${!ORIG[@]}" | wc -w)) has its original back" ||
 	fail "$bad threads were not restored"
 if [ -n "$REUSED" ]; then

@@ -33,7 +33,7 @@ AUDIO_ADDED=""
 # Undo exactly what this run did, whatever happened.
 diag_cleanup() {
 	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
-	for p in $PIDS; do timeout "$T" tail --pid="$p" -f /dev/null 2>/dev/null; done
+	for p in $PIDS; do gone "$p"; done
 	rm -f "$LIMITS"
 	for d in $CGDIRS; do [ -d "$d" ] && timeout "$T" rmdir "$d"; done
 	if [ -n "$USER_ADDED" ]; then
@@ -45,6 +45,10 @@ diag_cleanup() {
 at_exit diag_cleanup
 trap 'exit 98' INT TERM HUP
 
+# gone PID: wait (bounded) until PID has exited. A zombie counts: the started
+# processes are disowned, so bash may not reap them soon, and `tail --pid`
+# waits on a zombie until its timeout.
+gone() { wait_for sh -c "[ ! -e /proc/$1 ] || grep -q '^State:.Z' /proc/$1/status"; }
 # q ARGS...: run diag-query; OUT, ERR, RC as run() sets them
 q() { run "$DQ" "$@"; }
 # as_user CMD...: run CMD as the test user without a PAM session
@@ -62,13 +66,16 @@ start_nopam() {
 	PIDS="$PIDS $SPID"
 	wait_for grep -q "^Uid:.$(id -u "$U")" "/proc/$SPID/status" || { echo "ERROR: $* did not start"; exit 99; }
 }
-# start_root CMD...: CMD as root in the background; its pid in SPID
+# start_root CMD...: CMD as root in the background; its pid in SPID, once it
+# runs as the program named $COMM (default: CMD's own name; a wrapper such as
+# prlimit that execs another program must name the last one)
 start_root() {
 	"$@" &
 	SPID=$!
 	disown "$SPID"
 	PIDS="$PIDS $SPID"
-	wait_for sh -c "[ \"\$(cat /proc/$SPID/comm)\" = '$(basename "$1")' ]"
+	wait_for sh -c "[ \"\$(cat /proc/$SPID/comm)\" = '${COMM:-$(basename "$1")}' ]" ||
+		{ echo "ERROR: $* did not start"; exit 99; }
 }
 # cg_make DIR: a cgroup directory, removed on exit
 cg_make() { mkdir "$1" && CGDIRS="$1 $CGDIRS"; }
@@ -246,13 +253,13 @@ if [ -w "$CPU/cpu.rt_runtime_us" ] && cg_make "$CPU/$P" && cg_make "$CPU/$P/inne
 	expect_in "$OUT" "SCHED_FIFO" "the kernel reports SCHED_FIFO after the fix"
 	q --pid "$B"
 	expect_in "$OUT" "OK       rt-group-budget: pid $B is in cpu cgroup /$P/inner with an RT budget of" "rt-group-budget ok after the fix"
-	kill -KILL "$B"; timeout "$T" tail --pid="$B" -f /dev/null
+	kill -KILL "$B"; gone "$B"
 else
 	echo "SKIP part: no writable cgroup-v1 cpu hierarchy with cpu.rt_runtime_us at $CPU (cgroup v2 or no CONFIG_RT_GROUP_SCHED): no RT budget checks"
 fi
 
 # --- RLIMIT_RTTIME ----------------------------------------------------------
-start_root prlimit --rttime=0:0 -- sleep 3600
+COMM=sleep start_root prlimit --rttime=0:0 -- sleep 3600
 q --pid "$SPID"
 expect_in "$OUT" "ERROR    rttime-zero: pid $SPID has RLIMIT_RTTIME 0" "rttime-zero"
 expect_in "$OUT" "prlimit --pid $SPID --rttime=unlimited:unlimited" "rttime-zero: the fix"
@@ -290,7 +297,7 @@ if [ "$NCPU" -ge 2 ] && [ -w "$CS/cgroup.procs" ] && cg_make "$CS/$P"; then
 	expect_rc 0 "after widening the cpuset the affinity is set"
 	case "$(taskset -cp "$C" 2>&1)" in *": $LASTCPU") pass "the kernel reports affinity $LASTCPU" ;;
 		*) fail "taskset: $(taskset -cp "$C" 2>&1)" ;; esac
-	kill -KILL "$C"; timeout "$T" tail --pid="$C" -f /dev/null
+	kill -KILL "$C"; gone "$C"
 else
 	echo "SKIP part: needs 2 CPUs and a writable cgroup-v1 cpuset hierarchy at $CS: no cpuset checks"
 fi

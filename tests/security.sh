@@ -214,7 +214,9 @@ expect_in "$(cat "$DLOG")" 'x\x0a<0>forged\x1b[31m' "7: the bytes are logged esc
 
 # --- 8. clients check who serves the socket -----------------------------------------------------
 mkdir "$TMP/sq"; chown nobody "$TMP/sq"
-as_nobody "$RTSCHEDD" --config "$CONF" --socket "$TMP/sq/control" >"$TMP/sq.log" 2>&1 &
+# not through as_nobody: a function run in the background is a subshell, and
+# $! would be that subshell, not the daemon
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$RTSCHEDD" --config "$CONF" --socket "$TMP/sq/control" >"$TMP/sq.log" 2>&1 &
 SP=$!; BG="$BG $SP"
 wait_for as_nobody "$RTSCHEDCTL" --socket "$TMP/sq/control" version
 run "$RTSCHEDCTL" --socket "$TMP/sq/control" register --tid "$R2" --policy fifo --priority 99

@@ -2,6 +2,7 @@
  *
  *   task-helper                 command loop (see below)
  *   task-helper query TID       print what the kernel reports for TID
+ *   task-helper query-all TID...  the same for each, one "TID ..." line each
  *   task-helper raw SOCKET TEXT send one raw message, print each reply
  *
  * Commands, one per line; each answer is one line on stdout:
@@ -163,6 +164,16 @@ int main(int argc, char **argv)
 		query(atoi(argv[2]), out, sizeof(out));
 		printf("%s\n", out);
 		return strncmp(out, "error", 5) == 0;
+	}
+	if (argc >= 3 && strcmp(argv[1], "query-all") == 0) {
+		int bad = 0;
+
+		for (int i = 2; i < argc; i++) {
+			query(atoi(argv[i]), out, sizeof(out));
+			printf("%s %s\n", argv[i], out);
+			bad |= strncmp(out, "error", 5) == 0;
+		}
+		return bad;
 	}
 	if (argc == 4 && strcmp(argv[1], "raw") == 0)
 		return raw(argv[2], argv[3]);
