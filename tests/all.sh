@@ -2,7 +2,10 @@
 # tests/all.sh: the whole test suite, as CI and the README run it. Three
 # out-of-tree builds of the same source:
 #   build/dev   warnings as errors: make check, the unit tests under
-#               valgrind memcheck, make distcheck
+#               valgrind memcheck, make distcheck (with the unit tests: the
+#               integration suite has just run on the same code; the
+#               tarball's completeness is checked against git instead),
+#               make deb and tests/package.sh, make check-kernels
 #   build/asan  AddressSanitizer + UndefinedBehaviorSanitizer: make check
 #   build/fuzz  clang + libFuzzer: every fuzz target for FUZZ_SECONDS (30)
 # Needs root (real-time policies, test users, systemd-nspawn).
@@ -13,12 +16,27 @@ src=$PWD
 [ -f config.status ] && make distclean >/dev/null
 autoreconf -fi
 mkdir -p build/dev build/asan build/fuzz
-step() { echo; echo "===== $* ====="; }
+T_ALL=$(date +%s) T_STEP=$T_ALL TIMES=""
+# step TITLE: a stage begins; the one before it is timed
+step() {
+	now=$(date +%s)
+	[ -z "${STEP:-}" ] || TIMES="$TIMES$(printf '%6d s  %s' $((now - T_STEP)) "$STEP")\n"
+	STEP=$(printf %.70s "$1") T_STEP=$now
+	echo; echo "===== $* ====="
+}
+UNIT_TESTS=$(cd "$src" && ls tests/unit/test-*.c | sed 's/\.c$//' | tr '\n' ' ')
 
-step "build/dev: --enable-werror, make check, make valgrind, make distcheck"
+step "build/dev: --enable-werror, make check"
 (cd build/dev && "$src/configure" --enable-werror >/dev/null && make -j2 >/dev/null &&
 	make check && echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" &&
-	cat tests/systemd-e2e.log && make valgrind && make distcheck >distcheck.log 2>&1 && tail -4 distcheck.log)
+	cat tests/systemd-e2e.log)
+
+step "build/dev: make valgrind, make distcheck (unit tests), the tarball holds every tracked file"
+(cd build/dev && make valgrind && make distcheck TESTS="$UNIT_TESTS" >distcheck.log 2>&1 && tail -4 distcheck.log &&
+	missing=$(cd "$src" && git ls-files | grep -Ev '^(\.ci/|\.gitignore$)' | sort |
+		comm -23 - <(tar -tzf rtschedd-*.tar.gz | sed 's|^[^/]*/||' | sort)) &&
+	{ [ -z "$missing" ] || { echo "not in the tarball (EXTRA_DIST?): $missing"; false; }; } &&
+	echo "the tarball holds every file git tracks (but .ci/ and .gitignore)")
 
 # --- Debian packages: make deb (lintian clean), then install, upgrade, remove
 # and purge under a real systemd in a container (tests/package.sh) -----------
@@ -38,6 +56,9 @@ step "build/asan: --enable-sanitizers, make check (check's test cases unforked, 
 step "build/fuzz: clang --enable-fuzzing, make fuzz (FUZZ_SECONDS=${FUZZ_SECONDS:=30} per target)"
 (cd build/fuzz && "$src/configure" CC=clang --enable-fuzzing --enable-werror >/dev/null && make -j2 >/dev/null &&
 	FUZZ_SECONDS=$FUZZ_SECONDS make fuzz)
+
+step "done"
+printf '\nstage times (total %d s):\n%b' $(($(date +%s) - T_ALL)) "$TIMES"
 
 # one closing line for the record: the dev build's test counts
 # (and tests/package.sh's: its last line counts its checks, or it skipped)
