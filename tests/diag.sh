@@ -311,6 +311,27 @@ expect_in "$OUT" "$want" "RT throttling as the sysctl says ($rt)"
 expect_in "$OUT" "preempt-model:" "the preemption model"
 expect_in "$OUT" "cpu-isolated:" "isolcpus state"
 expect_in "$OUT" "cpu-nohz-full:" "nohz_full state"
+# the preemption model in force, told from the kernel's own configuration when
+# debugfs does not tell it (this machine: PREEMPT_DYNAMIC booting in "none")
+if grep -q PREEMPT_DYNAMIC /proc/sys/kernel/version && ! grep -q 'preempt=' /proc/cmdline &&
+	! cat /sys/kernel/debug/sched/preempt >/dev/null 2>&1 && [ -r /proc/config.gz ] &&
+	[ ! -e "/boot/config-$(uname -r)" ]; then
+	mode=$(zcat /proc/config.gz | sed -n 's/^CONFIG_PREEMPT_\(NONE\|VOLUNTARY\)=y$/\1/p; s/^CONFIG_PREEMPT=y$/FULL/p' |
+		tr 'A-Z' 'a-z')
+	case "$mode" in
+	none|voluntary) expect_in "$OUT" "WARNING  preempt-model: preemption model $mode (the default of this PREEMPT_DYNAMIC kernel, from /proc/config.gz" \
+			"preempt-model: a warning naming mode $mode from /proc/config.gz"
+		expect_in "$OUT" "fix: boot with preempt=full" "preempt-model: the fix is preempt=full" ;;
+	*) expect_in "$OUT" "INFO     preempt-model: preemption model $mode" "preempt-model: $mode, from /proc/config.gz" ;;
+	esac
+else
+	echo "# the preemption model is not told by /proc/config.gz alone here: its text not checked"
+fi
+if [ ! -e /sys/devices/system/cpu/nohz_full ] && [ -z "$(cat /sys/devices/system/cpu/isolated)" ]; then
+	cpu_iso=$(printf '%s\n' "$OUT" | grep -A1 "cpu-isolated:")
+	case "$cpu_iso" in *"nohz_full=N"*) fail "cpu-isolated suggests nohz_full= on a kernel without NO_HZ_FULL" ;;
+		*) pass "cpu-isolated: no nohz_full= suggested on a kernel without NO_HZ_FULL" ;; esac
+fi
 qj --system
 expect_json "--system --json is JSON"
 sleep 0 & gone=$!; wait "$gone"

@@ -50,6 +50,8 @@ int diag_ctx_init(struct diag_ctx *c, const struct diag_env *env, const struct d
 		c->env.limits_dir = "/etc/security/limits.d";
 	if (!c->env.unit_path)
 		c->env.unit_path = UNIT_PATH;
+	if (!c->env.boot)
+		c->env.boot = "/boot";
 	c->r = r;
 	c->t = t;
 	c->rt_requested = t->policy >= 0 && policy_is_realtime(t->policy);

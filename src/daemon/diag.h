@@ -40,7 +40,7 @@
  *   cpu-isolated            info/warning  isolcpus state of the CPUs in use
  *   cpu-nohz-full           info/warning  nohz_full state of the CPUs in use
  *   timer-slack             info/warning  SCHED_OTHER timer slack of the target
- *   preempt-model           info     the kernel's preemption model
+ *   preempt-model           info/warning  the kernel's preemption model (none or voluntary: a warning)
  *   kernel-feature          info     a kernel feature rtschedd uses is there (kfeat.h)
  *   kernel-feature-missing  info     it is not: what rtschedd does instead
  *   check-failed            info     something could not be read; the report is partial
@@ -100,6 +100,7 @@ struct diag_env {
 	const char *limits_dir;
 	const char *cmdline;
 	const char *unit_path;
+	const char *boot;        /* where config-RELEASE lies (default /boot) */
 };
 
 /* What to examine.  The checking process itself ("self": rtschedd, which

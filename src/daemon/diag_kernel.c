@@ -5,8 +5,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../common/cpulist.h"
 #include "diag_int.h"
@@ -61,13 +63,68 @@ static int preempt_debugfs(struct diag_ctx *c, char *mode, size_t len)
 	return 0;
 }
 
+/* The build's preemption model from its configuration: /boot/config-RELEASE
+ * (Debian, Ubuntu and Fedora install it) or /proc/config.gz
+ * (CONFIG_IKCONFIG_PROC); zlib reads either, compressed or not. For a
+ * PREEMPT_DYNAMIC kernel it is the mode the kernel boots in without preempt=. */
+static int preempt_config(struct diag_ctx *c, char *mode, size_t len, char *src, size_t srclen)
+{
+	static const struct {
+		const char *opt, *mode;
+	} m[] = { { "CONFIG_PREEMPT_NONE=y", "none" }, { "CONFIG_PREEMPT_VOLUNTARY=y", "voluntary" },
+		  { "CONFIG_PREEMPT=y", "full" }, { "CONFIG_PREEMPT_LAZY=y", "lazy" } };
+	char rel[128], line[256];
+	gzFile f = NULL;
+	int r = -ENOENT;
+
+	if (diag_read(rel, sizeof(rel), "%s/sys/kernel/osrelease", c->env.proc) == 0) {
+		rel[strcspn(rel, "\n")] = '\0';
+		if (diag_path(src, srclen, "%s/config-%s", c->env.boot, rel) == 0)
+			f = gzopen(src, "rbe");
+	}
+	if (!f && diag_path(src, srclen, "%s/config.gz", c->env.proc) == 0)
+		f = gzopen(src, "rbe");
+	if (!f)
+		return -ENOENT;
+	while (r < 0 && gzgets(f, line, sizeof(line)))
+		for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+			if (strcmp(line, m[i].opt) == 0 || (strncmp(line, m[i].opt, strlen(m[i].opt)) == 0 &&
+							   line[strlen(m[i].opt)] == '\n')) {
+				snprintf(mode, len, "%s", m[i].mode);
+				r = 0;
+			}
+	gzclose(f);
+	return r;
+}
+
+/* Report a known mode: full and lazy preempt kernel code for a woken
+ * real-time thread; none and voluntary make it wait, which is a warning. */
+static void preempt_report(struct diag_ctx *c, const char *mode, bool dynamic, const char *how)
+{
+	char fix[DIAG_TEXT_MAX];
+
+	if (strcmp(mode, "full") == 0 || strcmp(mode, "lazy") == 0) {
+		diag_add(c, "preempt-model", DIAG_INFO, NULL, "preemption model %s (%s): a woken real-time "
+			 "thread preempts kernel code at once", mode, how);
+		return;
+	}
+	if (dynamic)
+		diag_fmt(fix, sizeof(fix), "boot with preempt=full (this PREEMPT_DYNAMIC kernel has it built in); "
+			 "until the next boot, where the kernel lets root write debugfs: mount -t debugfs none "
+			 "%s/kernel/debug; echo full > %s/kernel/debug/sched/preempt", c->env.sys, c->env.sys);
+	else
+		diag_fmt(fix, sizeof(fix), "install a kernel with full preemption: PREEMPT_RT (Debian: "
+			 "linux-image-rt-amd64) or one built with PREEMPT_DYNAMIC, then boot with preempt=full");
+	diag_add(c, "preempt-model", DIAG_WARNING, fix, "preemption model %s (%s): a woken real-time thread "
+		 "waits for the kernel to reach a preemption point (up to milliseconds)", mode, how);
+}
+
 /* The preemption model, told from what is readable: /sys/kernel/realtime,
- * debugfs, the kernel's version string, and preempt= on the command line. */
+ * debugfs, preempt= on the command line, the build's configuration and the
+ * kernel's version string. */
 static void check_preempt(struct diag_ctx *c)
 {
-	char ver[512], mode[32], cmd[4096], arg[32];
-	const char *fix_up = "boot with preempt=full, or install a PREEMPT_RT kernel "
-			     "(Debian: linux-image-rt-amd64)";
+	char ver[512], mode[32], cmd[4096], arg[32], src[PATH_MAX], how[PATH_MAX + 128];
 	long long rt = 0;
 	bool dynamic;
 
@@ -85,38 +142,39 @@ static void check_preempt(struct diag_ctx *c)
 	}
 	dynamic = strstr(ver, "PREEMPT_DYNAMIC") != NULL;
 	if (preempt_debugfs(c, mode, sizeof(mode)) == 0) {
-		bool good = strcmp(mode, "full") == 0 || strcmp(mode, "lazy") == 0;
-
-		diag_add(c, "preempt-model", DIAG_INFO, good ? NULL : fix_up, "preemption model %s (debugfs "
-			 "sched/preempt)%s", mode, good ? ": a woken real-time thread preempts kernel code at once" :
-			 ": a woken real-time thread waits for the kernel to reach a preemption point (up to "
-			 "milliseconds)");
+		preempt_report(c, mode, dynamic, "debugfs sched/preempt");
+		return;
+	}
+	if (dynamic && diag_read(cmd, sizeof(cmd), "%s", c->env.cmdline) == 0 &&
+	    diag_cmdline_param(cmd, "preempt", arg, sizeof(arg)) == 0) {
+		diag_fmt(how, sizeof(how), "PREEMPT_DYNAMIC kernel booted with preempt=%s", arg);
+		preempt_report(c, arg, dynamic, how);
+		return;
+	}
+	if (preempt_config(c, mode, sizeof(mode), src, sizeof(src)) == 0) {
+		if (dynamic)
+			diag_fmt(how, sizeof(how), "the default of this PREEMPT_DYNAMIC kernel, from %s; debugfs's "
+				 "sched/preempt, not readable here, would show a change made since boot", src);
+		else
+			diag_fmt(how, sizeof(how), "built in, from %s", src);
+		preempt_report(c, mode, dynamic, how);
 		return;
 	}
 	if (dynamic) {
 		char fix[DIAG_TEXT_MAX];
 
-		if (diag_read(cmd, sizeof(cmd), "%s", c->env.cmdline) == 0 &&
-		    diag_cmdline_param(cmd, "preempt", arg, sizeof(arg)) == 0) {
-			bool good = strcmp(arg, "full") == 0 || strcmp(arg, "lazy") == 0;
-
-			diag_add(c, "preempt-model", DIAG_INFO, good ? NULL : fix_up, "PREEMPT_DYNAMIC kernel "
-				 "booted with preempt=%s", arg);
-			return;
-		}
 		diag_fmt(fix, sizeof(fix), "see the mode with: mount -t debugfs none %s/kernel/debug; "
 			 "cat %s/kernel/debug/sched/preempt; for the lowest latency boot with preempt=full",
 			 c->env.sys, c->env.sys);
 		diag_add(c, "preempt-model", DIAG_INFO, fix, "PREEMPT_DYNAMIC kernel (%s): its mode is the "
-			 "build's default, which debugfs would tell", ver);
+			 "build's default, which debugfs or the kernel's config would tell", ver);
 		return;
 	}
 	if (strstr(ver, " PREEMPT ")) {
 		diag_add(c, "preempt-model", DIAG_INFO, NULL, "preemptible kernel (CONFIG_PREEMPT: %s)", ver);
 		return;
 	}
-	diag_add(c, "preempt-model", DIAG_INFO, fix_up, "kernel without full preemption (%s): a woken "
-		 "real-time thread may wait for the kernel to reach a preemption point", ver[0] ? ver : "version unknown");
+	preempt_report(c, "voluntary or none", false, ver[0] ? ver : "version unknown");
 }
 
 /* The kernel features rtschedd's own paths depend on, probed live (so
@@ -311,8 +369,14 @@ static void check_isolated(struct diag_ctx *c, const cpu_set_t *use, const char 
 	if (diag_cmdline_param(cmd, "isolcpus", arg, sizeof(arg)) == 0)
 		diag_fmt(note, sizeof(note), " (isolcpus=%s)", arg);
 	if (CPU_COUNT(&iso) == 0) {
-		diag_add(c, "cpu-isolated", DIAG_INFO, "optional, for the lowest jitter: boot with "
-			 "isolcpus=domain,managed_irq,N nohz_full=N and pin the real-time threads to CPU N",
+		cpu_set_t nohz;
+		/* nohz_full= only where the kernel has it (CONFIG_NO_HZ_FULL makes the file) */
+		bool has_nohz = read_cpu_file(c, &nohz, "nohz_full") != -ENOENT;
+
+		diag_add(c, "cpu-isolated", DIAG_INFO, has_nohz ? "optional, for the lowest jitter: boot with "
+			 "isolcpus=domain,managed_irq,N nohz_full=N and pin the real-time threads to CPU N" :
+			 "optional, for the lowest jitter: boot with isolcpus=domain,managed_irq,N and pin the "
+			 "real-time threads to CPU N (this kernel has no CONFIG_NO_HZ_FULL, so no nohz_full=)",
 			 "no CPU is isolated%s: real-time threads share CPUs %s with everything else", note, uses);
 		return;
 	}

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "daemon/diag.h"
 
@@ -24,7 +25,7 @@
 static char top[64];          /* /tmp/rtschedd-test-diag.XXXXXX */
 static char root[96];         /* top/N */
 static char p_proc[PATH_MAX + 16], p_sys[PATH_MAX + 16], p_conf[PATH_MAX + 64],
-	    p_ldir[PATH_MAX + 64], p_units[3 * PATH_MAX];
+	    p_ldir[PATH_MAX + 64], p_units[3 * PATH_MAX], p_boot[PATH_MAX + 16];
 static struct diag_env env;
 static struct diag_report rep;
 
@@ -115,8 +116,9 @@ static void setup(void)
 	snprintf(p_ldir, sizeof(p_ldir), "%s/etc/security/limits.d", root);
 	snprintf(p_units, sizeof(p_units), "%s/etc/systemd/system:%s/run/systemd/system:%s/lib/systemd/system",
 		 root, root, root);
+	snprintf(p_boot, sizeof(p_boot), "%s/boot", root);
 	env = (struct diag_env){ .proc = p_proc, .sys = p_sys, .limits_conf = p_conf,
-				 .limits_dir = p_ldir, .unit_path = p_units };
+				 .limits_dir = p_ldir, .unit_path = p_units, .boot = p_boot };
 	diag_report_init(&rep);
 }
 
@@ -778,11 +780,24 @@ START_TEST(test_rt_throttling)
 }
 END_TEST
 
+/* Write a file of the fake tree gzip-compressed, as /proc/config.gz is. */
+static void put_gz(const char *rel, const char *text)
+{
+	char path[PATH_MAX * 2];
+	gzFile f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	mkdirs(path);
+	ck_assert_ptr_nonnull(f = gzopen(path, "wb"));
+	ck_assert_int_eq(gzputs(f, text), (int)strlen(text));
+	ck_assert_int_eq(gzclose(f), Z_OK);
+}
+
 START_TEST(test_preempt_model)
 {
 	put("sys/kernel/debug/sched/preempt", "none (voluntary) full lazy\n");
 	run(0, NULL, -1, 0, NULL);
-	expect("preempt-model", DIAG_INFO, "preemption model voluntary", "preempt=full");
+	expect("preempt-model", DIAG_WARNING, "preemption model voluntary", "preempt=full");
 	put("sys/kernel/debug/sched/preempt", "none voluntary (full) lazy\n");
 	run(0, NULL, -1, 0, NULL);
 	expect("preempt-model", DIAG_INFO, "preemption model full", "");
@@ -795,7 +810,28 @@ START_TEST(test_preempt_model)
 	expect("preempt-model", DIAG_INFO, "CONFIG_PREEMPT", "");
 	put("proc/sys/kernel/version", "#1 SMP Debian 5.10\n");
 	run(0, NULL, -1, 0, NULL);
-	expect("preempt-model", DIAG_INFO, "without full preemption", "linux-image-rt-amd64");
+	expect("preempt-model", DIAG_WARNING, "preemption model voluntary or none", "linux-image-rt-amd64");
+	/* a PREEMPT_DYNAMIC kernel without debugfs or preempt=: the build's
+	 * default, from /boot/config-RELEASE or else /proc/config.gz (gzip) */
+	put("proc/cmdline", "ro quiet\n");
+	put("proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.0\n");
+	put("proc/sys/kernel/osrelease", "6.1.0-28-amd64\n");
+	put_gz("proc/config.gz", "CONFIG_PREEMPT_BUILD=y\nCONFIG_PREEMPT_NONE=y\n# CONFIG_PREEMPT is not set\n"
+	       "CONFIG_PREEMPT_DYNAMIC=y\n");
+	run(0, NULL, -1, 0, NULL);
+	expect("preempt-model", DIAG_WARNING, "preemption model none (the default of this PREEMPT_DYNAMIC kernel, "
+	       "from", "echo full >");
+	ck_assert_ptr_nonnull(strstr(find("preempt-model")->message, "/proc/config.gz"));
+	put("boot/config-6.1.0-28-amd64", "CONFIG_PREEMPT_VOLUNTARY=y\nCONFIG_PREEMPT_DYNAMIC=y\n");
+	run(0, NULL, -1, 0, NULL);
+	expect("preempt-model", DIAG_WARNING, "preemption model voluntary", "boot with preempt=full");
+	ck_assert_ptr_nonnull(strstr(find("preempt-model")->message, "/boot/config-6.1.0-28-amd64"));
+	put("boot/config-6.1.0-28-amd64", "CONFIG_PREEMPT=y\nCONFIG_PREEMPT_DYNAMIC=y\n");
+	run(0, NULL, -1, 0, NULL);
+	expect("preempt-model", DIAG_INFO, "preemption model full", "");
+	put("proc/cmdline", "ro preempt=none quiet\n");
+	run(0, NULL, -1, 0, NULL);
+	expect("preempt-model", DIAG_WARNING, "booted with preempt=none", "preempt=full");
 	put("proc/sys/kernel/version", "#1 SMP PREEMPT_RT Debian 6.1\n");
 	run(0, NULL, -1, 0, NULL);
 	expect("preempt-model", DIAG_INFO, "PREEMPT_RT kernel", "");
@@ -803,6 +839,18 @@ START_TEST(test_preempt_model)
 	put("sys/kernel/realtime", "1\n");
 	run(0, NULL, -1, 0, NULL);
 	expect("preempt-model", DIAG_INFO, "PREEMPT_RT kernel: fully preemptible", "");
+}
+END_TEST
+
+/* isolcpus= is suggested with nohz_full= only where the kernel has NO_HZ_FULL */
+START_TEST(test_isolated_fix_nohz)
+{
+	run(0, NULL, -1, 0, NULL);
+	expect("cpu-isolated", DIAG_INFO, "no CPU is isolated", "nohz_full=N");
+	del("sys/devices/system/cpu/nohz_full");
+	run(0, NULL, -1, 0, NULL);
+	expect("cpu-isolated", DIAG_INFO, "no CPU is isolated", "no CONFIG_NO_HZ_FULL, so no nohz_full=");
+	ck_assert_ptr_null(strstr(find("cpu-isolated")->fix, "nohz_full=N"));
 }
 END_TEST
 
@@ -1068,6 +1116,7 @@ static Suite *diag_suite(void)
 	tcase_add_test(f, test_timer_slack);
 	tcase_add_test(f, test_rt_throttling);
 	tcase_add_test(f, test_preempt_model);
+	tcase_add_test(f, test_isolated_fix_nohz);
 	tcase_add_test(f, test_cpu_offline);
 	tcase_add_test(f, test_cpu_outside_cpuset);
 	tcase_add_test(f, test_cpu_isolated_nohz);
