@@ -73,6 +73,17 @@ got=$(feat "process events connector")
 run "$RTSCHEDD" --pid 1
 expect_rc 64 "--pid without --check is a usage error"
 
+# without CAP_SYS_NICE in the bounding set the fix is not setcap (a file
+# capability cannot pass the bounding set) but starting it where it is allowed
+run setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice "$RTSCHEDD" --config "$TMP/c.conf" --check
+expect_rc 1 "--check without CAP_SYS_NICE in the bounding set: an error"
+expect_in "$OUT" "ERROR    no-cap-sys-nice:" "no-cap-sys-nice"
+expect_in "$OUT" "CAP_SYS_NICE is not in its bounding set" "the fix names the bounding set"
+case "$OUT" in *"setcap cap_sys_nice"*) fail "the fix suggests setcap, which cannot help" ;;
+	*) pass "no setcap advice when the bounding set lacks the capability" ;; esac
+run "$RTSCHEDD" --config "$TMP/c.conf" --check
+expect_in "$OUT" "OK       cap-sys-nice:" "started with the capability allowed (the fix), it has CAP_SYS_NICE"
+
 # a failing apply explains itself: without CAP_SYS_NICE the daemon can only
 # go up to the target's RLIMIT_RTPRIO, which is 0 here
 SOCK="$TMP/control"; DLOG="$TMP/nonice.log"

@@ -101,6 +101,16 @@ void diag_fix_cap(const struct diag_proc *p, char *fix, size_t len)
 			 "if the unit sets one)", fix, len);
 		return;
 	}
+	/* Gone from the bounding set, the capability cannot come back in this
+	 * process tree: not for root, not through a file capability (setcap). */
+	if (p->st.have_capbnd && !((p->st.capbnd >> CAP_BIT_SYS_NICE) & 1)) {
+		diag_fmt(fix, len, "CAP_SYS_NICE is not in its bounding set (CapBnd %016llx), so neither root nor "
+			 "setcap can give it back: start it where the capability is allowed (a container with "
+			 "--cap-add=SYS_NICE or systemd-nspawn --capability=CAP_SYS_NICE; a unit with CAP_SYS_NICE "
+			 "in CapabilityBoundingSet=; not under setpriv --bounding-set=-sys_nice or capsh --drop)",
+			 (unsigned long long)p->st.capbnd);
+		return;
+	}
 	if (diag_path(link, sizeof(link), "%s/exe", p->dir) == 0 &&
 	    (n = readlink(link, exe, sizeof(exe) - 1)) > 0) {
 		exe[n] = '\0';

@@ -438,6 +438,11 @@ START_TEST(test_no_cap_sys_nice)
 	put("proc/self/cgroup", "0::/user.slice\n");
 	run(0, NULL, -1, 0, NULL);
 	expect("no-cap-sys-nice", DIAG_ERROR, NULL, "setcap cap_sys_nice+ep");
+	/* without CAP_SYS_NICE (bit 23) in the bounding set setcap cannot help */
+	set_line("proc/self/status", "CapBnd:", "CapBnd:\t000001ffff7fffff");
+	run(0, NULL, -1, 0, NULL);
+	expect("no-cap-sys-nice", DIAG_ERROR, NULL, "not in its bounding set (CapBnd 000001ffff7fffff)");
+	ck_assert_ptr_null(strstr(find("no-cap-sys-nice")->fix, "setcap cap"));
 }
 END_TEST
 
