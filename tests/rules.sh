@@ -114,4 +114,94 @@ wait_for sh -c "'$HELPER' query $FB | grep -q 'policy=other'" &&
 helper_stop
 daemon_stop
 
+# --- names cut to 15 characters, on a real GStreamer pipeline ------------------
+# GStreamer names a source's streaming thread "audiotestsrc0:src"; the kernel
+# keeps "audiotestsrc0:s". --test-config warns and names the form that matches.
+if command -v gst-launch-1.0 >/dev/null && gst-inspect-1.0 audiotestsrc >/dev/null 2>&1; then
+	cat >"$TMP/gst.conf" <<EOC
+[daemon]
+rate-limit = 0
+[rule gst-source]
+thread-name = audiotestsrc0:src
+policy = fifo
+priority = 31
+[rule gst-any-src]
+thread-name = *:src
+policy = fifo
+priority = 32
+EOC
+	run "$RTSCHEDD" --test-config --config "$TMP/gst.conf"
+	expect_rc 0 "--test-config: warnings leave the file valid"
+	expect_in "$ERR" "thread-name: 'audiotestsrc0:src' can never match: the kernel keeps only the first 15 characters of a name; use 'audiotestsrc0:s'" \
+		"--test-config: a 17-character thread-name can never match, and the cut form is named"
+	expect_in "$ERR" "thread-name: '*:src' misses names longer than 15 characters" \
+		"--test-config: '*:src' misses the names the kernel cut"
+	sed -i 's/^thread-name = audiotestsrc0:src$/thread-name = audiotestsrc0:s/' "$TMP/gst.conf"
+	run "$RTSCHEDD" --test-config --config "$TMP/gst.conf"
+	case "$ERR" in *"can never match"*) fail "the named form is still warned about: $ERR" ;;
+		*) pass "the named form (audiotestsrc0:s) draws no warning" ;; esac
+	daemon_start "$TMP/gst.conf"
+	gst-launch-1.0 -q audiotestsrc is-live=true ! queue ! fakesink sync=true >/dev/null 2>&1 &
+	GST=$!
+	gst_stop() { kill "$GST" 2>/dev/null; return 0; }
+	at_exit gst_stop
+	gst_tid() { ps -L -o tid=,comm= -p "$GST" | awk -v n="$1" '$2 == n { print $1 }'; }
+	wait_for sh -c "ps -L -o comm= -p $GST | grep -qx 'audiotestsrc0:s'"
+	wait_for sh -c "ps -L -o comm= -p $GST | grep -qx 'queue0:src'"
+	SRC_T=$(gst_tid audiotestsrc0:s) QUEUE_T=$(gst_tid queue0:src)
+	if [ -n "$SRC_T" ] && [ -n "$QUEUE_T" ]; then
+		wait_for sh -c "'$HELPER' query $SRC_T | grep -q 'policy=fifo priority=31'"
+		expect_sched "$SRC_T" "policy=fifo priority=31" "the pipeline's audiotestsrc0:s thread matched the named form"
+		wait_for sh -c "'$HELPER' query $QUEUE_T | grep -q 'policy=fifo priority=32'"
+		expect_sched "$QUEUE_T" "policy=fifo priority=32" "queue0:src (10 characters) matched '*:src'"
+	else
+		fail "the pipeline's threads: $(ps -L -o tid=,comm= -p "$GST" | tr '\n' ' ')"
+	fi
+	kill "$GST"; wait "$GST" 2>/dev/null
+	daemon_stop
+else
+	echo "# gst-launch-1.0 or its audiotestsrc missing (gstreamer1.0-tools, gstreamer1.0-plugins-base): the GStreamer case is not run"
+fi
+
+# --- the shipped example drop-ins (conf/examples), uncommented, on real olad and GStreamer ---
+EX="$top_srcdir/conf/examples"
+if command -v gst-launch-1.0 >/dev/null && command -v olad >/dev/null && [ -d "$EX" ]; then
+	mkdir -p "$TMP/ex/rtschedd.d"
+	printf '[daemon]\nrate-limit = 0\n' >"$TMP/ex/rtschedd.conf"
+	for f in "$EX"/*.conf; do sed -E 's/^#(\[|[a-z-]+ = )/\1/' "$f" >"$TMP/ex/rtschedd.d/${f##*/}"; done
+	run "$RTSCHEDD" --test-config --config "$TMP/ex/rtschedd.conf"
+	[ "$RC" -eq 0 ] && [ -z "$ERR" ] && pass "the example drop-ins, uncommented, are valid and draw no warning" ||
+		fail "the example drop-ins: exit $RC: $ERR"
+	rm "$TMP/ex/rtschedd.d/50-pipewire.conf"   # its [rtkit] wants the system bus
+	daemon_start "$TMP/ex/rtschedd.conf"
+	mkdir "$TMP/ola"; chown nobody "$TMP/ola"
+	# without avahi-daemon olad's DNS-SD thread (also named olad) spins:
+	# the example file says to turn it off
+	setpriv --reuid=nobody --regid=nogroup --clear-groups olad -c "$TMP/ola" -l 1 --no-register-with-dns-sd \
+		>"$TMP/ola.log" 2>&1 &
+	OLA=$!
+	gst-launch-1.0 -q audiotestsrc is-live=true ! queue ! fakesink sync=true >/dev/null 2>&1 &
+	GST=$!
+	ex_stop() { kill "$OLA" "$GST" 2>/dev/null; return 0; }
+	at_exit ex_stop
+	wait_for sh -c "ps -L -o comm= -p $GST | grep -qx 'audiotestsrc0:s'"
+	wait_for sh -c "ps -L -o comm= -p $GST | grep -qx 'queue0:src'"
+	wait_for sh -c "[ \$(ps -L -o comm= -p $OLA | grep -cx olad) -ge 1 ]"
+	SRC_T=$(gst_tid audiotestsrc0:s) QUEUE_T=$(gst_tid queue0:src)
+	wait_for sh -c "'$HELPER' query $SRC_T | grep -q 'policy=fifo priority=31'"
+	expect_sched "$SRC_T" "policy=fifo priority=31" "example gst-source: GStreamer's audiotestsrc0:s thread"
+	wait_for sh -c "'$HELPER' query $QUEUE_T | grep -q 'policy=fifo priority=30'"
+	expect_sched "$QUEUE_T" "policy=fifo priority=30" "example gst-queue: GStreamer's queue0:src thread"
+	wait_for sh -c "'$HELPER' query $OLA | grep -q 'policy=fifo priority=40'"
+	expect_sched "$OLA" "policy=fifo priority=40" "example ola-main: olad's main thread (run as nobody)"
+	ctl list
+	expect_in "$(echo "$OUT" | grep -w "^$OLA")" "ola-main" "list names the example's rule for olad's thread"
+	daemon_stop
+	expect_sched "$OLA" "policy=other priority=0" "stopping rtschedd gave olad's thread its scheduling back"
+	expect_sched "$SRC_T" "policy=other priority=0" "and GStreamer's"
+	kill "$OLA" "$GST"; wait "$OLA" "$GST" 2>/dev/null
+else
+	echo "# gst-launch-1.0 or olad (package ola) missing: the example drop-ins are not run"
+fi
+
 finish

@@ -96,6 +96,21 @@ static void perr(struct parse_ctx *ctx, const char *key, const char *fmt, ...)
 	ctx->nerr++;
 }
 
+/* A warning: printed like an error, but the configuration stays valid. */
+static void pwarn(struct parse_ctx *ctx, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(ctx->errors, "%s:%u: ", ctx->file, ctx->line);
+	if (key)
+		fprintf(ctx->errors, "%s: ", key);
+	fputs("warning: ", ctx->errors);
+	va_start(ap, fmt);
+	vfprintf(ctx->errors, fmt, ap);
+	va_end(ap);
+	fputc('\n', ctx->errors);
+}
+
 static void origin_reset(struct key_origin *o)
 {
 	for (int i = 0; i < CONFIG_KEYS_MAX; i++) {
@@ -358,6 +373,55 @@ static bool key_glob(struct parse_ctx *ctx, const char *key, const char *v, char
 	return key_name(ctx, key, v, out, len);
 }
 
+/* The kernel keeps a thread's name (comm) to TASK_COMM_LEN - 1 bytes. */
+#define COMM_MAX 15
+
+/* thread-name and process-name match comm, which the kernel cuts to 15
+ * characters (GStreamer's "audiotestsrc0:src" is "audiotestsrc0:s"). Warn
+ * when a pattern needs more than that and name the form that matches the
+ * cut names, or when its end can be cut off a longer name. A pattern unit
+ * (a character, \x, ?, or a [...] class) matches one character, '*' any run. */
+static void comm_pattern_check(struct parse_ctx *ctx, const char *key, const char *pat)
+{
+	const char *p = pat, *star = NULL;
+	size_t units = 0, cut = 0;
+	bool after_star = false;
+
+	while (*p) {
+		if (*p == '*') {
+			star = star ? star : p;
+			after_star = false;
+			p++;
+			continue;
+		}
+		if (*p == '\\' && p[1]) {
+			p += 2;
+		} else if (*p == '[') {
+			const char *q = p + 1;
+
+			q += *q == '!' || *q == '^';
+			q += *q == ']';
+			while (*q && *q != ']')
+				q++;
+			p = *q ? q + 1 : p + 1;
+		} else {
+			p++;
+		}
+		units++;
+		after_star = star != NULL;
+		if (units == COMM_MAX && !star)
+			cut = (size_t)(p - pat);
+	}
+	if (units > COMM_MAX)
+		pwarn(ctx, key, "'%s' can never match: the kernel keeps only the first %d characters of a name; "
+		      "use '%.*s'", pat, COMM_MAX, (int)(cut ? cut : (size_t)(star - pat) + 1), pat);
+	else if (after_star)
+		pwarn(ctx, key, "'%s' misses names longer than %d characters: the kernel cuts them (GStreamer's "
+		      "audiotestsrc0:src is audiotestsrc0:s), so their end never matches the end of the pattern; "
+		      "match those by how they begin (such as 'audiotestsrc*'), by their cut form, or by "
+		      "process-name", pat, COMM_MAX);
+}
+
 /* user = NAME|UID, group = NAME|GID: resolved now, so a name that doesn't
  * exist is an error instead of a rule that silently never matches. */
 static bool key_id(struct parse_ctx *ctx, const char *key, const char *v, bool group, unsigned *out)
@@ -390,9 +454,15 @@ static bool match_key(struct parse_ctx *ctx, struct rule_match *m, int k, const 
 {
 	switch (k) {
 	case R_THREAD_NAME:
-		return key_glob(ctx, name, v, m->thread_name, sizeof(m->thread_name));
+		if (!key_glob(ctx, name, v, m->thread_name, sizeof(m->thread_name)))
+			return false;
+		comm_pattern_check(ctx, name, v);
+		return true;
 	case R_PROCESS_NAME:
-		return key_glob(ctx, name, v, m->process_name, sizeof(m->process_name));
+		if (!key_glob(ctx, name, v, m->process_name, sizeof(m->process_name)))
+			return false;
+		comm_pattern_check(ctx, name, v);
+		return true;
 	case R_EXE:
 		return key_glob(ctx, name, v, m->exe, sizeof(m->exe));
 	case R_UNIT:

@@ -48,13 +48,17 @@ int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *er
 
 static void safety_configure(struct daemon *d);
 
-/* Log each line of a memstream buffer as one error. */
+/* Log each line of a memstream buffer: an error, or a warning ("FILE:LINE:
+ * KEY: warning: ...", which leaves the configuration valid). */
 static void log_lines(char *text)
 {
-	char *save = NULL;
+	char *save = NULL, *w;
 
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-		log_err("%s", l);
+		if ((w = strstr(l, ": warning: ")))
+			log_warnx("%.*s: %s", (int)(w - l), l, w + 11); /* log_warnx says "warning" */
+		else
+			log_err("%s", l);
 }
 
 int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret)
@@ -103,7 +107,14 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 		r = daemon_apply_overrides(c, &d->overrides, errors);
 	fclose(errors);
 	if (r < 0) {
-		snprintf(err, len, "%.*s", (int)strcspn(text, "\n"), text);
+		/* the reply names the first error, not a warning before it */
+		const char *e = text;
+		for (const char *l = text; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0'))
+			if (!memmem(l, strcspn(l, "\n"), ": warning: ", 11)) {
+				e = l;
+				break;
+			}
+		snprintf(err, len, "%.*s", (int)strcspn(e, "\n"), e);
 		log_lines(text);
 		free(text);
 		config_free(c);
@@ -111,6 +122,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 		sd_notify(0, "READY=1\nSTATUS=Reload failed; running configuration kept");
 		return -EINVAL;
 	}
+	log_lines(text); /* the warnings of a valid file */
 	free(text);
 	if (strcmp(c->socket_path, d->config->socket_path) != 0)
 		log_warnx("reload: the socket path changed to %s; it takes effect at the next start",

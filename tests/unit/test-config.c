@@ -101,6 +101,49 @@ static struct config *expect_ok(const char *text)
 	return c;
 }
 
+/* The text loads (valid), and its warnings are exactly the needle's (NULL: none). */
+static void expect_warning(const char *text, const char *needle)
+{
+	struct config *c;
+	int r;
+	char *err = load(text, &c, &r);
+
+	ck_assert_msg(r == 0, "rejected: %s", err);
+	if (needle)
+		ck_assert_msg(strstr(err, needle) && strstr(err, ": warning: "), "'%s' not in: %s", needle, err);
+	else
+		ck_assert_msg(err[0] == '\0', "unexpected: %s", err);
+	config_free(c);
+	free(err);
+}
+
+/* thread-name/process-name against the kernel's 15-character cut of comm */
+START_TEST(test_comm_patterns)
+{
+	static const struct {
+		const char *pattern, *warning;
+	} t[] = {
+		{ "audiotestsrc0:s", NULL },                       /* exactly 15 */
+		{ "audiotestsrc0:src", "use 'audiotestsrc0:s'" },  /* 17: never */
+		{ "audiotestsrc*:src", "use 'audiotestsrc*'" },    /* at least 16: never */
+		{ "[a-z]udiotestsrc0:src", "use '[a-z]udiotestsrc0:s'" }, /* a class is one character */
+		{ "\\*udiotestsrc0:src", "use '\\*udiotestsrc0:s'" },   /* an escaped '*' too */
+		{ "*:src", "misses names longer than 15" },       /* the end can be cut off */
+		{ "queue?:src", NULL },
+		{ "data-loop*", NULL },
+		{ "*", NULL },
+	};
+	char text[256];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(text, sizeof(text), "[rule r]\nthread-name = %s\npolicy = fifo\npriority = 10\n", t[i].pattern);
+		expect_warning(text, t[i].warning);
+		snprintf(text, sizeof(text), "[rule r]\nprocess-name = %s\npolicy = fifo\npriority = 10\n", t[i].pattern);
+		expect_warning(text, t[i].warning);
+	}
+}
+END_TEST
+
 START_TEST(test_shipped_config)
 {
 	struct config *c;
@@ -424,6 +467,7 @@ int main(void)
 	tcase_add_test(tc, test_overrides);
 	tcase_add_test(tc, test_dropin_dir_name);
 	tcase_add_test(tc, test_match_keys);
+	tcase_add_test(tc, test_comm_patterns);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
