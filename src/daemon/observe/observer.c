@@ -71,6 +71,10 @@ void observer_watch(struct observer *o, pid_t tid)
 		o->watched++;
 		return;
 	}
+	/* already watched: a thread re-applied (a rule matched again after a
+	 * rename or reload) keeps its slot and its histograms */
+	if (r == -EEXIST)
+		return;
 	if (r == -ENOSPC && o->full_logged)
 		return;
 	o->full_logged |= r == -ENOSPC;
