@@ -56,6 +56,7 @@ expect_in "$OUT" "rt-demo-out" "list shows the matched thread"
 row=$(echo "$OUT" | grep -w "^$OUT_T")
 expect_in "$row" "demo" "list names the rule that won"
 expect_in "$row" "match" "list says it was matched"
+expect_in "$row" "applied" "list says the rule's policy is applied (its state)"
 
 # rename away: restored; rename back: applied again
 h rename rt-demo-out plain

@@ -67,6 +67,12 @@ run taskset -c 0 sh -c 'echo alive'
 expect_in "$OUT" alive "CPU 0 runs other work again after the demotion (took ${MS} ms)"
 ctl list
 expect_in "$(echo "$OUT" | grep -w "^$STID")" "other" "rtschedctl list shows what the kernel reports (SCHED_OTHER)"
+expect_in "$(echo "$OUT" | grep -w "^$STID")" "demoted:" "and says the watchdog demoted it, with the cooldown left"
+row=$("$RTSCHEDCTL" --socket "$SOCK" --json list | jq -c ".[] | select(.tid == $STID)")
+[ "$(echo "$row" | jq -r '.state + " " + .state_by')" = "demoted watchdog" ] &&
+	[ "$(echo "$row" | jq '.state_left_s >= 0 and .state_left_s <= '"$COOLDOWN")" = true ] &&
+	pass "list --json: state demoted by the watchdog, $(echo "$row" | jq .state_left_s) s left of $COOLDOWN" ||
+	fail "list --json row: $row"
 helper_start
 T=$(spawn late)
 ctl register --tid "$T"

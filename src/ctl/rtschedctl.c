@@ -67,7 +67,7 @@ static bool numeric_key(const char *k)
 					    "mean_ns", "stddev_ns", "overruns", "lo_ns", "hi_ns", "count",
 					    "watchdog_threshold_ms", "watchdog_cooldown_s", "watchdog_cooldown_left_s",
 					    "watchdog_trips", "cap", "clamped_from", "has_limits", "rtprio_soft",
-					    "rtprio_hard", "rtkit_calls", "rtkit_grants", "rtkit_refusals" };
+					    "rtprio_hard", "rtkit_calls", "rtkit_grants", "rtkit_refusals", "state_left_s" };
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (strcmp(k, nums[i]) == 0)
 			return true;
@@ -122,13 +122,22 @@ static int on_list(void *ud, const struct proto_msg *m)
 		return 0;
 	}
 	if (first_row) {
-		printf("%-7s %-7s %-16s %-6s %-4s %-4s %-10s %-12s %-7s %-5s %-9s %8s %8s\n", "TID", "PID", "COMM",
-		       "POLICY", "PRIO", "NICE", "CPUS", "RULE", "SOURCE", "OWNER", "OBSERVED", "TIMER99", "WAKE99");
+		printf("%-7s %-7s %-16s %-6s %-4s %-4s %-10s %-12s %-7s %-5s %-12s %-9s %8s %8s\n", "TID", "PID", "COMM",
+		       "POLICY", "PRIO", "NICE", "CPUS", "RULE", "SOURCE", "OWNER", "STATE", "OBSERVED", "TIMER99",
+		       "WAKE99");
 		first_row = false;
 	}
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		const char *v = proto_get(m, cols[i]);
 		printf("%-*s ", width[i], v ? v : "-");
+	}
+	/* applied, or demoted by the watchdog with the cooldown left */
+	const char *state = proto_get(m, "state");
+	if (state && strcmp(state, "demoted") == 0) {
+		snprintf(b, sizeof(b), "demoted:%ss", proto_get(m, "state_left_s") ?: "?");
+		printf("%-12s ", b);
+	} else {
+		printf("%-12s ", state ?: "-");
 	}
 	/* the BPF observer's p99s since registration: timer lateness, wake-up latency */
 	printf("%-9s", proto_get(m, "observed") ?: "-");

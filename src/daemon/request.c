@@ -216,8 +216,11 @@ static void list_observed(struct ctx *x, pid_t tid)
 
 static void op_list(struct ctx *x)
 {
+	struct safety_status ss = { 0 };
 	long rows = 0;
 
+	if (x->d->safety)
+		safety_get_status(x->d->safety, &ss);
 	for (struct reg_thread *t = registry_threads(x->d->registry); t; t = t->next) {
 		struct proc_stat st;
 
@@ -232,6 +235,13 @@ static void op_list(struct ctx *x)
 					     t->source == REG_SOURCE_RTKIT ? "rtkit" : "thread");
 		proto_add_long(&x->out, "owner", (long)t->owner);
 		proto_add_long(&x->out, "since", (long)(t->since_usec / 1000000u));
+		/* why the policy shown is what it is: applied as asked, or set to
+		 * SCHED_OTHER by the watchdog until its cooldown ends */
+		proto_add(&x->out, "state", t->demoted ? "demoted" : "applied");
+		if (t->demoted) {
+			proto_add(&x->out, "state_by", "watchdog");
+			proto_add_long(&x->out, "state_left_s", ss.cooldown ? (long)ss.cooldown_left_s : 0);
+		}
 		list_observed(x, t->tid);
 		send_buf(x);
 		rows++;
