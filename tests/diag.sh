@@ -292,7 +292,11 @@ if [ "$NCPU" -ge 2 ] && [ -w "$CS/cgroup.procs" ] && cg_make "$CS/$P"; then
 	expect_in "$OUT" "echo $wide > $CS/$P/cpuset.cpus" "cpu-outside-cpuset: the fix"
 	q --pid "$C" --cpus "$LASTCPU" --apply
 	expect_in "$OUT" "apply failed: Invalid argument; CPUs $LASTCPU are all outside tid $C's cpuset 0" "explain: EINVAL of sched_setaffinity"
-	echo "$wide" > "$CS/$P/cpuset.cpus"
+	# the explanation's fix is the finding's (cpuset.cpus, widened; not the
+	# read-only effective list): run it as it is written
+	expect_in "$OUT" "echo $wide > $CS/$P/cpuset.cpus" "explain: the fix widens cpuset.cpus"
+	fix=$(printf '%s\n' "$OUT" | grep -o "echo [0-9,-]* > [^ ]*/cpuset.cpus" | head -1)
+	if [ -n "$fix" ] && eval "$fix"; then pass "ran the explained fix: $fix"; else fail "explained fix '$fix' failed"; fi
 	q --pid "$C" --cpus "$LASTCPU" --apply
 	expect_rc 0 "after widening the cpuset the affinity is set"
 	case "$(taskset -cp "$C" 2>&1)" in *": $LASTCPU") pass "the kernel reports affinity $LASTCPU" ;;

@@ -342,10 +342,20 @@ static int explain_affinity(struct diag_ctx *c, char *buf, size_t len)
 		CPU_AND(&both, c->t->cpus, &online);
 		CPU_AND(&both, &both, &set);
 		if (CPU_COUNT(&both) == 0) {
+			char knob[PATH_MAX + 32], wides[256];
+			cpu_set_t wide;
+
+			/* the same fix as the cpu-outside-cpuset finding: the
+			 * effective list is read-only; widen cpuset.cpus beside it */
+			CPU_AND(&wide, c->t->cpus, &online);
+			CPU_OR(&wide, &wide, &set);
+			cpulist_format(&wide, wides, sizeof(wides));
+			diag_cpuset_knob(src, knob, sizeof(knob));
 			cpulist_format(&set, cs, sizeof(cs));
 			return diag_path(buf, len, "CPUs %s are all outside tid %d's cpuset %s (%s); fix: choose "
-					 "CPUs from %s, or widen the cpuset (echo %s > %s as root, or the "
-					 "container's --cpuset-cpus)", want, tid, cs, src, cs, want, src);
+					 "CPUs from %s, or widen the cpuset (its parents' first): echo %s > %s "
+					 "(for a container its --cpuset-cpus, for a unit AllowedCPUs=)", want, tid,
+					 cs, src, cs, wides, knob);
 		}
 	}
 	diag_path(buf, len, "no known cause: CPUs %s include online CPUs of tid %d's cpuset", want, tid);

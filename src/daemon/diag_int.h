@@ -86,6 +86,9 @@ struct diag_budget {
 int diag_rt_budget(struct diag_ctx *c, const struct diag_proc *p, struct diag_budget *b);
 /* The effective cpuset of p, and the file it came from.  -ENOENT if none. */
 int diag_cpuset(struct diag_ctx *c, const struct diag_proc *p, cpu_set_t *set, char *src, size_t len);
+/* The writable knob beside a cpuset's read-only effective list (src from
+ * diag_cpuset): cpuset.cpus in the same directory. */
+void diag_cpuset_knob(const char *src, char *knob, size_t len);
 /* The fix line for "give it the capability" for process p. */
 void diag_fix_cap(const struct diag_proc *p, char *fix, size_t len);
 

@@ -311,11 +311,20 @@ static void check_online(struct diag_ctx *c, const cpu_set_t *online)
 			 "the thread runs only on the others", offs, ons);
 }
 
+void diag_cpuset_knob(const char *src, char *knob, size_t len)
+{
+	char *slash;
+
+	snprintf(knob, len, "%s", src);
+	slash = strrchr(knob, '/');
+	if (slash)
+		snprintf(slash + 1, len - (size_t)(slash + 1 - knob), "cpuset.cpus");
+}
+
 /* Requested CPUs outside the target's cpuset. */
 static void check_cpuset(struct diag_ctx *c, const cpu_set_t *online)
 {
 	cpu_set_t set, out, in, req, wide;
-	char *slash;
 	char src[PATH_MAX + 64], knob[PATH_MAX + 64], want[256], outs[256], cs[256], wides[256];
 	char fix[DIAG_TEXT_MAX];
 	int r;
@@ -335,10 +344,7 @@ static void check_cpuset(struct diag_ctx *c, const cpu_set_t *online)
 	CPU_AND(&in, &req, &set);
 	/* The effective list is read-only; cpuset.cpus beside it is the knob,
 	 * and widening means adding the missing CPUs to what it has. */
-	snprintf(knob, sizeof(knob), "%s", src);
-	slash = strrchr(knob, '/');
-	if (slash)
-		snprintf(slash + 1, sizeof(knob) - (size_t)(slash + 1 - knob), "cpuset.cpus");
+	diag_cpuset_knob(src, knob, sizeof(knob));
 	CPU_OR(&wide, &set, &req);
 	cpulist_format(&wide, wides, sizeof(wides));
 	cpulist_format(c->t->cpus, want, sizeof(want));
