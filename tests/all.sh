@@ -1,13 +1,27 @@
 #!/bin/bash
-# tests/all.sh: the whole test suite, as CI and the README run it. Three
-# out-of-tree builds of the same source:
-#   build/dev   warnings as errors: make check, the unit tests under
-#               valgrind memcheck, make distcheck (with the unit tests: the
-#               integration suite has just run on the same code; the
-#               tarball's completeness is checked against git instead),
-#               make deb and tests/package.sh, make check-kernels
-#   build/asan  AddressSanitizer + UndefinedBehaviorSanitizer: make check
+# tests/all.sh: the whole test suite, as CI and the README run it. Four
+# out-of-tree builds of the same source, in two streams that run at once on
+# the machine's two cores (one stream alone leaves a core idle most of the
+# time: the integration tests mostly wait on the kernel and on daemons):
+#
+# stream A, in the foreground (the tests that change the host's scheduling):
+#   build/asan  AddressSanitizer + UndefinedBehaviorSanitizer, warnings as
+#               errors: make check, every unit and integration test (check's
+#               test cases unforked, so LeakSanitizer sees them)
+#   build/dev   warnings as errors, no sanitizer: the unit tests and the two
+#               integration tests that judge the daemon's memory by its RSS
+#               (abuse.sh, security.sh: not judged under ASan's quarantine)
 #   build/fuzz  clang + libFuzzer: every fuzz target for FUZZ_SECONDS (30)
+# stream B, in the background, logged to build/stream-b.log and printed
+# at the end (its work is isolated: containers, a VM, tarballs):
+#   build/pkg   the unit tests under valgrind memcheck; make distcheck (with
+#               the unit tests: stream A runs the integration suite on the
+#               same code; the tarball is checked against git ls-files
+#               instead); make deb (lintian) and tests/package.sh (apt
+#               install, upgrade, remove, purge under systemd in a
+#               container); make check-kernels KERNEL_SET=ci in Debian 12's
+#               6.1 kernel under qemu (KERNEL_HOST=no: the host's kernel is
+#               stream A's)
 # Needs root (real-time policies, test users, systemd-nspawn).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,54 +29,75 @@ src=$PWD
 # an in-tree configure (make demo) blocks out-of-tree builds
 [ -f config.status ] && make distclean >/dev/null
 autoreconf -fi
-mkdir -p build/dev build/asan build/fuzz
-T_ALL=$(date +%s) T_STEP=$T_ALL TIMES=""
-# step TITLE: a stage begins; the one before it is timed
-step() {
-	now=$(date +%s)
-	[ -z "${STEP:-}" ] || TIMES="$TIMES$(printf '%6d s  %s' $((now - T_STEP)) "$STEP")\n"
-	STEP=$(printf %.70s "$1") T_STEP=$now
-	echo; echo "===== $* ====="
-}
+mkdir -p build/dev build/asan build/fuzz build/pkg
+T_ALL=$(date +%s)
 UNIT_TESTS=$(cd "$src" && ls tests/unit/test-*.c | sed 's/\.c$//' | tr '\n' ' ')
+# step STREAM TITLE: a stage of STREAM begins; the one before it is timed
+# (STREAM.times collects "SECONDS  TITLE" lines)
+step() {
+	local now t0 title
+	now=$(date +%s)
+	if [ -f "build/$1.current" ]; then
+		read -r t0 title <"build/$1.current"
+		printf '%6d s  %s: %s\n' $((now - t0)) "$1" "$title" >>"build/$1.times"
+	fi
+	[ "$2" = done ] && rm -f "build/$1.current" || echo "$now $(printf %.70s "$2")" >"build/$1.current"
+	[ "$2" = done ] || { echo; echo "===== $1: $2 ====="; }
+}
+rm -f build/*.times build/*.current
 
-step "build/dev: --enable-werror, make check"
-(cd build/dev && "$src/configure" --enable-werror >/dev/null && make -j2 >/dev/null &&
-	make check && echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" &&
+# --- stream B ---------------------------------------------------------------
+stream_b() {
+	set -e
+	step B "build/pkg: --enable-werror, make valgrind (the unit tests under memcheck)"
+	(cd build/pkg && "$src/configure" --enable-werror >/dev/null && make -j2 >/dev/null && make valgrind)
+	step B "build/pkg: make distcheck (unit tests), the tarball holds every tracked file"
+	(cd build/pkg && make distcheck TESTS="$UNIT_TESTS" >distcheck.log 2>&1 && tail -4 distcheck.log &&
+		missing=$(cd "$src" && git ls-files | grep -Ev '^(\.ci/|\.gitignore$)' | sort |
+			comm -23 - <(tar -tzf rtschedd-*.tar.gz | sed 's|^[^/]*/||' | sort)) &&
+		{ [ -z "$missing" ] || { echo "not in the tarball (EXTRA_DIST?): $missing"; false; }; } &&
+		echo "the tarball holds every file git tracks (but .ci/ and .gitignore)")
+	step B "build/pkg: make deb, lintian, tests/package.sh (apt install, upgrade, remove, purge in a container)"
+	(cd build/pkg && rc=0 && { top_builddir=$PWD top_srcdir=$src bash "$src/tests/package.sh" >package.log 2>&1 || rc=$?; } &&
+		cat package.log && [ $rc -eq 0 ] || [ $rc -eq 77 ])
+	step B "build/pkg: make check-kernels KERNEL_SET=ci KERNEL_HOST=no (Debian 12's 6.1 kernel under qemu)"
+	(cd build/pkg && make check-kernels KERNEL_SET=ci KERNEL_HOST=no)
+	step B done
+}
+stream_b >build/stream-b.log 2>&1 &
+B_PID=$!
+# stream B (and what it started: make, qemu, a container) is stopped if stream A fails
+kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill "$1" 2>/dev/null; true; }
+trap 'kill_tree $B_PID' EXIT
+
+# --- stream A ---------------------------------------------------------------
+step A "build/asan: --enable-sanitizers --enable-werror, make check (all tests)"
+(cd build/asan && "$src/configure" --enable-sanitizers --enable-werror >/dev/null && make -j2 >/dev/null &&
+	CK_FORK=no make check && echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" &&
 	cat tests/systemd-e2e.log)
 
-step "build/dev: make valgrind, make distcheck (unit tests), the tarball holds every tracked file"
-(cd build/dev && make valgrind && make distcheck TESTS="$UNIT_TESTS" >distcheck.log 2>&1 && tail -4 distcheck.log &&
-	missing=$(cd "$src" && git ls-files | grep -Ev '^(\.ci/|\.gitignore$)' | sort |
-		comm -23 - <(tar -tzf rtschedd-*.tar.gz | sed 's|^[^/]*/||' | sort)) &&
-	{ [ -z "$missing" ] || { echo "not in the tarball (EXTRA_DIST?): $missing"; false; }; } &&
-	echo "the tarball holds every file git tracks (but .ci/ and .gitignore)")
+step A "build/dev: --enable-werror, make check with the unit tests, abuse.sh and security.sh (memory judged by RSS)"
+(cd build/dev && "$src/configure" --enable-werror >/dev/null && make -j2 >/dev/null &&
+	make check TESTS="$UNIT_TESTS tests/abuse.sh tests/security.sh")
 
-# --- Debian packages: make deb (lintian clean), then install, upgrade, remove
-# and purge under a real systemd in a container (tests/package.sh) -----------
-step "build/dev: make deb, lintian, tests/package.sh (apt install, upgrade, remove, purge in a container)"
-(cd build/dev && rc=0 && { top_builddir=$PWD top_srcdir=$src bash "$src/tests/package.sh" 2>&1 | tee package.log || rc=$?; } &&
-	[ $rc -eq 0 ] || [ $rc -eq 77 ])
-# --- end of the Debian packages step ------------------------------------------
-# --- check-kernels: Debian 12's stock 6.1 kernel under qemu, the reduced set -
-step "build/dev: make check-kernels KERNEL_SET=ci (authorization and mechanisms on this kernel and on 6.1 under qemu)"
-(cd build/dev && make check-kernels KERNEL_SET=ci)
-# --- end of the check-kernels step ----------------------------------------------
-
-step "build/asan: --enable-sanitizers, make check (check's test cases unforked, so LeakSanitizer sees them)"
-(cd build/asan && "$src/configure" --enable-sanitizers --enable-werror >/dev/null && make -j2 >/dev/null &&
-	CK_FORK=no make check)
-
-step "build/fuzz: clang --enable-fuzzing, make fuzz (FUZZ_SECONDS=${FUZZ_SECONDS:=30} per target)"
+step A "build/fuzz: clang --enable-fuzzing, make fuzz (FUZZ_SECONDS=${FUZZ_SECONDS:=30} per target)"
 (cd build/fuzz && "$src/configure" CC=clang --enable-fuzzing --enable-werror >/dev/null && make -j2 >/dev/null &&
 	FUZZ_SECONDS=$FUZZ_SECONDS make fuzz)
+step A done
 
-step "done"
-printf '\nstage times (total %d s):\n%b' $(($(date +%s) - T_ALL)) "$TIMES"
+echo; echo "===== stream B (build/stream-b.log), waiting for it ====="
+rc_b=0
+wait "$B_PID" || rc_b=$?
+trap - EXIT
+cat build/stream-b.log
+printf '\nstage times (total %d s; streams A and B ran at the same time):\n' $(($(date +%s) - T_ALL))
+cat build/A.times build/B.times 2>/dev/null || true
+[ "$rc_b" -eq 0 ] || { echo "stream B failed (exit $rc_b): see above"; exit 1; }
 
-# one closing line for the record: the dev build's test counts
+# one closing line for the record: the test counts of both make checks
 # (and tests/package.sh's: its last line counts its checks, or it skipped)
-awk -F': ' '/^# PASS:/ { p = $2 } /^# FAIL:/ { f = $2 } /^# SKIP:/ { s = $2 } /^# ERROR:/ { e = $2 }
+awk -F': ' '/^# PASS:/ { p += $2 } /^# FAIL:/ { f += $2 } /^# SKIP:/ { s += $2 } /^# ERROR:/ { e += $2 }
 	FILENAME ~ /package.log$/ && /^[0-9]+ passed, [0-9]+ failed$/ { split($0, w, " "); p += w[1]; f += w[3] }
 	FILENAME ~ /package.log$/ && /^SKIP: / { s++ }
-	END { printf "%d passed, %d failed, %d skipped\n", p, f + e, s }' build/dev/test-suite.log build/dev/package.log
+	END { printf "%d passed, %d failed, %d skipped\n", p, f + e, s }' \
+	build/asan/test-suite.log build/dev/test-suite.log build/pkg/package.log
