@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/all.sh: the whole test suite, as CI and the README run it. Four
+# tests/all.sh: the whole test suite, as CI and the README run it. Three
 # out-of-tree builds of the same source, in two streams that run at once on
 # the machine's two cores (one stream alone leaves a core idle most of the
 # time: the integration tests mostly wait on the kernel and on daemons):
@@ -8,13 +8,15 @@
 #   build/asan  AddressSanitizer + UndefinedBehaviorSanitizer, warnings as
 #               errors: make check, every unit and integration test (check's
 #               test cases unforked, so LeakSanitizer sees them)
-#   build/dev   warnings as errors, no sanitizer: the unit tests and the two
-#               integration tests that judge the daemon's memory by its RSS
-#               (abuse.sh, security.sh: not judged under ASan's quarantine)
+#   build/pkg   (stream B's plain build, warnings as errors) the unit tests
+#               and the two integration tests that judge the daemon's memory
+#               by its RSS (abuse.sh, security.sh: not judged under ASan's
+#               quarantine)
 #   build/fuzz  clang + libFuzzer: every fuzz target for FUZZ_SECONDS (30)
 # stream B, in the background, logged to build/stream-b.log and printed
 # at the end (its work is isolated: containers, a VM, tarballs):
-#   build/pkg   the unit tests under valgrind memcheck; make distcheck (with
+#   build/pkg   built first (stream A waits for it); the unit tests under
+#               valgrind memcheck; make distcheck (with
 #               the unit tests: stream A runs the integration suite on the
 #               same code; the tarball is checked against git ls-files
 #               instead); make deb (lintian) and tests/package.sh (apt
@@ -29,7 +31,7 @@ src=$PWD
 # an in-tree configure (make demo) blocks out-of-tree builds
 [ -f config.status ] && make distclean >/dev/null
 autoreconf -fi
-mkdir -p build/dev build/asan build/fuzz build/pkg
+mkdir -p build/asan build/fuzz build/pkg
 T_ALL=$(date +%s)
 UNIT_TESTS=$(cd "$src" && ls tests/unit/test-*.c | sed 's/\.c$//' | tr '\n' ' ')
 # step STREAM TITLE: a stage of STREAM begins; the one before it is timed
@@ -44,13 +46,14 @@ step() {
 	[ "$2" = done ] && rm -f "build/$1.current" || echo "$now $(printf %.70s "$2")" >"build/$1.current"
 	[ "$2" = done ] || { echo; echo "===== $1: $2 ====="; }
 }
-rm -f build/*.times build/*.current
+rm -f build/*.times build/*.current build/pkg.built
 
 # --- stream B ---------------------------------------------------------------
 stream_b() {
 	set -e
 	step B "build/pkg: --enable-werror, make valgrind (the unit tests under memcheck)"
-	(cd build/pkg && "$src/configure" --enable-werror >/dev/null && make -j2 >/dev/null && make valgrind)
+	(cd build/pkg && "$src/configure" --enable-werror >/dev/null && make -j2 >/dev/null &&
+		make check TESTS= >/dev/null && touch ../pkg.built && make valgrind)
 	step B "build/pkg: make distcheck (unit tests), the tarball holds every tracked file"
 	(cd build/pkg && make distcheck TESTS="$UNIT_TESTS" >distcheck.log 2>&1 && tail -4 distcheck.log &&
 		missing=$(cd "$src" && git ls-files | grep -Ev '^(\.ci/|\.gitignore$)' | sort |
@@ -76,9 +79,11 @@ step A "build/asan: --enable-sanitizers --enable-werror, make check (all tests)"
 	CK_FORK=no make check && echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" &&
 	cat tests/systemd-e2e.log)
 
-step A "build/dev: --enable-werror, make check with the unit tests, abuse.sh and security.sh (memory judged by RSS)"
-(cd build/dev && "$src/configure" --enable-werror >/dev/null && make -j2 >/dev/null &&
-	make check TESTS="$UNIT_TESTS tests/abuse.sh tests/security.sh")
+# stream B's plain build, built and left alone by the time A gets here
+step A "build/pkg: make check with the unit tests, abuse.sh and security.sh (memory judged by RSS)"
+while [ ! -f build/pkg.built ] && kill -0 "$B_PID" 2>/dev/null; do sleep 5; done
+[ -f build/pkg.built ] || { echo "stream B ended before its build was done:"; cat build/stream-b.log; exit 1; }
+(cd build/pkg && make check TESTS="$UNIT_TESTS tests/abuse.sh tests/security.sh")
 
 step A "build/fuzz: clang --enable-fuzzing, make fuzz (FUZZ_SECONDS=${FUZZ_SECONDS:=30} per target)"
 (cd build/fuzz && "$src/configure" CC=clang --enable-fuzzing --enable-werror >/dev/null && make -j2 >/dev/null &&
@@ -100,4 +105,4 @@ awk -F': ' '/^# PASS:/ { p += $2 } /^# FAIL:/ { f += $2 } /^# SKIP:/ { s += $2 }
 	FILENAME ~ /package.log$/ && /^[0-9]+ passed, [0-9]+ failed$/ { split($0, w, " "); p += w[1]; f += w[3] }
 	FILENAME ~ /package.log$/ && /^SKIP: / { s++ }
 	END { printf "%d passed, %d failed, %d skipped\n", p, f + e, s }' \
-	build/asan/test-suite.log build/dev/test-suite.log build/pkg/package.log
+	build/asan/test-suite.log build/pkg/test-suite.log build/pkg/package.log
