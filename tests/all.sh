@@ -8,10 +8,11 @@
 #   build/asan  AddressSanitizer + UndefinedBehaviorSanitizer, warnings as
 #               errors: make check, every unit and integration test (check's
 #               test cases unforked, so LeakSanitizer sees them)
-#   build/pkg   (stream B's plain build, warnings as errors) the unit tests
-#               and the two integration tests that judge the daemon's memory
-#               by its RSS (abuse.sh, security.sh: not judged under ASan's
-#               quarantine)
+#   build/pkg   (stream B's plain build, warnings as errors) the two
+#               integration tests that judge the daemon's memory by its RSS
+#               (abuse.sh, security.sh: not judged under ASan's quarantine);
+#               that build's unit tests run in B, under valgrind and in
+#               distcheck
 #   build/fuzz  clang + libFuzzer: every fuzz target for FUZZ_SECONDS (30)
 # stream B, in the background, logged to build/stream-b.log and printed
 # at the end (its work is isolated: containers, a VM, tarballs):
@@ -80,10 +81,10 @@ step A "build/asan: --enable-sanitizers --enable-werror, make check (all tests)"
 	cat tests/systemd-e2e.log)
 
 # stream B's plain build, built and left alone by the time A gets here
-step A "build/pkg: make check with the unit tests, abuse.sh and security.sh (memory judged by RSS)"
+step A "build/pkg: make check with abuse.sh and security.sh (memory judged by RSS)"
 while [ ! -f build/pkg.built ] && kill -0 "$B_PID" 2>/dev/null; do sleep 5; done
 [ -f build/pkg.built ] || { echo "stream B ended before its build was done:"; cat build/stream-b.log; exit 1; }
-(cd build/pkg && make check TESTS="$UNIT_TESTS tests/abuse.sh tests/security.sh")
+(cd build/pkg && make check TESTS="tests/abuse.sh tests/security.sh")
 
 step A "build/fuzz: clang --enable-fuzzing, make fuzz (FUZZ_SECONDS=${FUZZ_SECONDS:=30} per target)"
 (cd build/fuzz && "$src/configure" CC=clang --enable-fuzzing --enable-werror >/dev/null && make -j2 >/dev/null &&
