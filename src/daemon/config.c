@@ -104,7 +104,7 @@ static void pwarn(struct parse_ctx *ctx, const char *key, const char *fmt, ...)
 	fprintf(ctx->errors, "%s:%u: ", ctx->file, ctx->line);
 	if (key)
 		fprintf(ctx->errors, "%s: ", key);
-	fputs("warning: ", ctx->errors);
+	fputs(CONFIG_WARNING_MARK + 2, ctx->errors); /* "KEY: " wrote the ": " */
 	va_start(ap, fmt);
 	vfprintf(ctx->errors, fmt, ap);
 	va_end(ap);

@@ -3,6 +3,10 @@
 #ifndef RTSCHED_CONFIG_H
 #define RTSCHED_CONFIG_H
 
+/* In the error text config_load() writes, a line "FILE:LINE: KEY: warning: ..."
+ * is a warning: the configuration stays valid. */
+#define CONFIG_WARNING_MARK ": warning: "
+
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>

@@ -55,8 +55,8 @@ static void log_lines(char *text)
 	char *save = NULL, *w;
 
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-		if ((w = strstr(l, ": warning: ")))
-			log_warnx("%.*s: %s", (int)(w - l), l, w + 11); /* log_warnx says "warning" */
+		if ((w = strstr(l, CONFIG_WARNING_MARK))) /* log_warnx says "warning" itself */
+			log_warnx("%.*s: %s", (int)(w - l), l, w + strlen(CONFIG_WARNING_MARK));
 		else
 			log_err("%s", l);
 }
@@ -109,12 +109,11 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	if (r < 0) {
 		/* the reply names the first error, not a warning before it */
 		const char *e = text;
-		for (const char *l = text; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0'))
-			if (!memmem(l, strcspn(l, "\n"), ": warning: ", 11)) {
-				e = l;
-				break;
-			}
-		snprintf(err, len, "%.*s", (int)strcspn(e, "\n"), e);
+		size_t n;
+		while ((n = strcspn(e, "\n")) && memmem(e, n, CONFIG_WARNING_MARK, strlen(CONFIG_WARNING_MARK)) &&
+		       e[n])
+			e += n + 1;
+		snprintf(err, len, "%.*s", (int)n, e);
 		log_lines(text);
 		free(text);
 		config_free(c);
