@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 		query(atoi(argv[2]));
 		return 0;
 	}
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc; i += 2) { /* OPTION VALUE pairs */
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v) {
 			fprintf(stderr, "usage: spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] "
@@ -135,7 +135,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "spin-helper: unknown option %s\n", a);
 			return 64;
 		}
-		i++;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sigaction(SIGUSR1, &sa, NULL);

@@ -97,14 +97,15 @@ static void perr(struct parse_ctx *ctx, const char *key, const char *fmt, ...)
 }
 
 /* A warning: printed like an error, but the configuration stays valid. */
+__attribute__((format(printf, 3, 4)))
 static void pwarn(struct parse_ctx *ctx, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(ctx->errors, "%s:%u: ", ctx->file, ctx->line);
+	fprintf(ctx->errors, "%s:%u", ctx->file, ctx->line);
 	if (key)
-		fprintf(ctx->errors, "%s: ", key);
-	fputs(CONFIG_WARNING_MARK + 2, ctx->errors); /* "KEY: " wrote the ": " */
+		fprintf(ctx->errors, ": %s", key);
+	fputs(CONFIG_WARNING_MARK, ctx->errors);
 	va_start(ap, fmt);
 	vfprintf(ctx->errors, fmt, ap);
 	va_end(ap);

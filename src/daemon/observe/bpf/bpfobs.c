@@ -91,6 +91,7 @@ static void keep_line(char *dst, size_t len, const char *s)
 	dst[n] = '\0';
 }
 
+__attribute__((format(printf, 2, 0)))
 static int lb_capture(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char line[512];
