@@ -1,10 +1,13 @@
 #!/bin/bash
 # tests/runaway.sh: the safety watchdog against a real runaway. A thread
 # registered with rtschedd as SCHED_FIFO 50 on CPU 0 spins forever; the
-# watchdog must demote it within a few seconds and name it in the log, refuse
-# real-time grants during the cooldown and promote it afterwards, while a
+# watchdog must demote it within a few seconds and name it in the log, hold
+# back real-time grants for its process during the cooldown and promote it
+# afterwards, while another program's real-time thread on the same CPU keeps
+# SCHED_FIFO and gets new grants (watchdog-demote = culprit, the default), a
 # well-behaved real-time load never trips it and the other CPU stays
-# responsive. Every assertion about scheduling reads the kernel.
+# responsive. Then watchdog-demote = all: everyone there is demoted and held.
+# Every assertion about scheduling reads the kernel.
 . "$(dirname "$0")/lib.sh"
 need_root
 [ "$NCPU" -ge 2 ] || skip "needs 2 CPUs: the runaway takes CPU 0 and the others must stay free"
@@ -40,6 +43,12 @@ for _ in $(seq $((HANG_S * 10))); do grep -q '^registered' "$TMP/spin.out" && br
 read -r _ STID _ _ <"$TMP/spin.out"
 expect_in "$(cat "$TMP/spin.out")" "registered fifo 50" "the thread registered as SCHED_FIFO 50"
 expect_sched "$STID" "policy=fifo priority=50 cpus=0" "kernel reports FIFO 50 on CPU 0"
+# another program with a real-time thread on the same CPU, doing its job (asleep)
+helper_start
+I=$(spawn innocent)
+ctl register --tid "$I" --policy fifo --priority 40 --cpus 0
+expect_rc 0 "another program's thread registered"
+expect_sched "$I" "policy=fifo priority=40 cpus=0" "kernel reports FIFO 40 on CPU 0 for the other program"
 # the watchdog's thread list is refreshed within 100 ms of a change
 wait_for sh -c "'$RTSCHEDCTL' --socket '$SOCK' status | grep -q 'watchdog  *watching'" &&
 	pass "status: the watchdog is watching" || fail "status: $("$RTSCHEDCTL" --socket "$SOCK" status | grep watchdog)"
@@ -60,9 +69,14 @@ run taskset -c "$LASTCPU" sh -c 'echo alive'
 expect_in "$OUT" alive "CPU $LASTCPU runs other work while CPU 0 spins (took ${MS} ms)"
 wait_log 'watchdog: CPU 0: tid' 10 && pass "the watchdog tripped within 10 s of spinning" || fail "no trip; log: $(cat "$DLOG")"
 expect_sched "$STID" "policy=other priority=0" "the runaway is SCHED_OTHER now"
-grep -q "tid $STID (runaway) of pid $SPID (spin-helper), fifo/50, running" "$DLOG" &&
-	pass "the log names the runaway: $(grep -o 'CPU 0: tid.*running' "$DLOG" | head -1)" ||
+expect_sched "$I" "policy=fifo priority=40" "the other program's thread on CPU 0 kept SCHED_FIFO 40"
+grep -Eq "tid $STID \(runaway\) of pid $SPID \(spin-helper\), fifo/50, ran [0-9.]+ s of the last [0-9.]+ s" "$DLOG" &&
+	pass "the log names the runaway and what it ran: $(grep -o 'CPU 0: tid [^;]*' "$DLOG" | head -1)" ||
 	fail "the log does not name tid $STID: $(grep watchdog "$DLOG")"
+grep -q "watchdog: 1 managed real-time thread now SCHED_OTHER; real-time grants held back for pid $SPID (spin-helper) for" \
+	"$DLOG" && pass "the log says whose grants are held back" || fail "no hold line: $(grep 'held back' "$DLOG")"
+ctl status
+expect_in "$OUT" "pid $SPID (spin-helper)" "status says whose grants are held back"
 MS=$(ms_of taskset -c 0 true)
 run taskset -c 0 sh -c 'echo alive'
 expect_in "$OUT" alive "CPU 0 runs other work again after the demotion (took ${MS} ms)"
@@ -77,14 +91,15 @@ row=$("$RTSCHEDCTL" --socket "$SOCK" --json list | jq -c ".[] | select(.tid == $
 	[ "$(echo "$row" | jq '.state_left_s >= 0 and .state_left_s <= '"$COOLDOWN")" = true ] &&
 	pass "list --json: state demoted by the watchdog, $(echo "$row" | jq .state_left_s) s left of $COOLDOWN" ||
 	fail "list --json row: $row"
-helper_start
 T=$(spawn late)
-ctl register --tid "$T"
-expect_in "$ERR" "watchdog-cooldown" "a real-time grant during the cooldown is refused with its own code"
-expect_sched "$T" "policy=other" "and nothing was applied"
-ctl register --tid "$T" --policy batch
-expect_rc 0 "a non-real-time grant still passes"
-helper_stop
+ctl register --tid "$T" --policy fifo --priority 30
+expect_rc 0 "the other program gets a new real-time grant during the cooldown"
+expect_sched "$T" "policy=fifo priority=30" "and the kernel has it"
+ctl register --tid "$SPID" --policy fifo --priority 30
+expect_in "$ERR" "watchdog-cooldown" "a real-time grant for the runaway's process is refused with its own code"
+expect_sched "$SPID" "policy=other" "and nothing was applied"
+ctl register --tid "$SPID" --policy batch
+expect_rc 0 "a non-real-time grant for it still passes"
 ctl reload
 expect_sched "$STID" "policy=other priority=0" "a reload during the cooldown does not make the runaway real-time again"
 
@@ -101,6 +116,20 @@ wait_log "nothing demoted" 15 && pass "a starved CPU with no managed thread runn
 kill -KILL "$FPID"; wait "$FPID" 2>/dev/null
 expect_sched "$STID" "policy=fifo priority=50" "the managed thread kept SCHED_FIFO 50"
 kill -CONT "$SPID" 2>/dev/null
+
+# the old behaviour, chosen in the config: everyone on the CPU pays
+sed -i 's/^watchdog = yes$/watchdog = yes\nwatchdog-demote = all/' "$CONF"
+ctl reload
+expect_rc 0 "reload with watchdog-demote = all"
+kill -USR1 "$SPID"
+wait_log 'to SCHED_OTHER \(watchdog-demote = all\)' 15 && pass "watchdog-demote = all: tripped" || fail "no trip: $(grep watchdog "$DLOG" | tail -3)"
+expect_sched "$STID" "policy=other priority=0" "the runaway is SCHED_OTHER"
+expect_sched "$I" "policy=other priority=0" "and so is the other program's thread on CPU 0"
+kill -USR2 "$SPID"
+L=$(spawn later)
+ctl register --tid "$L" --policy fifo --priority 30
+expect_in "$ERR" "watchdog-cooldown" "every process's real-time grant is held back"
+helper_stop
 daemon_stop
 expect_sched "$STID" "policy=other priority=0" "stopping the daemon restored the original policy"
 finish

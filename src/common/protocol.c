@@ -91,7 +91,7 @@ static int decode(char *s)
 }
 
 /* Split "k=v k=v" (starting at p) into fields, decoding values. */
-static int parse_fields(struct proto_msg *m, char *p)
+static int parse_fields(struct proto_msg *m, char *p, size_t max)
 {
 	char *save = NULL;
 
@@ -101,7 +101,7 @@ static int parse_fields(struct proto_msg *m, char *p)
 
 		if (!eq || eq == tok)
 			return -EINVAL;
-		if (m->n == PROTO_FIELDS_MAX)
+		if (m->n == max)
 			return -E2BIG;
 		*eq = '\0';
 		for (char *k = tok; *k; k++)
@@ -141,7 +141,7 @@ int proto_parse_request(struct proto_msg *m, const void *data, size_t len)
 		return r;
 	if (len == 0)
 		return -EINVAL;
-	return parse_fields(m, m->buf);
+	return parse_fields(m, m->buf, PROTO_FIELDS_MAX);
 }
 
 int proto_parse_reply(struct proto_msg *m, const void *data, size_t len)
@@ -161,7 +161,7 @@ int proto_parse_reply(struct proto_msg *m, const void *data, size_t len)
 	}
 	if (strcmp(m->head, "OK") != 0 && strcmp(m->head, "ROW") != 0)
 		return -EINVAL;
-	return sp ? parse_fields(m, sp + 1) : 0;
+	return sp ? parse_fields(m, sp + 1, PROTO_REPLY_FIELDS_MAX) : 0;
 }
 
 const char *proto_get(const struct proto_msg *m, const char *key)

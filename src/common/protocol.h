@@ -16,7 +16,8 @@
 
 #define PROTO_VERSION 1
 #define PROTO_MSG_MAX 4096      /* longest request or reply message */
-#define PROTO_FIELDS_MAX 32
+#define PROTO_FIELDS_MAX 32      /* most fields in a request */
+#define PROTO_REPLY_FIELDS_MAX 96 /* most fields in a reply (status has about 40) */
 #define PROTO_DEFAULT_SOCKET "/run/rtschedd/control"
 #define PROTO_SOCKET_ENV "RTSCHED_SOCKET"
 
@@ -64,7 +65,7 @@ struct proto_msg {
 	struct {
 		const char *key;
 		const char *value;
-	} f[PROTO_FIELDS_MAX];
+	} f[PROTO_REPLY_FIELDS_MAX];
 	size_t n;
 };
 

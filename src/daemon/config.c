@@ -34,13 +34,13 @@ enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FOR
 		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS,
 		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE,
 		  D_METRICS_FILE, D_METRICS_INTERVAL, D_CPU_DMA_LATENCY,
-		  D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_OBSERVE_THREADS, D_N };
+		  D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_WATCHDOG_DEMOTE, D_OBSERVE_THREADS, D_N };
 static const char *const daemon_keys[D_N] = {
 	"socket", "policy", "priority", "nice", "cpus", "reset-on-fork",
 	"max-priority", "log-level", "admin-group", "rate-limit", "rate-burst", "rescan-interval",
 	"process-events", "rtprio-cap", "over-cap", "limits-conf", "limits-dir",
 	"user", "state-file", "metrics-file", "metrics-interval", "cpu-dma-latency",
-	"watchdog", "watchdog-threshold", "watchdog-cooldown", "observe-threads",
+	"watchdog", "watchdog-threshold", "watchdog-cooldown", "watchdog-demote", "observe-threads",
 };
 
 enum probe_key { PR_CPU, PR_POLICY, PR_PRIORITY, PR_PERIOD, PR_STRATEGY, PR_MODE, PR_N };
@@ -338,6 +338,14 @@ static int daemon_key(struct parse_ctx *ctx, const char *name, const char *v)
 		return key_int(ctx, name, v, 200, 60000, (int *)&c->watchdog_threshold_ms);
 	case D_WATCHDOG_COOLDOWN:
 		return key_int(ctx, name, v, 1, 86400, (int *)&c->watchdog_cooldown_s);
+	case D_WATCHDOG_DEMOTE:
+		if (strcmp(v, "culprit") != 0 && strcmp(v, "all") != 0) {
+			perr(ctx, name, "'%s' is not valid; use culprit (the threads that used the starved CPU) or "
+			     "all (every managed real-time thread there)", v);
+			return 0;
+		}
+		c->watchdog_demote_all = v[0] == 'a';
+		return 1;
 	case D_METRICS_INTERVAL:
 		return key_int(ctx, name, v, 1, 86400, (int *)&c->metrics_interval_s);
 	case D_CPU_DMA_LATENCY:
@@ -1203,6 +1211,7 @@ void config_print(const struct config *c, FILE *f)
 	print_kv(c, f, &c->origin, D_WATCHDOG_THRESHOLD, "watchdog-threshold", buf);
 	snprintf(buf, sizeof(buf), "%u", c->watchdog_cooldown_s);
 	print_kv(c, f, &c->origin, D_WATCHDOG_COOLDOWN, "watchdog-cooldown", buf);
+	print_kv(c, f, &c->origin, D_WATCHDOG_DEMOTE, "watchdog-demote", c->watchdog_demote_all ? "all" : "culprit");
 	if (c->cpu_dma_latency_us < 0)
 		snprintf(buf, sizeof(buf), "off");
 	else

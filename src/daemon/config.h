@@ -149,6 +149,7 @@ struct config {
 	bool watchdog;            /* the starvation watchdog (safety.c) */
 	unsigned watchdog_threshold_ms;
 	unsigned watchdog_cooldown_s;
+	bool watchdog_demote_all; /* watchdog-demote = all: every real-time thread on the CPU, grants held for all */
 	struct rtkit_conf rtkit;
 
 	struct strmap sections; /* "rule NAME", "user NAME"...: index into rules/principals/probes */

@@ -371,15 +371,28 @@ static void safety_publish(struct daemon *d)
 	free(v);
 }
 
-/* The watchdog demoted a runaway: record it in the registry and say who. */
+/* The watchdog demoted a runaway: record it in the registry, hold back its
+ * process (or everyone, with watchdog-demote = all) and say who. */
 static void on_demoted(void *ud, const struct safety_trip *trip)
 {
 	struct daemon *d = ud;
-	size_t n = registry_demote(d->registry, &trip->starved);
+	char held[512];
+	size_t n = 0;
 
-	registry_hold_realtime(d->registry, true);
-	log_warnx("watchdog: %zu managed real-time thread%s now SCHED_OTHER; real-time grants paused for %u s", n,
-		  n == 1 ? "" : "s", d->config->watchdog_cooldown_s);
+	if (trip->demote_all || !trip->demoted) {
+		n = registry_demote(d->registry, &trip->starved);
+		registry_hold_all(d->registry);
+	} else {
+		for (size_t i = 0; i < trip->n_demoted; i++) {
+			struct reg_thread *t = registry_demote_thread(d->registry, trip->demoted[i].tid,
+								      trip->demoted[i].starttime);
+			if (t && registry_hold_thread(d->registry, t) == 0)
+				n++;
+		}
+	}
+	registry_holds_text(d->registry, held, sizeof(held));
+	log_warnx("watchdog: %zu managed real-time thread%s now SCHED_OTHER; real-time grants held back for %s "
+		  "for %u s", n, n == 1 ? "" : "s", held[0] ? held : "no one", d->config->watchdog_cooldown_s);
 	daemon_changed(d);
 }
 
@@ -397,7 +410,8 @@ static void safety_configure(struct daemon *d)
 {
 	static const struct safety_ops ops = { .demoted = on_demoted, .promote = on_promote };
 	struct safety_params p = { .enabled = d->config->watchdog, .threshold_ms = d->config->watchdog_threshold_ms,
-				   .cooldown_s = d->config->watchdog_cooldown_s };
+				   .cooldown_s = d->config->watchdog_cooldown_s,
+				   .demote_all = d->config->watchdog_demote_all };
 	int r;
 
 	if (d->safety && !p.enabled) {

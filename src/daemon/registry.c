@@ -36,7 +36,14 @@ struct registry {
 	int thread_pidfd; /* 1 yes, 0 no, -1 not probed yet */
 	registry_observer observer;
 	void *observer_ud;
-	bool hold_rt;     /* watchdog cooldown: real-time settings wait */
+	/* watchdog cooldown: who gets SCHED_OTHER now and real-time afterwards */
+	bool hold_all;
+	struct reg_hold {
+		pid_t pid;
+		uint64_t starttime;            /* the process's: a reused pid is not held */
+		char rule[CONFIG_NAME_MAX];    /* "" or the [rule] that matched the culprit */
+	} *holds;
+	size_t n_holds;
 };
 
 /* Tell the observer (the state journal) what changed. */
@@ -192,7 +199,8 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	 * the path (a reload, a rule match, a new thread of a process): it gets
 	 * SCHED_OTHER now and what it asked for when the cooldown ends */
 	t->demoted = false;
-	if (t->reg->hold_rt && policy_is_realtime(want.policy)) {
+	if (policy_is_realtime(want.policy) &&
+	    registry_held(t->reg, t->pid, t->source == REG_SOURCE_RULE ? t->req.role : NULL)) {
 		t->demoted_from = want;
 		t->demoted = true;
 		want.policy = SCHED_OTHER;
@@ -649,6 +657,22 @@ void registry_reapply(struct registry *r, const struct config *c)
 	}
 }
 
+/* Record a demotion the watchdog made (or make it, if the thread was granted
+ * after the watchdog looked). */
+static void thread_demote(struct registry *r, struct reg_thread *t)
+{
+	struct task_sched other = t->applied;
+	const char *what;
+
+	t->demoted_from = t->applied;
+	t->demoted = true;
+	other.policy = SCHED_OTHER;
+	other.priority = 0;
+	task_sched_write(t->tid, &other, false, &what); /* the watchdog thread may have done it */
+	task_sched_read(t->tid, &t->applied);
+	notify(r, REG_EV_THREAD_SET, t, NULL);
+}
+
 size_t registry_demote(struct registry *r, const cpu_set_t *starved)
 {
 	size_t n = 0;
@@ -659,30 +683,95 @@ size_t registry_demote(struct registry *r, const cpu_set_t *starved)
 		CPU_AND(&both, &t->applied.cpus, starved);
 		if (t->demoted || !policy_is_realtime(t->applied.policy) || !CPU_COUNT(&both) || !same_thread(t))
 			continue;
-		t->demoted_from = t->applied;
-		t->demoted = true;
-		struct task_sched other = t->applied;
-		const char *what;
-		other.policy = SCHED_OTHER;
-		other.priority = 0;
-		task_sched_write(t->tid, &other, false, &what); /* the watchdog thread may have done it */
-		task_sched_read(t->tid, &t->applied);
-		notify(r, REG_EV_THREAD_SET, t, NULL);
+		thread_demote(r, t);
 		n++;
 	}
 	return n;
 }
 
-void registry_hold_realtime(struct registry *r, bool hold)
+struct reg_thread *registry_demote_thread(struct registry *r, pid_t tid, uint64_t starttime)
 {
-	r->hold_rt = hold;
+	struct reg_thread *t = registry_find(r, tid);
+
+	if (!t || t->starttime != starttime || t->demoted || !same_thread(t))
+		return NULL;
+	thread_demote(r, t);
+	return t;
+}
+
+void registry_hold_all(struct registry *r)
+{
+	r->hold_all = true;
+}
+
+/* The start time of process pid, 0 if gone. */
+static uint64_t process_starttime(pid_t pid)
+{
+	struct proc_stat st;
+
+	return proc_read_stat(pid, &st) == 0 ? st.starttime : 0;
+}
+
+int registry_hold_thread(struct registry *r, const struct reg_thread *t)
+{
+	const char *rule = t->source == REG_SOURCE_RULE ? t->req.role : "";
+	uint64_t start = t->proc ? t->proc->starttime : process_starttime(t->pid);
+	struct reg_hold *h;
+
+	for (size_t i = 0; i < r->n_holds; i++)
+		if (r->holds[i].pid == t->pid && r->holds[i].starttime == start && strcmp(r->holds[i].rule, rule) == 0)
+			return 0;
+	h = realloc(r->holds, (r->n_holds + 1) * sizeof(*h));
+	if (!h) {
+		r->hold_all = true;   /* cannot say whom: hold everyone rather than no one */
+		return -ENOMEM;
+	}
+	r->holds = h;
+	h = &r->holds[r->n_holds++];
+	h->pid = t->pid;
+	h->starttime = start;
+	snprintf(h->rule, sizeof(h->rule), "%s", rule);
+	return 0;
+}
+
+bool registry_held(struct registry *r, pid_t pid, const char *rule)
+{
+	if (r->hold_all)
+		return true;
+	for (size_t i = 0; i < r->n_holds; i++) {
+		const struct reg_hold *h = &r->holds[i];
+		if ((rule && h->rule[0] && strcmp(h->rule, rule) == 0) ||
+		    (h->pid == pid && h->starttime == process_starttime(pid)))
+			return true;
+	}
+	return false;
+}
+
+void registry_holds_text(struct registry *r, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	snprintf(buf, len, "%s", r->hold_all ? "every process" : "");
+	for (size_t i = 0; !r->hold_all && i < r->n_holds && off < len; i++) {
+		const struct reg_hold *h = &r->holds[i];
+		struct proc_stat st;
+		int k = snprintf(buf + off, len - off, "%spid %d (%s)%s%s", off ? ", " : "", (int)h->pid,
+				 proc_read_stat(h->pid, &st) == 0 && st.starttime == h->starttime ? st.comm : "gone",
+				 h->rule[0] ? " and rule " : "", h->rule);
+		if (k < 0)
+			break;
+		off += (size_t)k;
+	}
 }
 
 size_t registry_promote(struct registry *r)
 {
 	size_t n = 0;
 
-	r->hold_rt = false;
+	r->hold_all = false;
+	free(r->holds);
+	r->holds = NULL;
+	r->n_holds = 0;
 	for (struct reg_thread *t = r->threads; t; t = t->next) {
 		const char *what;
 
@@ -708,5 +797,6 @@ void registry_free(struct registry *r, bool restore)
 	while (r->threads)
 		registry_remove_thread(r, r->threads, restore);
 	sd_event_unref(r->event);
+	free(r->holds);
 	free(r);
 }

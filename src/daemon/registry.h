@@ -113,13 +113,28 @@ void registry_rescan(struct registry *r, const struct config *c);
 /* A new configuration: resolve every registration again and apply it; a
  * thread whose role is gone gets its original settings back and leaves. */
 void registry_reapply(struct registry *r, const struct config *c);
-/* The watchdog demoted the real-time threads that may run on `starved`:
- * record what they had and what the kernel now reports. Returns how many. */
+/* The watchdog demoted the real-time threads that may run on `starved`
+ * (watchdog-demote = all): record what they had and what the kernel now
+ * reports. Returns how many. */
 size_t registry_demote(struct registry *r, const cpu_set_t *starved);
-/* During a watchdog cooldown: every apply gives SCHED_OTHER and records the
- * real-time settings for registry_promote(). */
-void registry_hold_realtime(struct registry *r, bool hold);
-/* After the cooldown: give demoted threads their real-time settings back. */
+/* The watchdog demoted one culprit (watchdog-demote = culprit): record it as
+ * above. The thread, or NULL if it is not managed (any more). */
+struct reg_thread *registry_demote_thread(struct registry *r, pid_t tid, uint64_t starttime);
+/* A watchdog cooldown holds back real-time settings, until registry_promote():
+ * threads held get SCHED_OTHER at every apply (a reload, a rule match, a new
+ * thread) and what they asked for afterwards. Everyone's ... */
+void registry_hold_all(struct registry *r);
+/* ... or only the process of culprit t, and the [rule] that matched it (so a
+ * restarted program is held too). 0, or -ENOMEM (then everyone is held). */
+int registry_hold_thread(struct registry *r, const struct reg_thread *t);
+/* Whether real-time is held back for process pid, or for a thread that the
+ * [rule] `rule` matched (NULL: not a rule match). */
+bool registry_held(struct registry *r, pid_t pid, const char *rule);
+/* Who is held, for the log and status: "pid 12 (olad) and rule ola-main, ..."
+ * or "every process"; "" if no one. */
+void registry_holds_text(struct registry *r, char *buf, size_t len);
+/* After the cooldown: release the holds and give demoted threads their
+ * real-time settings back. Returns how many got them. */
 size_t registry_promote(struct registry *r);
 /* Whether threads get their own pidfd (PIDFD_THREAD, Linux 6.9+). */
 bool registry_thread_pidfds(struct registry *r);

@@ -143,6 +143,11 @@ static void op_status(struct ctx *x)
 		proto_add_long(&x->out, "watchdog_trips", (long)st.trips);
 		if (st.last_culprit[0])
 			proto_add(&x->out, "watchdog_last", st.last_culprit);
+		if (st.cooldown) {
+			char held[512];
+			registry_holds_text(d->registry, held, sizeof(held));
+			proto_add(&x->out, "watchdog_held", held[0] ? held : "no one");
+		}
 	} else {
 		proto_add(&x->out, "watchdog", "off");
 	}
@@ -421,11 +426,16 @@ int request_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_p
 		return e;
 	if ((e = grant_resolve(d->config, &req, &spec, msg, len)) >= 0)
 		return e;
-	if (d->safety && safety_in_cooldown(d->safety) && policy_is_realtime(spec.policy)) {
+	/* during a cooldown, the runaway's own process (with watchdog-demote =
+	 * all, every process) waits; other programs still get real-time */
+	if (d->safety && safety_in_cooldown(d->safety) && policy_is_realtime(spec.policy) &&
+	    registry_held(d->registry, ps.tgid, NULL)) {
 		struct safety_status st;
+		char held[512];
 		safety_get_status(d->safety, &st);
+		registry_holds_text(d->registry, held, sizeof(held));
 		snprintf(msg, len, "the watchdog demoted a runaway real-time thread (%s); real-time "
-			 "grants resume in %llu s", st.last_culprit, (unsigned long long)st.cooldown_left_s);
+			 "grants for %s resume in %llu s", st.last_culprit, held, (unsigned long long)st.cooldown_left_s);
 		return PE_WATCHDOG_COOLDOWN;
 	}
 	if (is_pid) {

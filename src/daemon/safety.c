@@ -31,12 +31,16 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "proc.h"
 #include "safety.h"
 
 #define NSEC 1000000000ull
 #define MSEC 1000000ull
 
 enum { WANT_PARK, WANT_RUN, WANT_EXIT };
+
+/* Run-time samples kept per thread: one per threshold across the window. */
+#define RUN_SLOTS (SAFETY_WINDOW_FACTOR + 1)
 
 /* A thread of this module and how the main loop steers it. */
 struct worker {
@@ -75,6 +79,7 @@ struct safety {
 
 	pthread_mutex_t lock;              /* PI; guards the fields below */
 	struct safety_thread *threads;
+	uint64_t (*runs)[RUN_SLOTS];       /* each thread's run time (ns) at each sample, by slot */
 	size_t n_threads;
 	bool trip_pending;                 /* the watchdog waits for the main loop */
 	struct safety_trip trip;
@@ -85,6 +90,11 @@ struct safety {
 	uint64_t cooldown_until;           /* CLOCK_BOOTTIME usec; 0: no cooldown */
 	unsigned long trips;
 	char last_culprit[SAFETY_CULPRITS_MAX];
+
+	/* the watchdog thread's own: when each slot of `runs` was sampled */
+	uint64_t run_time[RUN_SLOTS];      /* CLOCK_MONOTONIC ns */
+	unsigned run_head, run_filled, run_ticks;
+	uint64_t run_since;                /* when sampling (re)started */
 };
 
 /* --- pure decisions ---------------------------------------------------------- */
@@ -196,6 +206,29 @@ int safety_pick_culprit(const struct safety_taskstat *t, size_t n, int cpu)
 			best = (int)i;
 	}
 	return best;
+}
+
+size_t safety_pick_runners(const uint64_t *ran, size_t n, uint64_t threshold_ns, bool *pick)
+{
+	uint64_t rest = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		pick[i] = false;
+		rest += ran[i];
+	}
+	if (rest < threshold_ns)
+		return 0;
+	while (rest >= threshold_ns && k < n) {
+		size_t top = n;
+		for (size_t i = 0; i < n; i++)
+			if (!pick[i] && (top == n || ran[i] > ran[top]))
+				top = i;
+		pick[top] = true;
+		rest -= ran[top];
+		k++;
+	}
+	return k;
 }
 
 /* --- helpers ----------------------------------------------------------------- */
@@ -345,6 +378,14 @@ static int read_taskstat(pid_t pid, pid_t tid, struct safety_taskstat *out)
 	return safety_parse_stat(buf, out);
 }
 
+/* A thread's time on a CPU so far (ns), 0 if it is gone. */
+static uint64_t run_ns(const struct safety_thread *th)
+{
+	uint64_t run, delay, count;
+
+	return proc_read_schedstat(th->pid, th->tid, &run, &delay, &count) == 0 ? run : 0;
+}
+
 int safety_demote_tid(pid_t tid, uint64_t starttime)
 {
 	struct sched_param sp = { .sched_priority = 0 };
@@ -465,36 +506,70 @@ static void read_comm(pid_t pid, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-/* Starvation on `starved`: demote here, in the FIFO 99 thread, because the
- * main loop may be starved by the very thread to demote; then tell it. The
- * lock is held throughout so the list cannot change under us; trips are rare
- * and the main loop waits a few ms at most. */
-static void watchdog_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns)
+/* Sample every published thread's run time into the next slot. */
+static void run_sample(struct safety *s, uint64_t mono)
+{
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_threads; i++)
+		s->runs[i][s->run_head] = run_ns(&s->threads[i]);
+	pthread_mutex_unlock(&s->lock);
+	s->run_time[s->run_head] = mono;
+	s->run_head = (s->run_head + 1) % RUN_SLOTS;
+	if (s->run_filled < RUN_SLOTS)
+		s->run_filled++;
+}
+
+/* The oldest run-time slot: its values are the baseline of the window. */
+static unsigned run_oldest(const struct safety *s)
+{
+	return s->run_filled < RUN_SLOTS ? 0 : s->run_head;
+}
+
+/* Whether a thread is still the published one and real-time, and where it
+ * may run now (its own sched_setaffinity may have widened what was published). */
+static bool rt_thread_on(const struct safety_thread *th, const struct safety_taskstat *st, cpu_set_t *cpus)
+{
+	int pol;
+
+	if (st->state == 'X')
+		return false;
+	if (sched_getaffinity(th->tid, sizeof(*cpus), cpus) < 0)
+		*cpus = th->cpus;
+	pol = sched_getscheduler(th->tid);
+	return pol >= 0 && ((pol & ~SCHED_RESET_ON_FORK) == SCHED_FIFO || (pol & ~SCHED_RESET_ON_FORK) == SCHED_RR);
+}
+
+/* Demote thread i (once per trip) and add it to the trip's list. */
+static void trip_demote(struct safety *s, size_t i, bool *done)
+{
+	const struct safety_thread *th = &s->threads[i];
+
+	if (done[i])
+		return;
+	done[i] = true;
+	if (safety_demote_tid(th->tid, th->starttime) == 0) {
+		if (s->trip_demoted)
+			s->trip_demoted[s->trip.n_demoted] = *th;
+		s->trip.n_demoted++;
+	} else {
+		s->trip.n_failed++;
+	}
+}
+
+/* watchdog-demote = all: every managed real-time thread that may run on a
+ * starved CPU where one of them was running at the trip. */
+static void trip_all(struct safety *s, const cpu_set_t *starved, const struct safety_taskstat *st, bool *done)
 {
 	struct safety_trip *t = &s->trip;
-	struct safety_taskstat *st;
-	cpu_set_t guilty;   /* starved CPUs where a managed real-time thread was running */
-	uint64_t one = 1;
-	size_t n;
+	cpu_set_t guilty;
+	size_t n = s->n_threads;
 
 	CPU_ZERO(&guilty);
-	pthread_mutex_lock(&s->lock);
-	n = s->n_threads;
-	memset(t, 0, sizeof(*t));
-	t->starved = *starved;
-	t->stall_ms = worst_ns / MSEC;
-	st = calloc(n ? n : 1, sizeof(*st));
-	s->trip_demoted = calloc(n ? n : 1, sizeof(*s->trip_demoted));
-	for (size_t i = 0; st && i < n; i++) {
-		const struct safety_thread *th = &s->threads[i];
-		if (read_taskstat(th->pid, th->tid, &st[i]) < 0 || st[i].starttime != th->starttime)
-			st[i].state = 'X';  /* gone, or the tid names another thread */
-	}
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		int k;
 		if (!CPU_ISSET(cpu, starved))
 			continue;
-		k = st ? safety_pick_culprit(st, n, cpu) : -1;
+		k = safety_pick_culprit(st, n, cpu);
 		if (k >= 0) {
 			char pcomm[32];
 			CPU_SET(cpu, &guilty);
@@ -507,38 +582,120 @@ static void watchdog_trip(struct safety *s, const cpu_set_t *starved, uint64_t w
 				    "does not manage may be the cause)", t->culprits[0] ? "; " : "", cpu);
 		}
 	}
-	/* a task rtschedd does not manage starved the CPU: demoting managed
-	 * threads would not help it and would punish the innocent */
-	if (!CPU_COUNT(&guilty)) {
-		free(st);
+	for (size_t i = 0; CPU_COUNT(&guilty) && i < n; i++) {
+		cpu_set_t cur, both;
+		if (!rt_thread_on(&s->threads[i], &st[i], &cur))
+			continue;
+		CPU_AND(&both, &cur, &guilty);
+		if (CPU_COUNT(&both))
+			trip_demote(s, i, done);
+	}
+}
+
+/* watchdog-demote = culprit: per starved CPU, the threads that used its time
+ * in the window, by what each ran since the oldest run-time sample. */
+static void trip_culprits(struct safety *s, const cpu_set_t *starved, const struct safety_taskstat *st, bool *done,
+			  uint64_t now_mono)
+{
+	struct safety_trip *t = &s->trip;
+	size_t n = s->n_threads, *cand = calloc(n ? n : 1, sizeof(*cand));
+	uint64_t *ran = calloc(n ? n : 1, sizeof(*ran)), *ran_c = calloc(n ? n : 1, sizeof(*ran_c));
+	bool *pick = calloc(n ? n : 1, sizeof(*pick));
+	unsigned old = run_oldest(s);
+	uint64_t from = s->run_filled ? s->run_time[old] : s->run_since;
+	double span = now_mono > from ? (double)(now_mono - from) / NSEC : 0;
+	uint64_t threshold = atomic_load(&s->threshold_ns);
+
+	if (!cand || !ran || !ran_c || !pick) {
+		culprit_add(t->culprits, "out of memory: nothing demoted");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t now = st[i].state == 'X' ? 0 : run_ns(&s->threads[i]), base = s->runs[i][old];
+		ran[i] = now > base ? now - base : 0;
+	}
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		size_t m = 0, k;
+		uint64_t total = 0;
+		if (!CPU_ISSET(cpu, starved))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			cpu_set_t cur;
+			if (rt_thread_on(&s->threads[i], &st[i], &cur) && CPU_ISSET(cpu, &cur)) {
+				cand[m] = i;
+				ran_c[m++] = ran[i];
+				total += ran[i];
+			}
+		}
+		k = safety_pick_runners(ran_c, m, threshold, pick);
+		if (!k) {
+			culprit_add(t->culprits, "%sCPU %d: the managed real-time threads that may run there ran %.1f s "
+				    "of the last %.1f s in all, too little to starve it (a task rtschedd does not manage "
+				    "may be the cause)", t->culprits[0] ? "; " : "", cpu, (double)total / NSEC, span);
+			continue;
+		}
+		for (size_t j = 0; j < m; j++) {
+			size_t i = cand[j];
+			char pcomm[32];
+			if (!pick[j] || done[i])
+				continue;
+			read_comm(s->threads[i].pid, pcomm, sizeof(pcomm));
+			culprit_add(t->culprits, "%sCPU %d: tid %d (%s) of pid %d (%s), %s/%d, ran %.1f s of the last %.1f s",
+				    t->culprits[0] ? "; " : "", cpu, (int)st[i].tid, st[i].comm, (int)s->threads[i].pid,
+				    pcomm, policy_name(st[i].policy), st[i].rt_priority, (double)ran[i] / NSEC, span);
+			trip_demote(s, i, done);
+		}
+	}
+out:
+	free(cand);
+	free(ran);
+	free(ran_c);
+	free(pick);
+}
+
+/* Starvation on `starved`: demote here, in the FIFO 99 thread, because the
+ * main loop may be starved by the very thread to demote; then tell it. The
+ * lock is held throughout so the list cannot change under us; trips are rare
+ * and the main loop waits a few ms at most. */
+static void watchdog_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, uint64_t now_mono)
+{
+	struct safety_trip *t = &s->trip;
+	struct safety_taskstat *st;
+	uint64_t one = 1;
+	bool *done;
+	size_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->n_threads;
+	memset(t, 0, sizeof(*t));
+	t->starved = *starved;
+	t->stall_ms = worst_ns / MSEC;
+	t->demote_all = s->params.demote_all;
+	st = calloc(n ? n : 1, sizeof(*st));
+	done = calloc(n ? n : 1, sizeof(*done));
+	s->trip_demoted = calloc(n ? n : 1, sizeof(*s->trip_demoted));
+	for (size_t i = 0; st && i < n; i++) {
+		const struct safety_thread *th = &s->threads[i];
+		if (read_taskstat(th->pid, th->tid, &st[i]) < 0 || st[i].starttime != th->starttime)
+			st[i].state = 'X';  /* gone, or the tid names another thread */
+	}
+	if (!st || !done)
+		culprit_add(t->culprits, "out of memory: nothing demoted");
+	else if (t->demote_all)
+		trip_all(s, starved, st, done);
+	else
+		trip_culprits(s, starved, st, done, now_mono);
+	free(st);
+	free(done);
+	/* nothing to blame among the managed threads: demoting them would not
+	 * help the starved CPU and would punish the innocent */
+	if (!t->n_demoted && !t->n_failed) {
+		free(s->trip_demoted);
+		s->trip_demoted = NULL;
 		pthread_mutex_unlock(&s->lock);
 		log_warnx("watchdog: %s; nothing demoted", t->culprits);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct safety_thread *th = &s->threads[i];
-		cpu_set_t cur, both;
-		if (st && st[i].state == 'X')
-			continue;
-		/* only threads that can run on a starved CPU can starve it; their
-		 * own sched_setaffinity may have widened what was published */
-		if (sched_getaffinity(th->tid, sizeof(cur), &cur) < 0)
-			cur = th->cpus;
-		CPU_AND(&both, &cur, &guilty);
-		if (!CPU_COUNT(&both))
-			continue;
-		int pol = sched_getscheduler(th->tid);
-		if (pol < 0 || ((pol & ~SCHED_RESET_ON_FORK) != SCHED_FIFO && (pol & ~SCHED_RESET_ON_FORK) != SCHED_RR))
-			continue;
-		if (safety_demote_tid(th->tid, th->starttime) == 0) {
-			if (s->trip_demoted)
-				s->trip_demoted[t->n_demoted] = *th;
-			t->n_demoted++;
-		} else {
-			t->n_failed++;
-		}
-	}
-	free(st);
 	s->trip_pending = true;
 	pthread_mutex_unlock(&s->lock);
 	if (write(s->notify, &one, sizeof(one)) < 0) {
@@ -593,7 +750,7 @@ static bool watchdog_check(struct safety *s, uint64_t now_mono)
 	pthread_mutex_unlock(&s->lock);
 	if (pending)
 		return false;   /* the main loop has not taken the last one yet */
-	watchdog_trip(s, &starved, worst);
+	watchdog_trip(s, &starved, worst, now_mono);
 	return true;
 }
 
@@ -612,6 +769,9 @@ static void *watchdog_main(void *arg)
 		if (want == WANT_EXIT)
 			break;
 		if (want == WANT_PARK) {
+			/* nothing published: the run-time history starts again */
+			s->run_filled = s->run_head = s->run_ticks = 0;
+			s->run_since = 0;
 			wait_kick(&s->wd, UINT64_MAX);
 			next = 0;
 			continue;
@@ -638,8 +798,12 @@ static void *watchdog_main(void *arg)
 		}
 		prev = now;
 		next = now.mono + period;
+		if (!s->run_since)
+			s->run_since = now.mono;
 		if (watchdog_check(s, now.mono))
 			next = 0;   /* fresh windows, or it trips again on the same waits */
+		else if (++s->run_ticks % SAFETY_TICKS_PER_THRESHOLD == 0)
+			run_sample(s, now.mono);
 	}
 	return NULL;
 }
@@ -686,9 +850,10 @@ static int on_notify(sd_event_source *src, int fd, uint32_t revents, void *userd
 	snprintf(s->last_culprit, sizeof(s->last_culprit), "%s", t.culprits);
 	format_cpus(&t.starved, cpus, sizeof(cpus));
 	log_warnx("watchdog: CPU %s: SCHED_OTHER tasks were kept waiting %.1f s of the last %.1f s by real-time "
-		  "threads; demoted %zu managed real-time thread%s to SCHED_OTHER, real-time grants refused for %u s",
-		  cpus, t.stall_ms / 1000.0, atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR / 1e9, t.n_demoted,
-		  t.n_demoted == 1 ? "" : "s", s->params.cooldown_s);
+		  "threads; demoted %zu managed real-time thread%s to SCHED_OTHER (watchdog-demote = %s), real-time "
+		  "grants held back for %u s", cpus, t.stall_ms / 1000.0,
+		  atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR / 1e9, t.n_demoted, t.n_demoted == 1 ? "" : "s",
+		  t.demote_all ? "all" : "culprit", s->params.cooldown_s);
 	log_warnx("watchdog: %s", t.culprits);
 	if (t.n_failed)
 		log_warnx("watchdog: %zu real-time thread%s could not be demoted", t.n_failed, t.n_failed == 1 ? "" : "s");
@@ -744,19 +909,70 @@ static int canary_get(struct safety *s, int cpu, struct canary **ret)
 	return 0;
 }
 
+static int cmp_tid_index(const void *a, const void *b, void *arg)
+{
+	const struct safety_thread *t = arg;
+	pid_t x = t[*(const size_t *)a].tid, y = t[*(const size_t *)b].tid;
+
+	return (x > y) - (x < y);
+}
+
+/* The index in old[] (sorted through by_tid) of the same thread as th, or n. */
+static size_t find_old(const struct safety_thread *old, const size_t *by_tid, size_t n, const struct safety_thread *th)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct safety_thread *o = &old[by_tid[mid]];
+		if (o->tid < th->tid)
+			lo = mid + 1;
+		else if (o->tid > th->tid)
+			hi = mid;
+		else
+			return o->starttime == th->starttime ? by_tid[mid] : n;
+	}
+	return n;
+}
+
 int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n)
 {
 	struct safety_thread *copy = NULL, *old;
+	uint64_t (*runs)[RUN_SLOTS] = NULL, (*old_runs)[RUN_SLOTS];
+	size_t *from = NULL, *by_tid = NULL, n_old;
 	cpu_set_t want;
 	int r = 0;
 
 	if (!s || !s->params.enabled)
 		return 0;
+	/* only the main loop replaces the list, so it may read it unlocked; the
+	 * run-time samples are the watchdog's and are copied under the lock */
+	n_old = s->n_threads;
 	if (n) {
 		copy = malloc(n * sizeof(*copy));
-		if (!copy)
+		runs = calloc(n, sizeof(*runs));
+		from = malloc(n * sizeof(*from));
+		by_tid = malloc((n_old ? n_old : 1) * sizeof(*by_tid));
+		if (!copy || !runs || !from || !by_tid) {
+			free(copy);
+			free(runs);
+			free(from);
+			free(by_tid);
 			return -ENOMEM;
+		}
 		memcpy(copy, t, n * sizeof(*copy));
+		for (size_t i = 0; i < n_old; i++)
+			by_tid[i] = i;
+		qsort_r(by_tid, n_old, sizeof(*by_tid), cmp_tid_index, s->threads);
+		for (size_t i = 0; i < n; i++) {
+			from[i] = find_old(s->threads, by_tid, n_old, &t[i]);
+			if (from[i] == n_old) {
+				/* new here: what it ran before does not count */
+				uint64_t now = run_ns(&t[i]);
+				for (unsigned k = 0; k < RUN_SLOTS; k++)
+					runs[i][k] = now;
+			}
+		}
 	}
 	CPU_ZERO(&want);
 	for (size_t i = 0; i < n; i++)
@@ -764,11 +980,19 @@ int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n
 	CPU_AND(&want, &want, &s->allowed);
 
 	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < n; i++)
+		if (from[i] < n_old)
+			memcpy(runs[i], s->runs[from[i]], sizeof(runs[i]));
 	old = s->threads;
+	old_runs = s->runs;
 	s->threads = copy;
+	s->runs = runs;
 	s->n_threads = n;
 	pthread_mutex_unlock(&s->lock);
 	free(old);
+	free(old_runs);
+	free(from);
+	free(by_tid);
 
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		struct canary *c;
@@ -812,6 +1036,9 @@ void safety_set_params(struct safety *s, const struct safety_params *p)
 		return;
 	s->params.threshold_ms = p->threshold_ms;
 	s->params.cooldown_s = p->cooldown_s;
+	pthread_mutex_lock(&s->lock);   /* the watchdog thread reads it at a trip */
+	s->params.demote_all = p->demote_all;
+	pthread_mutex_unlock(&s->lock);
 	if (atomic_load(&s->threshold_ns) != (uint64_t)p->threshold_ms * MSEC) {
 		atomic_store(&s->threshold_ns, (uint64_t)p->threshold_ms * MSEC);
 		atomic_fetch_add(&s->param_epoch, 1);
@@ -946,6 +1173,7 @@ void safety_free(struct safety *s)
 		close(s->notify);
 	pthread_mutex_destroy(&s->lock);
 	free(s->threads);
+	free(s->runs);
 	free(s->trip_demoted);
 	free(s);
 }

@@ -5,10 +5,21 @@
  * each canary was kept waiting past its ticks. When a CPU's canary was kept
  * waiting for threshold_ms in total within the last SAFETY_WINDOW_FACTOR x
  * threshold_ms (only waits over SAFETY_FLOOR_MS count), the watchdog thread
- * itself sets the managed real-time threads that may run on that CPU to
- * SCHED_OTHER, then tells the main loop, which logs the thread that was
- * running there, refuses real-time grants for cooldown_s and afterwards asks
- * the daemon to promote the demoted threads again.
+ * itself sets the culprits to SCHED_OTHER, then tells the main loop, which
+ * logs who they were, holds back real-time grants for their processes (or
+ * rules) for cooldown_s and afterwards asks the daemon to promote the demoted
+ * threads again.
+ *
+ * The culprits are the managed real-time threads that may run on the starved
+ * CPU and used its time: the watchdog samples each one's run time
+ * (/proc/PID/task/TID/schedstat) once per threshold, so at a trip it knows
+ * what each ran within the window. It demotes the biggest consumers until
+ * the rest ran less than the threshold in total (too little to have caused
+ * the stall), and keeps the others: one runaway program does not take
+ * real-time scheduling away from every other one. With demote_all (the
+ * `watchdog-demote = all` of rtschedd.conf) it demotes every managed
+ * real-time thread that may run on a starved CPU where one was running, and
+ * the daemon holds back every real-time grant, as rtkit does.
  *
  * Why a total over a window and not rtkit's "no tick for 10 s": with the
  * kernel's RT throttling on (sched_rt_runtime_us 950000) a FIFO spinner lets
@@ -46,9 +57,10 @@ struct safety_params {
 	bool enabled;
 	unsigned threshold_ms;  /* SAFETY_THRESHOLD_MS_MIN..MAX */
 	unsigned cooldown_s;    /* 1..SAFETY_COOLDOWN_S_MAX */
+	bool demote_all;        /* every managed real-time thread on a guilty CPU, not the culprits */
 };
 
-#define SAFETY_PARAMS_DEFAULT { true, SAFETY_THRESHOLD_MS_DEFAULT, SAFETY_COOLDOWN_S_DEFAULT }
+#define SAFETY_PARAMS_DEFAULT { true, SAFETY_THRESHOLD_MS_DEFAULT, SAFETY_COOLDOWN_S_DEFAULT, false }
 
 /* A managed real-time thread, as the main loop publishes it. */
 struct safety_thread {
@@ -63,7 +75,9 @@ struct safety_thread {
 struct safety_trip {
 	cpu_set_t starved;              /* the CPUs whose canary starved */
 	uint64_t stall_ms;              /* the worst canary's wait within the window */
-	char culprits[SAFETY_CULPRITS_MAX]; /* "CPU 0: tid 12 (spin) of pid 10 (app), fifo/50, running; ..." */
+	bool demote_all;                /* the params' demote_all when it tripped */
+	char culprits[SAFETY_CULPRITS_MAX]; /* "CPU 0: tid 12 (spin) of pid 10 (app), fifo/50, ran 3.8 s of
+					     * the last 4.1 s; ..." */
 	const struct safety_thread *demoted; /* set to SCHED_OTHER by the watchdog thread */
 	size_t n_demoted;
 	size_t n_failed;                /* real-time threads it could not demote */
@@ -106,7 +120,7 @@ void safety_free(struct safety *s);
 /* Publish the managed real-time threads (a copy is taken). Canaries run on
  * the union of their CPUs; with n == 0 everything sleeps. Returns 0 or -errno. */
 int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n);
-/* New threshold and cooldown (on reload); the enabled flag is kept. */
+/* New threshold, cooldown and demote_all (on reload); the enabled flag is kept. */
 void safety_set_params(struct safety *s, const struct safety_params *p);
 /* True while real-time grants must be refused after a trip. */
 bool safety_in_cooldown(const struct safety *s);
@@ -174,5 +188,10 @@ int safety_parse_stat(const char *buf, struct safety_taskstat *out);
 /* The thread that was running on `cpu`: real-time, state R, last on `cpu`;
  * the highest priority, then the most CPU time. Its index, or -1. */
 int safety_pick_culprit(const struct safety_taskstat *t, size_t n, int cpu);
+/* Which of n real-time threads that may run on a starved CPU to demote, from
+ * the run time each had in the window (ns): the biggest consumers, until the
+ * rest ran less than `threshold_ns` in total. Sets pick[i]; returns how many,
+ * 0 if all of them together ran less than that (the stall is not theirs). */
+size_t safety_pick_runners(const uint64_t *ran, size_t n, uint64_t threshold_ns, bool *pick);
 
 #endif

@@ -241,6 +241,14 @@ START_TEST(test_ranges_and_types)
 	expect_error("[daemon]\nsocket = relative/path\n", "not an absolute path", NULL);
 	expect_error("[daemon]\nrate-burst = 0\n", ":2: rate-burst:", NULL);
 	expect_error("[user bob]\npolicies = fifo,warp\n", ":2: policies: bad policy list", NULL);
+	expect_error("[daemon]\nwatchdog-demote = everyone\n", ":2: watchdog-demote: 'everyone' is not valid",
+		     "use culprit");
+	struct config *c = expect_ok("[daemon]\n");
+	ck_assert(!c->watchdog_demote_all);   /* the default: only the culprits */
+	config_free(c);
+	c = expect_ok("[daemon]\nwatchdog-demote = all\n");
+	ck_assert(c->watchdog_demote_all);
+	config_free(c);
 }
 END_TEST
 

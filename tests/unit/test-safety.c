@@ -213,6 +213,37 @@ START_TEST(test_culprit)
 }
 END_TEST
 
+START_TEST(test_runners)
+{
+	/* a spinner, an audio thread at 10% and an idle one, threshold 1 s */
+	uint64_t ran[3] = { 38 * S / 10, 4 * S / 10, 0 };
+	bool pick[3];
+
+	ck_assert_uint_eq(safety_pick_runners(ran, 3, S, pick), 1);
+	ck_assert(pick[0] && !pick[1] && !pick[2]);
+	/* two spinners: both, the audio thread kept */
+	ran[2] = 3 * S;
+	ck_assert_uint_eq(safety_pick_runners(ran, 3, S, pick), 2);
+	ck_assert(pick[0] && !pick[1] && pick[2]);
+	/* the biggest first, until the rest ran under the threshold */
+	ran[0] = 6 * S / 10;
+	ran[1] = 5 * S / 10;
+	ran[2] = 2 * S / 10;
+	ck_assert_uint_eq(safety_pick_runners(ran, 3, S, pick), 1);   /* 0.7 s left */
+	ck_assert(pick[0] && !pick[1] && !pick[2]);
+	ran[2] = 5 * S / 10;
+	ck_assert_uint_eq(safety_pick_runners(ran, 3, S, pick), 2);   /* 1.0 s left: one more */
+	ck_assert(pick[0] && (pick[1] != pick[2]));
+	/* all of them together too little: the stall is someone else's */
+	ran[0] = 5 * S / 10;
+	ran[1] = 4 * S / 10;
+	ran[2] = 0;
+	ck_assert_uint_eq(safety_pick_runners(ran, 3, S, pick), 0);
+	ck_assert(!pick[0] && !pick[1] && !pick[2]);
+	ck_assert_uint_eq(safety_pick_runners(ran, 0, S, pick), 0);
+}
+END_TEST
+
 START_TEST(test_rttime)
 {
 	struct rlimit rl;
@@ -288,6 +319,7 @@ int main(void)
 	tcase_add_test(tc, test_parse_stat);
 	tcase_add_test(tc, test_parse_own_stat);
 	tcase_add_test(tc, test_culprit);
+	tcase_add_test(tc, test_runners);
 	tcase_add_test(tc, test_rttime);
 	tcase_add_test(tc, test_demote_identity);
 	tcase_add_test(tc, test_disabled);
