@@ -63,6 +63,8 @@ h rename rt-demo-out plain
 wait_for sh -c "'$HELPER' query $OUT_T | grep -q 'policy=other'" &&
 	pass "renamed so no rule matches: restored" || fail "after rename: $(q "$OUT_T")"
 expect_sched "$OUT_T" "cpus=$(seq -s, 0 $LASTCPU)" "affinity restored too"
+ctl list
+expect_in "$(echo "$OUT" | grep -w "^$OUT_T")" "restored" "list still shows it, as restored"
 h rename plain rt-demo-2
 wait_for sh -c "'$HELPER' query $OUT_T | grep -q 'policy=fifo priority=20'" &&
 	pass "renamed to match again: applied" || fail "after rename back: $(q "$OUT_T")"
@@ -84,6 +86,23 @@ expect_sched "$EX" "policy=rr priority=44" "explicit registration survives a ren
 h exit byproc-1
 wait_for sh -c "! '$RTSCHEDCTL' --socket '$SOCK' list | grep -qw '^$BP'" &&
 	pass "exited matched thread left the registry" || fail "tid $BP still listed"
+
+# a rule that matches but cannot apply: the kernel would SIGKILL a real-time
+# task with RLIMIT_RTTIME 0, so it is refused, and list says so and why
+cp /bin/sleep "$TMP/rt-demo-capped"
+prlimit --rttime=0:0 "$TMP/rt-demo-capped" 120 &
+CAP=$!
+cap_stop() { [ -n "${CAP:-}" ] && kill "$CAP" 2>/dev/null; wait "$CAP" 2>/dev/null; CAP=; }
+at_exit cap_stop
+wait_for sh -c "'$RTSCHEDCTL' --socket '$SOCK' list | grep -w '^$CAP' | grep -q 'refused:rttime-zero'" &&
+	pass "list: the matched thread that could not get the rule is refused:rttime-zero" ||
+	fail "list: $("$RTSCHEDCTL" --socket "$SOCK" list)"
+row=$("$RTSCHEDCTL" --socket "$SOCK" --json list | jq -c ".[] | select(.tid == $CAP)")
+[ "$(echo "$row" | jq -r '.state + " " + .state_code + " " + .rule')" = "refused rttime-zero demo" ] &&
+	expect_in "$(echo "$row" | jq -r .state_msg)" "RLIMIT_RTTIME of pid $CAP is 0" "list --json: state, code and why" ||
+	fail "list --json row: $row"
+expect_sched "$CAP" "policy=other" "and the kernel shows it was left alone"
+cap_stop
 
 # reload: a rule removed gives the threads back
 sed -i '/^\[rule demo\]/,/^cpus/d' "$CONF"

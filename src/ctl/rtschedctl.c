@@ -131,10 +131,14 @@ static int on_list(void *ud, const struct proto_msg *m)
 		const char *v = proto_get(m, cols[i]);
 		printf("%-*s ", width[i], v ? v : "-");
 	}
-	/* applied, or demoted by the watchdog with the cooldown left */
+	/* applied, demoted by the watchdog with the cooldown left, refused
+	 * with the code (--json has the message), or restored */
 	const char *state = proto_get(m, "state");
 	if (state && strcmp(state, "demoted") == 0) {
 		snprintf(b, sizeof(b), "demoted:%ss", proto_get(m, "state_left_s") ?: "?");
+		printf("%-12s ", b);
+	} else if (state && strcmp(state, "refused") == 0) {
+		snprintf(b, sizeof(b), "refused:%s", proto_get(m, "state_code") ?: "?");
 		printf("%-12s ", b);
 	} else {
 		printf("%-12s ", state ?: "-");

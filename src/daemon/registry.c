@@ -44,6 +44,8 @@ struct registry {
 		char rule[CONFIG_NAME_MAX];    /* "" or the [rule] that matched the culprit */
 	} *holds;
 	size_t n_holds;
+	struct reg_recent recent[REG_RECENT_MAX]; /* a ring; recent_head is the next slot */
+	size_t recent_head, n_recent;
 };
 
 /* Tell the observer (the state journal) what changed. */
@@ -396,10 +398,61 @@ int registry_adopt_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner,
 	return thread_add(r, tid, pid, owner, source, req, spec, proc, saved, NULL, msg, len);
 }
 
+/* The ring slot for tid (its old entry if it has one), filled with who it is. */
+static struct reg_recent *recent_slot(struct registry *r, pid_t tid, pid_t pid, uint64_t starttime)
+{
+	struct reg_recent *e = NULL;
+
+	for (size_t i = 0; i < r->n_recent && !e; i++)
+		if (r->recent[i].tid == tid && r->recent[i].starttime == starttime)
+			e = &r->recent[i];
+	if (!e) {
+		e = &r->recent[r->recent_head];
+		r->recent_head = (r->recent_head + 1) % REG_RECENT_MAX;
+		if (r->n_recent < REG_RECENT_MAX)
+			r->n_recent++;
+	}
+	memset(e, 0, sizeof(*e));
+	e->tid = tid;
+	e->pid = pid;
+	e->starttime = starttime;
+	e->when_usec = now_realtime_usec();
+	return e;
+}
+
+void registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			   const char *rule, int code, const char *why)
+{
+	struct proc_stat st;
+	struct reg_recent *e;
+
+	if (proc_read_stat(tid, &st) < 0)
+		return;   /* gone: nothing to explain */
+	e = recent_slot(r, tid, pid, st.starttime);
+	e->owner = owner;
+	e->source = source;
+	e->code = code;
+	snprintf(e->rule, sizeof(e->rule), "%s", rule ? rule : "");
+	snprintf(e->why, sizeof(e->why), "%s", why);
+}
+
+const struct reg_recent *registry_recent(struct registry *r, size_t i)
+{
+	if (i >= r->n_recent)
+		return NULL;
+	return &r->recent[(r->recent_head + REG_RECENT_MAX - 1 - i) % REG_RECENT_MAX];
+}
+
 void registry_remove_thread(struct registry *r, struct reg_thread *t, bool restore)
 {
-	if (restore)
+	if (restore) {
+		struct reg_recent *e = recent_slot(r, t->tid, t->pid, t->starttime);
+		e->owner = t->owner;
+		e->source = t->source;
+		e->code = -1;
+		snprintf(e->rule, sizeof(e->rule), "%s", t->req.role);
 		thread_restore(t);
+	}
 	thread_free(r, t);
 }
 
@@ -575,11 +628,14 @@ void registry_on_new_thread(struct registry *r, const struct config *c, pid_t ti
 			&cap, msg, sizeof(msg));
 	if (e >= 0) {
 		log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
+		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
 		return;
 	}
 	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &spec, p, NULL, msg, sizeof(msg));
-	if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
+	if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD) {
 		log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
+		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
+	}
 }
 
 void registry_on_exit(struct registry *r, pid_t tid)

@@ -60,6 +60,22 @@ struct reg_saved {
 	bool cpus_changed;
 };
 
+/* A thread rtschedd does not manage (any more), and why: the grant for a
+ * [rule] match or a registered process's new thread was refused, or it was
+ * let go with its settings restored. The last REG_RECENT_MAX are kept, so
+ * `list` can say why a thread a rule matched is not real-time. */
+#define REG_RECENT_MAX 64
+struct reg_recent {
+	pid_t tid, pid;
+	uint64_t starttime;
+	uid_t owner;
+	enum reg_source source;
+	char rule[CONFIG_NAME_MAX];  /* "" for the default */
+	int code;                    /* the refusal (enum proto_error); -1: restored */
+	char why[256];
+	uint64_t when_usec;          /* CLOCK_REALTIME */
+};
+
 /* Changes, for the state journal. */
 enum { REG_EV_THREAD_SET, REG_EV_THREAD_GONE, REG_EV_PROC_SET, REG_EV_PROC_GONE };
 typedef void (*registry_observer)(void *ud, int event, struct reg_thread *t, struct reg_process *p);
@@ -136,6 +152,11 @@ void registry_holds_text(struct registry *r, char *buf, size_t len);
 /* After the cooldown: release the holds and give demoted threads their
  * real-time settings back. Returns how many got them. */
 size_t registry_promote(struct registry *r);
+/* Remember that a grant for tid was refused with `code` (see struct reg_recent). */
+void registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			   const char *rule, int code, const char *why);
+/* The i-th remembered thread, newest first; NULL past the end. */
+const struct reg_recent *registry_recent(struct registry *r, size_t i);
 /* Whether threads get their own pidfd (PIDFD_THREAD, Linux 6.9+). */
 bool registry_thread_pidfds(struct registry *r);
 

@@ -219,6 +219,12 @@ static void list_observed(struct ctx *x, pid_t tid)
 	free(h);
 }
 
+static const char *source_name(enum reg_source s)
+{
+	return s == REG_SOURCE_PROCESS ? "process" : s == REG_SOURCE_RULE ? "match" :
+	       s == REG_SOURCE_RTKIT ? "rtkit" : "thread";
+}
+
 static void op_list(struct ctx *x)
 {
 	struct safety_status ss = { 0 };
@@ -235,9 +241,7 @@ static void op_list(struct ctx *x)
 		proto_add(&x->out, "comm", proc_read_stat(t->tid, &st) == 0 ? st.comm : "?");
 		add_sched(&x->out, &t->applied);
 		proto_add(&x->out, "rule", t->req.role[0] ? t->req.role : "default");
-		proto_add(&x->out, "source", t->source == REG_SOURCE_PROCESS ? "process" :
-					     t->source == REG_SOURCE_RULE ? "match" :
-					     t->source == REG_SOURCE_RTKIT ? "rtkit" : "thread");
+		proto_add(&x->out, "source", source_name(t->source));
 		proto_add_long(&x->out, "owner", (long)t->owner);
 		proto_add_long(&x->out, "since", (long)(t->since_usec / 1000000u));
 		/* why the policy shown is what it is: applied as asked, or set to
@@ -248,6 +252,36 @@ static void op_list(struct ctx *x)
 			proto_add_long(&x->out, "state_left_s", ss.cooldown ? (long)ss.cooldown_left_s : 0);
 		}
 		list_observed(x, t->tid);
+		send_buf(x);
+		rows++;
+	}
+	/* threads not managed, still alive, that a rule matched (or a process
+	 * registered) and were refused, or that were let go and restored */
+	const struct reg_recent *e;
+	bool admin = request_privileged(x->d, x->peer->uid, x->peer->gid, x->peer->pid);
+	for (size_t i = 0; (e = registry_recent(x->d->registry, i)); i++) {
+		struct proc_stat st;
+		struct task_sched now;
+
+		if (registry_find(x->d->registry, e->tid) || proc_read_stat(e->tid, &st) < 0 ||
+		    st.starttime != e->starttime || task_sched_read(e->tid, &now) < 0)
+			continue;
+		proto_begin(&x->out, "ROW");
+		proto_add_long(&x->out, "tid", e->tid);
+		proto_add_long(&x->out, "pid", e->pid);
+		proto_add(&x->out, "comm", st.comm);
+		add_sched(&x->out, &now);
+		proto_add(&x->out, "rule", e->rule[0] ? e->rule : "default");
+		proto_add(&x->out, "source", source_name(e->source));
+		proto_add_long(&x->out, "owner", (long)e->owner);
+		proto_add_long(&x->out, "since", (long)(e->when_usec / 1000000u));
+		proto_add(&x->out, "state", e->code < 0 ? "restored" : "refused");
+		if (e->code >= 0) {
+			proto_add(&x->out, "state_code", proto_error_code((enum proto_error)e->code));
+			/* the reason may quote the owner's limits: theirs and the admins' to read */
+			if (admin || x->peer->uid == e->owner)
+				proto_add(&x->out, "state_msg", e->why);
+		}
 		send_buf(x);
 		rows++;
 	}

@@ -169,8 +169,10 @@ void rules_on_task(struct daemon *d, pid_t tid, pid_t pid, bool force)
 	spec = rl->spec;
 	e = registry_add_thread(d->registry, tid, pid, 0, REG_SOURCE_RULE, &req, &spec, NULL, &t, msg, sizeof(msg));
 	if (e >= 0) {
-		if (e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
+		if (e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD) {
 			log_warnx("rule %s matched tid %d (%s) but could not apply: %s", rl->name, (int)tid, b.comm, msg);
+			registry_note_refused(d->registry, tid, pid, 0, REG_SOURCE_RULE, rl->name, e, msg);
+		}
 		return;
 	}
 	log_debug("rule %s matched tid %d (%s) of pid %d", rl->name, (int)tid, b.comm, (int)pid);
