@@ -282,6 +282,27 @@ expect_sched "$T" "policy=fifo priority=55" "the running configuration was kept"
 write_conf 55
 sctl reload $UNIT && pass "reload with the configuration fixed" || fail "reload after fixing the configuration"
 
+# --- RestrictRealtime= of a transient unit: no file says it, systemd does ---------------
+RU=rtsd-e2e-restricted.service
+ctl_in() { cin "$top_builddir/rtschedctl" "$@" 2>&1; }
+cin systemd-run --quiet --unit="$RU" -p RestrictRealtime=yes sleep 600
+RP=$(sctl show -P MainPID "$RU")
+out=$(ctl_in check --pid "$RP")
+expect_in "$out" "restrict-realtime: pid $RP runs in $RU, which sets RestrictRealtime=yes (a transient unit, as systemd reports it)" \
+	"check finds RestrictRealtime=yes of a transient unit (systemd-run -p), asking systemd over the bus"
+expect_in "$out" "fix: $RU is a transient unit (systemd-run): systemctl stop $RU and start it again without -p RestrictRealtime=yes" \
+	"and the fix fits a transient unit"
+# the fix, applied: the process may now make itself real-time
+sctl stop "$RU"
+cin systemd-run --quiet --unit="$RU" chrt -f 10 sleep 600
+RP=$(sctl show -P MainPID "$RU")
+expect_sched "$RP" "policy=fifo priority=10" "started again without the property, the process makes itself SCHED_FIFO 10"
+case "$(ctl_in check --pid "$RP")" in
+*restrict-realtime*) fail "check still reports restrict-realtime after the fix" ;;
+*) pass "check no longer reports restrict-realtime" ;;
+esac
+sctl stop "$RU"
+
 # --- watchdog ---------------------------------------------------------------------------
 [ "$(prop WatchdogUSec)" = 2s ] && pass "WatchdogSec=2s in force" || fail "WatchdogUSec=$(prop WatchdogUSec)"
 w1=$(prop WatchdogTimestampMonotonic)

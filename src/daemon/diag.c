@@ -278,11 +278,12 @@ static int explain_rt_eperm(struct diag_ctx *c, char *buf, size_t len)
 		return diag_path(buf, len, "tid %d is in cpu cgroup %s whose cpu.rt_runtime_us is 0 "
 				 "(RT group scheduling), so the kernel refuses real-time policies there; fix: %s",
 				 tid, b.group, b.fix);
-	if (s->loaded && s->restrict_rt == 1)
+	if (s->loaded && s->restrict_rt == 1) {
+		char fix[DIAG_TEXT_MAX];
+		diag_fix_restrict(s, fix, sizeof(fix));
 		return diag_path(buf, len, "%s runs with RestrictRealtime=yes (%s), a seccomp filter that "
-				 "refuses its real-time calls; fix: systemctl edit %s, add [Service] "
-				 "RestrictRealtime=no, then systemctl restart %s",
-				 s->st.name, s->restrict_src, s->unit, s->unit);
+				 "refuses its real-time calls; fix: %s", s->st.name, s->restrict_src, fix);
+	}
 	if (s->loaded && s->st.seccomp == 2 && s->restrict_rt < 0)
 		return diag_path(buf, len, "%s runs under a seccomp filter of unknown origin (Seccomp: 2 in "
 				 "/proc/%d/status), which may refuse real-time calls; fix: start it without the "

@@ -21,7 +21,8 @@ struct diag_proc {
 	struct diag_cgroup cg;
 	char unit[256];                 /* "" if none */
 	bool user_unit;                 /* runs under a user manager: systemctl --user */
-	int restrict_rt;                /* 1 RestrictRealtime=yes, 0 no, -errno unit file not found */
+	int restrict_rt;                /* 1 RestrictRealtime=yes, 0 no, -errno unit not found */
+	bool transient;                 /* the unit was made by systemd-run (known from systemd) */
 	char restrict_src[PATH_MAX + 16];
 };
 
@@ -91,11 +92,17 @@ int diag_cpuset(struct diag_ctx *c, const struct diag_proc *p, cpu_set_t *set, c
 void diag_cpuset_knob(const char *src, char *knob, size_t len);
 /* The fix line for "give it the capability" for process p. */
 void diag_fix_cap(const struct diag_proc *p, char *fix, size_t len);
+/* The fix for RestrictRealtime=yes on p's unit (edit it, or for a transient
+ * unit start it again without the property). */
+void diag_fix_restrict(const struct diag_proc *p, char *fix, size_t len);
 
-/* diag_unit.c: RestrictRealtime= of a unit from its files.  1 or 0, with
- * the file:line of the assignment in src ("" if none); -ENOENT when no
- * unit file was found. */
-int diag_unit_restrict_rt(struct diag_ctx *c, const char *unit, bool user_unit, char *src, size_t len);
+/* diag_unit.c: RestrictRealtime= of a unit: from systemd over the system
+ * bus when it answers for a loaded service (the only source for a transient
+ * unit: systemd-run -p RestrictRealtime=yes), else from its files.  1 or 0,
+ * with where it was found in src ("" if nowhere), *transient set for a
+ * transient unit; -ENOENT when neither knows the unit. */
+int diag_unit_restrict_rt(struct diag_ctx *c, const char *unit, bool user_unit, bool *transient, char *src,
+			  size_t len);
 
 /* diag_kernel.c: system-wide checks: RT throttling, the preemption model. */
 void diag_check_kernel(struct diag_ctx *c);

@@ -76,7 +76,7 @@ int diag_proc_load(struct diag_ctx *c, struct diag_proc *p, pid_t pid)
 	    ((p->cg.has_unified && diag_unit_from_cgroup(p->cg.unified, p->unit, sizeof(p->unit), &p->user_unit) == 0) ||
 	     (p->cg.has_systemd && diag_unit_from_cgroup(p->cg.systemd, p->unit, sizeof(p->unit), &p->user_unit) == 0)) &&
 	    in_service(p))
-		p->restrict_rt = diag_unit_restrict_rt(c, p->unit, p->user_unit, p->restrict_src,
+		p->restrict_rt = diag_unit_restrict_rt(c, p->unit, p->user_unit, &p->transient, p->restrict_src,
 						       sizeof(p->restrict_src));
 	p->loaded = true;
 	return 0;
@@ -89,6 +89,18 @@ static void fix_unit(const struct diag_proc *p, const char *setting, char *fix, 
 
 	diag_fmt(fix, len, "systemctl %sedit %s, add the lines [Service] and %s, then systemctl %srestart %s",
 		 u, p->unit, setting, u, p->unit);
+}
+
+void diag_fix_restrict(const struct diag_proc *p, char *fix, size_t len)
+{
+	const char *u = p->user_unit ? "--user " : "";
+
+	/* systemctl edit refuses a transient unit: it has no file to edit */
+	if (p->transient)
+		diag_fmt(fix, len, "%s is a transient unit (systemd-run): systemctl %sstop %s and start it again "
+			 "without -p RestrictRealtime=yes (or with -p RestrictRealtime=no)", p->unit, u, p->unit);
+	else
+		fix_unit(p, "RestrictRealtime=no", fix, len);
 }
 
 void diag_fix_cap(const struct diag_proc *p, char *fix, size_t len)
@@ -141,7 +153,7 @@ void diag_check_self(struct diag_ctx *c)
 	}
 	diag_fmt(u, sizeof(u), "%s", s->unit[0] ? s->unit : "its unit");
 	if (s->restrict_rt == 1) {
-		fix_unit(s, "RestrictRealtime=no", fix, sizeof(fix));
+		diag_fix_restrict(s, fix, sizeof(fix));
 		diag_add(c, "self-restrict-realtime", DIAG_ERROR, fix, "%s (pid %d) runs in %s, which sets "
 			 "RestrictRealtime=yes (%s): its every call to set a real-time policy fails with EPERM",
 			 s->st.name, (int)s->pid, u, s->restrict_src);
@@ -465,7 +477,7 @@ static void check_seccomp(struct diag_ctx *c)
 	if (c->target_is_self)
 		return;          /* diag_check_self() spoke about it */
 	if (p->restrict_rt == 1) {
-		fix_unit(p, "RestrictRealtime=no", fix, sizeof(fix));
+		diag_fix_restrict(p, fix, sizeof(fix));
 		diag_add(c, "restrict-realtime", DIAG_WARNING, fix, "pid %d runs in %s, which sets "
 			 "RestrictRealtime=yes (%s): its own calls to set a real-time policy fail with EPERM; "
 			 "%s can still make its threads real-time, as a seccomp filter binds only the filtered "

@@ -1,12 +1,13 @@
-/* diag_unit.c: RestrictRealtime= of a systemd unit, read from its unit
- * file and drop-ins.  The honest source is systemd itself (`systemctl show
- * -p RestrictRealtime UNIT`), but systemd may not be reachable: it need not
- * be PID 1 (it is not in many containers), and rtschedd has no D-Bus
- * access.  So this reads the files the way systemd merges them: the first
- * unit file found along the unit path (the instance's, else its template's),
- * then every *.conf drop-in of "UNIT.d", "TEMPLATE.d" and "service.d" along
- * the path, one per file name (the earlier directory wins), in file-name
- * order, the last assignment counting. */
+/* diag_unit.c: RestrictRealtime= of a systemd unit.  The honest source is
+ * systemd itself (what `systemctl show -p RestrictRealtime UNIT` asks), and
+ * for a transient unit (systemd-run -p RestrictRealtime=yes) the only one, so
+ * a live diagnosis asks it first over the system bus.  But systemd may not be
+ * reachable: it need not be PID 1 (it is not in many containers) and the bus
+ * may be down.  Then this reads the files the way systemd merges them: the
+ * first unit file found along the unit path (the instance's, else its
+ * template's), then every *.conf drop-in of "UNIT.d", "TEMPLATE.d" and
+ * "service.d" along the path, one per file name (the earlier directory wins),
+ * in file-name order, the last assignment counting. */
 #include "autoconfig.h"
 
 #include <ctype.h>
@@ -15,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-bus.h>
 
 #include "diag_int.h"
 
 #define MAX_DROPINS 64
+#define SYSTEMD "org.freedesktop.systemd1"
 
 struct dropin {
 	char name[256];
@@ -134,7 +137,47 @@ static const char *next_dir(const char *p, bool user, char *dir, size_t len)
 	return p[n] ? p + n + 1 : p + n;
 }
 
-int diag_unit_restrict_rt(struct diag_ctx *c, const char *unit, bool user_unit, char *src, size_t len)
+/* RestrictRealtime= of a loaded system service, as systemd has it: 1 or 0,
+ * else -errno (no bus, no systemd on it, not loaded, not a service). */
+static int bus_restrict_rt(const char *unit, bool *transient, char *src, size_t len)
+{
+	size_t n = strlen(unit);
+	sd_bus *bus = NULL;
+	char *path = NULL, *load = NULL, *frag = NULL;
+	int on = 0, tr = 0, r;
+
+	/* only a service has an exec context to restrict (a scope has none) */
+	if (n < 9 || strcmp(unit + n - 8, ".service") != 0)
+		return -ENOTSUP;
+	if ((r = sd_bus_open_system(&bus)) < 0)
+		return r;
+	/* a call activates the name if needed: where systemd is not PID 1 that
+	 * fails at once (its bus service file runs /bin/false) */
+	sd_bus_set_method_call_timeout(bus, 2 * 1000000);
+	if ((r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path)) >= 0 &&
+	    (r = sd_bus_get_property_string(bus, SYSTEMD, path, SYSTEMD ".Unit", "LoadState", NULL, &load)) >= 0)
+		r = strcmp(load, "loaded") == 0 ? 0 : -ENOENT;
+	if (r >= 0 &&
+	    (r = sd_bus_get_property_trivial(bus, SYSTEMD, path, SYSTEMD ".Service", "RestrictRealtime", NULL, 'b',
+					     &on)) >= 0 &&
+	    sd_bus_get_property_trivial(bus, SYSTEMD, path, SYSTEMD ".Unit", "Transient", NULL, 'b', &tr) >= 0 && !tr)
+		sd_bus_get_property_string(bus, SYSTEMD, path, SYSTEMD ".Unit", "FragmentPath", NULL, &frag);
+	if (r >= 0) {
+		*transient = tr;
+		if (tr)
+			snprintf(src, len, "a transient unit, as systemd reports it");
+		else
+			snprintf(src, len, "%s, as systemd reports it", frag && *frag ? frag : unit);
+	}
+	free(path);
+	free(load);
+	free(frag);
+	sd_bus_flush_close_unref(bus);
+	return r < 0 ? r : on;
+}
+
+int diag_unit_restrict_rt(struct diag_ctx *c, const char *unit, bool user_unit, bool *transient, char *src,
+			  size_t len)
 {
 	struct dropin *v;
 	char tmpl[256], dir[PATH_MAX], path[PATH_MAX + 512];
@@ -146,6 +189,14 @@ int diag_unit_restrict_rt(struct diag_ctx *c, const char *unit, bool user_unit, 
 
 	src[0] = '\0';
 	tmpl[0] = '\0';
+	*transient = false;
+	/* systemd first, on the live system (a user manager has its own bus:
+	 * user units come from their files) */
+	if (c->real && !user_unit) {
+		int r = bus_restrict_rt(unit, transient, src, len);
+		if (r >= 0)
+			return r;
+	}
 	/* "getty@tty1.service" is an instance of "getty@.service". */
 	if (at && dot && dot > at + 1 && (size_t)(at - unit) + 1 + strlen(dot) < sizeof(tmpl))
 		snprintf(tmpl, sizeof(tmpl), "%.*s%s", (int)(at - unit + 1), unit, dot);
