@@ -95,7 +95,17 @@ T=$(spawn w)
 ctl register --tid "$T"
 expect_in "$ERR" "apply-failed" "the apply fails"
 expect_in "$ERR" "RLIMIT_RTPRIO" "and the reply names the diagnosed cause (RLIMIT_RTPRIO), not just EPERM"
+expect_in "$ERR" "diagnosis: rtprio-zero" "rtschedctl prints the cause's code, the one check reports"
+run "$RTSCHEDCTL" --socket "$SOCK" --json register --tid "$T"
+[ "$(echo "$OUT" | jq -r '.error + " " + .diag')" = "apply-failed rtprio-zero" ] &&
+	pass "register --json: error apply-failed, diag rtprio-zero" || fail "register --json: $OUT"
 expect_sched "$T" "policy=other" "nothing was applied"
+# librtsched: EIO as before, and the code through rtsched_last_diag()
+h register w -
+case "$HR" in
+"err 5 "*"RLIMIT_RTPRIO"*"[diag rtprio-zero]") pass "librtsched: -EIO, and rtsched_last_diag() says rtprio-zero" ;;
+*) fail "librtsched register: '$HR', want err 5 ... [diag rtprio-zero]" ;;
+esac
 helper_stop
 daemon_stop
 finish

@@ -149,8 +149,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (explain) {
-		r = diag_explain(&env, &t, what, explain, line, sizeof(line));
-		printf("%s: %s; %s\n", apply ? "apply failed" : "explain", strerror(explain), line);
+		char code[DIAG_CODE_MAX];
+		r = diag_explain(&env, &t, what, explain, line, sizeof(line), code);
+		printf("%s: %s; %s%s%s%s\n", apply ? "apply failed" : "explain", strerror(explain), line,
+		       code[0] ? " [" : "", code, code[0] ? "]" : "");
 		return r == 0 ? 1 : r == -ENOENT ? 1 : 3;
 	}
 	r = diag_run(&env, &t, &rep);

@@ -64,7 +64,11 @@ wait_for sh -c "'$HELPER' query $OUT_T | grep -q 'policy=other'" &&
 	pass "renamed so no rule matches: restored" || fail "after rename: $(q "$OUT_T")"
 expect_sched "$OUT_T" "cpus=$(seq -s, 0 $LASTCPU)" "affinity restored too"
 ctl list
-expect_in "$(echo "$OUT" | grep -w "^$OUT_T")" "restored" "list still shows it, as restored"
+case "$(echo "$OUT" | grep -w "^$OUT_T")" in "") pass "list shows managed threads only" ;;
+*) fail "list shows the restored thread: $OUT" ;; esac
+expect_in "$ERR" "more not managed: refused or restored; rtschedctl list --all" "and says there are more"
+ctl list --all
+expect_in "$(echo "$OUT" | grep -w "^$OUT_T")" "restored" "list --all shows it, as restored"
 h rename plain rt-demo-2
 wait_for sh -c "'$HELPER' query $OUT_T | grep -q 'policy=fifo priority=20'" &&
 	pass "renamed to match again: applied" || fail "after rename back: $(q "$OUT_T")"
@@ -94,10 +98,10 @@ prlimit --rttime=0:0 "$TMP/rt-demo-capped" 120 &
 CAP=$!
 cap_stop() { [ -n "${CAP:-}" ] && kill "$CAP" 2>/dev/null; wait "$CAP" 2>/dev/null; CAP=; }
 at_exit cap_stop
-wait_for sh -c "'$RTSCHEDCTL' --socket '$SOCK' list | grep -w '^$CAP' | grep -q 'refused:rttime-zero'" &&
-	pass "list: the matched thread that could not get the rule is refused:rttime-zero" ||
-	fail "list: $("$RTSCHEDCTL" --socket "$SOCK" list)"
-row=$("$RTSCHEDCTL" --socket "$SOCK" --json list | jq -c ".[] | select(.tid == $CAP)")
+wait_for sh -c "'$RTSCHEDCTL' --socket '$SOCK' list --all | grep -w '^$CAP' | grep -q 'refused:rttime-zero'" &&
+	pass "list --all: the matched thread that could not get the rule is refused:rttime-zero" ||
+	fail "list --all: $("$RTSCHEDCTL" --socket "$SOCK" list --all)"
+row=$("$RTSCHEDCTL" --socket "$SOCK" --json list --all | jq -c ".[] | select(.tid == $CAP)")
 [ "$(echo "$row" | jq -r '.state + " " + .state_code + " " + .rule')" = "refused rttime-zero demo" ] &&
 	expect_in "$(echo "$row" | jq -r .state_msg)" "RLIMIT_RTTIME of pid $CAP is 0" "list --json: state, code and why" ||
 	fail "list --json row: $row"

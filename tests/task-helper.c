@@ -66,7 +66,9 @@ static void query(pid_t tid, char *buf, size_t len)
 
 static void reply_reg(int r, const struct rtsched_grant *g, char *out, size_t len)
 {
-	if (r < 0)
+	if (r < 0 && rtsched_last_diag()[0]) /* the diagnosis last: "err 5 MSG [diag rtprio-zero]" */
+		snprintf(out, len, "err %d %s [diag %s]", -r, rtsched_last_message(), rtsched_last_diag());
+	else if (r < 0)
 		snprintf(out, len, "err %d %s", -r, rtsched_last_message());
 	else if (g)
 		snprintf(out, len, "ok %s %d", g->policy, g->priority);

@@ -144,6 +144,17 @@ int proto_parse_request(struct proto_msg *m, const void *data, size_t len)
 	return parse_fields(m, m->buf, PROTO_FIELDS_MAX);
 }
 
+/* Whether s can be a diagnosis code on the wire: [a-z0-9-], 1..PROTO_DIAG_MAX-1. */
+static bool diag_code_ok(const char *s, size_t n)
+{
+	if (n == 0 || n >= PROTO_DIAG_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-')
+			return false;
+	return true;
+}
+
 int proto_parse_reply(struct proto_msg *m, const void *data, size_t len)
 {
 	int r = copy_in(m, data, len);
@@ -156,7 +167,26 @@ int proto_parse_reply(struct proto_msg *m, const void *data, size_t len)
 		*sp = '\0';
 	m->head = m->buf;
 	if (strcmp(m->head, "ERR") == 0) {
+		char *code_end, *v;
+		size_t k;
+
 		m->rest = sp ? sp + 1 : "";
+		m->n = 0;
+		/* "ERR CODE diag=DIAG MESSAGE": the diagnosis becomes field "diag",
+		 * and rest stays "CODE MESSAGE" */
+		code_end = strchr(m->rest, ' ');
+		if (code_end && strncmp(code_end + 1, "diag=", 5) == 0) {
+			v = code_end + 6;
+			k = strcspn(v, " ");
+			if (diag_code_ok(v, k)) {
+				memcpy(m->diag, v, k);
+				m->diag[k] = '\0';
+				m->f[0].key = "diag";
+				m->f[0].value = m->diag;
+				m->n = 1;
+				memmove(code_end, v + k, strlen(v + k) + 1);
+			}
+		}
 		return 0;
 	}
 	if (strcmp(m->head, "OK") != 0 && strcmp(m->head, "ROW") != 0)
@@ -248,19 +278,37 @@ void proto_add_long(struct proto_buf *b, const char *key, long value)
 	proto_add(b, key, num);
 }
 
-void proto_error(struct proto_buf *b, enum proto_error e, const char *fmt, ...)
+static void verror(struct proto_buf *b, enum proto_error e, const char *diag, const char *fmt, va_list ap)
 {
-	va_list ap;
 	int n;
 
-	n = snprintf(b->data, sizeof(b->data), "ERR %s ", proto_error_code(e));
-	va_start(ap, fmt);
+	if (diag && diag_code_ok(diag, strlen(diag)))
+		n = snprintf(b->data, sizeof(b->data), "ERR %s diag=%s ", proto_error_code(e), diag);
+	else
+		n = snprintf(b->data, sizeof(b->data), "ERR %s ", proto_error_code(e));
 	vsnprintf(b->data + n, sizeof(b->data) - (size_t)n, fmt, ap);
-	va_end(ap);
 	/* the message is free text, but only printable ASCII goes on the wire */
 	for (char *p = b->data; *p; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
 			*p = '?';
 	b->len = strlen(b->data);
 	b->overflow = false;
+}
+
+void proto_error(struct proto_buf *b, enum proto_error e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verror(b, e, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void proto_error_diag(struct proto_buf *b, enum proto_error e, const char *diag, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verror(b, e, diag, fmt, ap);
+	va_end(ap);
 }

@@ -18,6 +18,7 @@
 #define PROTO_MSG_MAX 4096      /* longest request or reply message */
 #define PROTO_FIELDS_MAX 32      /* most fields in a request */
 #define PROTO_REPLY_FIELDS_MAX 96 /* most fields in a reply (status has about 40) */
+#define PROTO_DIAG_MAX 40         /* an ERR's diagnosis code, with its NUL (diag.h's DIAG_CODE_MAX) */
 #define PROTO_DEFAULT_SOCKET "/run/rtschedd/control"
 #define PROTO_SOCKET_ENV "RTSCHED_SOCKET"
 
@@ -61,7 +62,8 @@ int proto_error_errno(enum proto_error e);
 struct proto_msg {
 	char buf[PROTO_MSG_MAX + 1];
 	const char *head;    /* "OK", "ERR", "ROW" in replies; NULL in requests */
-	const char *rest;    /* ERR: the code and message, undecoded */
+	const char *rest;    /* ERR: the code and message, undecoded (without diag=) */
+	char diag[PROTO_DIAG_MAX]; /* ERR: the diagnosis, also field "diag" */
 	struct {
 		const char *key;
 		const char *value;
@@ -99,5 +101,9 @@ void proto_add_long(struct proto_buf *b, const char *key, long value);
 /* "ERR code message" (message not encoded: it is the rest of the line). */
 void proto_error(struct proto_buf *b, enum proto_error e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* "ERR code diag=DIAG message": with the code of the diagnosed cause (a
+ * finding code of `check`, [a-z0-9-]); NULL or "" gives proto_error's form. */
+void proto_error_diag(struct proto_buf *b, enum proto_error e, const char *diag, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #endif

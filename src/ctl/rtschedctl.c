@@ -30,7 +30,8 @@ static void usage(FILE *f)
 		"  register (--tid TID | --pid PID) [--role NAME] [--policy P] [--priority N]\n"
 		"           [--nice N] [--cpus LIST]      give a thread or process its scheduling\n"
 		"  unregister (--tid TID | --pid PID)      give back what it had before\n"
-		"  list                                     the managed threads\n"
+		"  list [--all]                             the managed threads (--all: and the last refused\n"
+		"                                           or restored ones that still exist)\n"
 		"  status                                   the daemon's state\n"
 		"  reload                                   reload the configuration\n"
 		"  version                                  versions of rtschedctl and rtschedd\n"
@@ -67,7 +68,8 @@ static bool numeric_key(const char *k)
 					    "mean_ns", "stddev_ns", "overruns", "lo_ns", "hi_ns", "count",
 					    "watchdog_threshold_ms", "watchdog_cooldown_s", "watchdog_cooldown_left_s",
 					    "watchdog_trips", "cap", "clamped_from", "has_limits", "rtprio_soft",
-					    "rtprio_hard", "rtkit_calls", "rtkit_grants", "rtkit_refusals", "state_left_s" };
+					    "rtprio_hard", "rtkit_calls", "rtkit_grants", "rtkit_refusals", "state_left_s",
+					    "unmanaged" };
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (strcmp(k, nums[i]) == 0)
 			return true;
@@ -113,6 +115,13 @@ static int on_list(void *ud, const struct proto_msg *m)
 	const int width[] = { 7, 7, 16, 6, 4, 4, 10, 12, 7, 5 };
 	char b[32];
 
+	if (strcmp(m->head, "OK") == 0 && !json) {
+		long n;
+		if (proto_get_long(m, "unmanaged", 1, 1L << 30, &n) == 0)
+			fprintf(stderr, "(%ld more not managed: refused or restored; rtschedctl list --all shows them)\n",
+				n);
+		return 0;
+	}
 	if (strcmp(m->head, "ROW") != 0)
 		return 0;
 	if (json) {
@@ -348,9 +357,16 @@ static int on_any(void *ud, const struct proto_msg *m)
 			json_string(code);
 			printf(",\"message\":");
 			json_string(sp ? sp + 1 : "");
+			if (proto_get(m, "diag")) {
+				printf(",\"diag\":");
+				json_string(proto_get(m, "diag"));
+			}
 			printf("}\n");
 		} else {
 			fprintf(stderr, "rtschedctl: refused: %s\n", m->rest);
+			if (proto_get(m, "diag"))
+				fprintf(stderr, "rtschedctl: diagnosis: %s (rtschedctl check shows the whole report)\n",
+					proto_get(m, "diag"));
 		}
 		return 0;
 	}
@@ -466,15 +482,24 @@ int main(int argc, char **argv)
 		checking = true;
 	} else if (strcmp(cmd, "metrics") == 0) {
 		handler = on_metrics;
-	} else if (strcmp(cmd, "list") == 0 || strcmp(cmd, "status") == 0 || strcmp(cmd, "reload") == 0 ||
-		   strcmp(cmd, "version") == 0) {
+	} else if (strcmp(cmd, "list") == 0) {
+		static const struct option lopts[] = {
+			{ "all", no_argument, NULL, 'a' }, { "json", no_argument, NULL, 'j' }, { 0 },
+		};
+		while ((opt = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+			switch (opt) {
+			case 'a': proto_add(&b, "all", "1"); break;
+			case 'j': json = true; break;
+			default: usage_error("unknown option '%s' for list", argv[optind - 1]);
+			}
+		}
+		handler = on_list;
+	} else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reload") == 0 || strcmp(cmd, "version") == 0) {
 		while ((opt = getopt_long(argc, argv, "", cmdopts + 7, NULL)) != -1) {
 			if (opt != 'j')
 				usage_error("%s takes no options", cmd);
 			json = true;
 		}
-		if (cmd[0] == 'l')
-			handler = on_list;
 		if (cmd[0] == 'v' && !json)
 			printf("rtschedctl %s\n", PACKAGE_VERSION);
 	} else {

@@ -268,42 +268,51 @@ done:
  * them for a caller that rtschedd is: the cgroup budget (checked even with
  * CAP_SYS_NICE), a seccomp filter on the caller, then the rlimit and owner
  * rules that apply without CAP_SYS_NICE. */
-static int explain_rt_eperm(struct diag_ctx *c, char *buf, size_t len)
+static int explain_rt_eperm(struct diag_ctx *c, char *buf, size_t len, const char **code)
 {
 	const struct diag_proc *s = &c->self, *p = &c->target;
 	struct diag_budget b;
 	int tid = (int)c->t->pid;
 
-	if (p->loaded && diag_rt_budget(c, p, &b) == 1)
+	*code = "";
+	if (p->loaded && diag_rt_budget(c, p, &b) == 1) {
+		*code = "rt-group-budget-zero";
 		return diag_path(buf, len, "tid %d is in cpu cgroup %s whose cpu.rt_runtime_us is 0 "
 				 "(RT group scheduling), so the kernel refuses real-time policies there; fix: %s",
 				 tid, b.group, b.fix);
+	}
 	if (s->loaded && s->restrict_rt == 1) {
 		char fix[DIAG_TEXT_MAX];
+		*code = "self-restrict-realtime";
 		diag_fix_restrict(s, fix, sizeof(fix));
 		return diag_path(buf, len, "%s runs with RestrictRealtime=yes (%s), a seccomp filter that "
 				 "refuses its real-time calls; fix: %s", s->st.name, s->restrict_src, fix);
 	}
-	if (s->loaded && s->st.seccomp == 2 && s->restrict_rt < 0)
+	if (s->loaded && s->st.seccomp == 2 && s->restrict_rt < 0) {
+		*code = "self-seccomp-filter";
 		return diag_path(buf, len, "%s runs under a seccomp filter of unknown origin (Seccomp: 2 in "
 				 "/proc/%d/status), which may refuse real-time calls; fix: start it without the "
 				 "filter, or with one that allows sched_setattr", s->st.name, (int)s->pid);
+	}
 	if (s->cap_sys_nice == 0) {
 		char cap[DIAG_TEXT_MAX];
 
+		*code = "no-cap-sys-nice";
 		cap[0] = '\0';
 		diag_fix_cap(s, cap, sizeof(cap));
 		if (p->loaded && s->st.euid != p->st.ruid && s->st.euid != p->st.euid)
 			return diag_path(buf, len, "%s has no CAP_SYS_NICE and tid %d belongs to uid %u, "
 					 "not to its uid %u; fix: %s", s->st.name, tid,
 					 (unsigned)p->st.ruid, (unsigned)s->st.euid, cap);
-		if (p->have_limits && p->lim.rtprio_soft < (rlim_t)c->need)
+		if (p->have_limits && p->lim.rtprio_soft < (rlim_t)c->need) {
+			*code = p->lim.rtprio_soft == 0 ? "rtprio-zero" : "rtprio-low";
 			return diag_path(buf, len, "%s has no CAP_SYS_NICE, so the kernel allows tid %d "
 					 "only priorities up to its RLIMIT_RTPRIO %llu (hard %llu), below %d; "
 					 "fix: %s, or raise the limit: prlimit --pid %d --rtprio=%d:%d (needs CAP_SYS_RESOURCE)",
 					 s->st.name, tid, (unsigned long long)p->lim.rtprio_soft,
 					 (unsigned long long)p->lim.rtprio_hard, c->need, cap,
 					 (int)p->st.pid, c->need, c->need);
+		}
 		return diag_path(buf, len, "%s has no CAP_SYS_NICE; fix: %s", s->st.name, cap);
 	}
 	if (s->loaded && s->st.seccomp == 2)
@@ -320,18 +329,20 @@ static int explain_rt_eperm(struct diag_ctx *c, char *buf, size_t len)
 
 /* EINVAL from sched_setaffinity: no requested CPU is both online and in
  * the thread's cpuset. */
-static int explain_affinity(struct diag_ctx *c, char *buf, size_t len)
+static int explain_affinity(struct diag_ctx *c, char *buf, size_t len, const char **code)
 {
 	cpu_set_t online, set, both;
 	char want[256], on[256], cs[256], src[PATH_MAX + 32];
 	int tid = (int)c->t->pid;
 
+	*code = "";
 	if (!c->t->cpus || cpulist_format(c->t->cpus, want, sizeof(want)) < 0)
 		return -ENOENT;
 	if (diag_online_cpus(c, &online) == 0) {
 		CPU_AND(&both, c->t->cpus, &online);
 		if (CPU_COUNT(&both) == 0) {
 			cpulist_format(&online, on, sizeof(on));
+			*code = "cpu-offline";
 			return diag_path(buf, len, "none of CPUs %s is online (online: %s); fix: choose CPUs "
 					 "from %s, or bring one online: echo 1 > %s/devices/system/cpu/cpuN/online",
 					 want, on, on, c->env.sys);
@@ -353,6 +364,7 @@ static int explain_affinity(struct diag_ctx *c, char *buf, size_t len)
 			cpulist_format(&wide, wides, sizeof(wides));
 			diag_cpuset_knob(src, knob, sizeof(knob));
 			cpulist_format(&set, cs, sizeof(cs));
+			*code = "cpu-outside-cpuset";
 			return diag_path(buf, len, "CPUs %s are all outside tid %d's cpuset %s (%s); fix: choose "
 					 "CPUs from %s, or widen the cpuset (its parents' first): echo %s > %s "
 					 "(for a container its --cpuset-cpus, for a unit AllowedCPUs=)", want, tid,
@@ -364,12 +376,14 @@ static int explain_affinity(struct diag_ctx *c, char *buf, size_t len)
 }
 
 int diag_explain(const struct diag_env *env, const struct diag_target *t, const char *what,
-		 int err, char *buf, size_t len)
+		 int err, char *buf, size_t len, char *code)
 {
 	struct diag_report scratch;
 	struct diag_ctx *c;
+	const char *found = "";
 	int r;
 
+	code[0] = '\0';
 	if (len == 0)
 		return -ENOSPC;
 	buf[0] = '\0';
@@ -386,16 +400,19 @@ int diag_explain(const struct diag_env *env, const struct diag_target *t, const 
 		r = diag_path(buf, len, "tid %d has exited", (int)t->pid);
 		goto done;
 	}
-	if (err == EINVAL && what && strcmp(what, "sched_setaffinity") == 0)
-		r = explain_affinity(c, buf, len);
-	else if (err == EPERM && c->rt_requested)
-		r = explain_rt_eperm(c, buf, len);
-	else if (err == EPERM)
+	if (err == EINVAL && what && strcmp(what, "sched_setaffinity") == 0) {
+		r = explain_affinity(c, buf, len, &found);
+	} else if (err == EPERM && c->rt_requested) {
+		r = explain_rt_eperm(c, buf, len, &found);
+	} else if (err == EPERM) {
+		found = "no-cap-sys-nice";
 		r = diag_path(buf, len, "lowering nice or leaving SCHED_IDLE needs CAP_SYS_NICE or a "
 			      "high enough RLIMIT_NICE; fix: give %s CAP_SYS_NICE",
 			      c->self.loaded ? c->self.st.name : "the caller");
-	else
+	} else {
 		r = -ENOENT;
+	}
+	snprintf(code, DIAG_CODE_MAX, "%s", found);
 	if (r == -ENAMETOOLONG)
 		r = -ENOSPC;
 done:

@@ -129,9 +129,11 @@ int diag_run(const struct diag_env *env, const struct diag_target *t, struct dia
  * sched_setaffinity (CPUs offline or outside the cpuset) and ESRCH.  0 when
  * a cause was found; -ENOENT when none was (buf then says what was ruled
  * out, or is "" for other errors); -ENOSPC if buf is too small (it then
- * holds the cut line); -ENOMEM. */
+ * holds the cut line); -ENOMEM.  code (DIAG_CODE_MAX) gets the finding code
+ * of the cause ("rtprio-zero", "cpu-outside-cpuset"...), "" if none was found:
+ * the same code `check` would report for it. */
 int diag_explain(const struct diag_env *env, const struct diag_target *t, const char *what,
-		 int err, char *buf, size_t len);
+		 int err, char *buf, size_t len, char *code);
 
 /* --- the report (diag_report.c: plain C, no libcap, so rtschedctl can
  * rebuild a report received over the wire and print it the same way) --- */

@@ -44,6 +44,7 @@ struct registry {
 		char rule[CONFIG_NAME_MAX];    /* "" or the [rule] that matched the culprit */
 	} *holds;
 	size_t n_holds;
+	char last_diag[DIAG_CODE_MAX];            /* the diagnosis of the last apply that failed */
 	struct reg_recent recent[REG_RECENT_MAX]; /* a ring; recent_head is the next slot */
 	size_t recent_head, n_recent;
 };
@@ -197,6 +198,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	want.reset_on_fork = spec->reset_on_fork;
 	if (spec->has_cpus)
 		want.cpus = spec->cpus;
+	t->reg->last_diag[0] = '\0';
 	/* during a watchdog cooldown no managed thread becomes real-time, whatever
 	 * the path (a reload, a rule match, a new thread of a process): it gets
 	 * SCHED_OTHER now and what it asked for when the cooldown ends */
@@ -246,7 +248,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 
 		/* not just "Operation not permitted": the diagnosed cause and its fix */
 		if (r != -ESRCH)
-			diag_explain(NULL, &dt, what, r, why, sizeof(why));
+			diag_explain(NULL, &dt, what, r, why, sizeof(why), t->reg->last_diag);
 		task_sched_format(&want, desc, sizeof(desc));
 		snprintf(msg, len, "%s(tid %d, %s) failed: %s%s%s", what, (int)t->tid, desc, strerror(-r),
 			 why[0] ? "; " : "", why);
@@ -434,6 +436,11 @@ void registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner
 	e->code = code;
 	snprintf(e->rule, sizeof(e->rule), "%s", rule ? rule : "");
 	snprintf(e->why, sizeof(e->why), "%s", why);
+}
+
+const char *registry_last_diag(struct registry *r)
+{
+	return r->last_diag;
 }
 
 const struct reg_recent *registry_recent(struct registry *r, size_t i)

@@ -155,6 +155,9 @@ size_t registry_promote(struct registry *r);
 /* Remember that a grant for tid was refused with `code` (see struct reg_recent). */
 void registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
 			   const char *rule, int code, const char *why);
+/* The diagnosis code (diag.h) of the last apply that failed with
+ * apply-failed ("" if none found, or it succeeded). */
+const char *registry_last_diag(struct registry *r);
 /* The i-th remembered thread, newest first; NULL past the end. */
 const struct reg_recent *registry_recent(struct registry *r, size_t i);
 /* Whether threads get their own pidfd (PIDFD_THREAD, Linux 6.9+). */

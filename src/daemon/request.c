@@ -50,6 +50,16 @@ static void send_buf(struct ctx *x)
 	x->reply(x->ud, x->out.data, x->out.len);
 }
 
+/* Refuse with error e; diag, if not NULL or "", is the diagnosed cause's code. */
+static void refuse_msg(struct ctx *x, int e, const char *diag, const char *msg)
+{
+	proto_error_diag(&x->out, (enum proto_error)e, diag, "%s", msg);
+	x->d->refusals++;
+	log_debug("refused pid %d uid %u: %s %s", (int)x->peer->pid, (unsigned)x->peer->uid,
+		  proto_error_code((enum proto_error)e), msg);
+	send_buf(x);
+}
+
 __attribute__((format(printf, 3, 4)))
 static void refuse(struct ctx *x, int e, const char *fmt, ...)
 {
@@ -59,11 +69,7 @@ static void refuse(struct ctx *x, int e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	proto_error(&x->out, (enum proto_error)e, "%s", msg);
-	x->d->refusals++;
-	log_debug("refused pid %d uid %u: %s %s", (int)x->peer->pid, (unsigned)x->peer->uid,
-		  proto_error_code((enum proto_error)e), msg);
-	send_buf(x);
+	refuse_msg(x, e, NULL, msg);
 }
 
 static uint64_t now_usec(clockid_t clk)
@@ -228,7 +234,13 @@ static const char *source_name(enum reg_source s)
 static void op_list(struct ctx *x)
 {
 	struct safety_status ss = { 0 };
-	long rows = 0;
+	long rows = 0, all = 0;
+	int r = proto_get_long(x->m, "all", 0, 1, &all);
+
+	if (r < 0 && r != -ENOENT) {
+		refuse(x, PE_BAD_REQUEST, "all=%s: use all=1 (or 0)", proto_get(x->m, "all"));
+		return;
+	}
 
 	if (x->d->safety)
 		safety_get_status(x->d->safety, &ss);
@@ -255,16 +267,21 @@ static void op_list(struct ctx *x)
 		send_buf(x);
 		rows++;
 	}
-	/* threads not managed, still alive, that a rule matched (or a process
-	 * registered) and were refused, or that were let go and restored */
+	/* with all=1, threads not managed, still alive, that a rule matched (or
+	 * a process registered) and were refused, or that were let go and
+	 * restored; without, only how many there are */
 	const struct reg_recent *e;
 	bool admin = request_privileged(x->d, x->peer->uid, x->peer->gid, x->peer->pid);
+	long unmanaged = 0;
 	for (size_t i = 0; (e = registry_recent(x->d->registry, i)); i++) {
 		struct proc_stat st;
 		struct task_sched now;
 
 		if (registry_find(x->d->registry, e->tid) || proc_read_stat(e->tid, &st) < 0 ||
 		    st.starttime != e->starttime || task_sched_read(e->tid, &now) < 0)
+			continue;
+		unmanaged++;
+		if (!all)
 			continue;
 		proto_begin(&x->out, "ROW");
 		proto_add_long(&x->out, "tid", e->tid);
@@ -287,6 +304,7 @@ static void op_list(struct ctx *x)
 	}
 	proto_begin(&x->out, "OK");
 	proto_add_long(&x->out, "rows", rows);
+	proto_add_long(&x->out, "unmanaged", unmanaged);
 	send_buf(x);
 }
 
@@ -498,6 +516,8 @@ int request_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_p
 	else
 		e = registry_add_thread(d->registry, id, ps.tgid, subj.uid, source, &req, &spec, NULL, &out->thread,
 					msg, len);
+	if (e == PE_APPLY_FAILED)
+		snprintf(out->diag, sizeof(out->diag), "%s", registry_last_diag(d->registry));
 	if (e >= 0)
 		return e;
 	d->grants++;
@@ -517,7 +537,7 @@ static void op_register(struct ctx *x)
 		return;
 	e = request_grant(x->d, x->peer, (pid_t)id, is_pid, &req, REG_SOURCE_THREAD, &g, msg, sizeof(msg));
 	if (e >= 0) {
-		refuse(x, e, "%s", msg);
+		refuse_msg(x, e, g.diag, msg);
 		return;
 	}
 	if (is_pid) {

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "daemon.h"
+#include "diag.h"
 #include "grant.h"
 #include "registry.h"
 
@@ -39,6 +40,7 @@ struct request_granted {
 	struct reg_thread *thread;
 	struct reg_process *process;
 	struct grant_cap cap;
+	char diag[DIAG_CODE_MAX];   /* on apply-failed: the diagnosed cause's code, "" if none */
 };
 
 /* The grant path of a `register`, for every front end (the control socket,

@@ -17,6 +17,13 @@
 #define EXPORT __attribute__((visibility("default")))
 
 static __thread char last_message[PROTO_MSG_MAX + 1];
+static __thread char last_diag[PROTO_DIAG_MAX];
+
+static void clear_last(void)
+{
+	last_message[0] = '\0';
+	last_diag[0] = '\0';
+}
 
 struct collect {
 	struct rtsched_grant *grant;
@@ -33,6 +40,7 @@ static int on_reply(void *ud, const struct proto_msg *m)
 	if (strcmp(m->head, "ERR") == 0) {
 		const char *sp = strchr(m->rest, ' ');
 		snprintf(last_message, sizeof(last_message), "%s", sp ? sp + 1 : m->rest);
+		snprintf(last_diag, sizeof(last_diag), "%s", proto_get(m, "diag") ?: "");
 		return 0;
 	}
 	if (!g || strcmp(m->head, "OK") != 0)
@@ -59,7 +67,7 @@ int lib_call(const char *socket, struct proto_buf *b, int passfd, struct rtsched
 	struct collect c = { grant };
 	int r, cerr;
 
-	last_message[0] = '\0';
+	clear_last();
 	if (b->overflow)
 		return -E2BIG;
 	r = conn_call(socket, b->data, b->len, passfd, on_reply, &c, &cerr);
@@ -73,7 +81,7 @@ EXPORT int rtsched_register(const struct rtsched_request *req, struct rtsched_gr
 {
 	struct proto_buf b;
 
-	last_message[0] = '\0';
+	clear_last();
 	if (!req || (req->tid < 0 || req->pid < 0) || (req->tid && req->pid))
 		return -EINVAL;
 	if (grant)
@@ -109,7 +117,7 @@ EXPORT int rtsched_unregister(pid_t tid, pid_t pid, const char *socket)
 {
 	struct proto_buf b;
 
-	last_message[0] = '\0';
+	clear_last();
 	if ((tid <= 0) == (pid <= 0))
 		return -EINVAL;
 	proto_begin(&b, "v=1");
@@ -153,4 +161,9 @@ EXPORT const char *rtsched_strerror(int err)
 EXPORT const char *rtsched_last_message(void)
 {
 	return last_message;
+}
+
+EXPORT const char *rtsched_last_diag(void)
+{
+	return last_diag;
 }

@@ -64,6 +64,11 @@ int rtsched_disconnect(void);
 const char *rtsched_strerror(int err);
 /* The daemon's own message for this thread's last failed call ("" if none). */
 const char *rtsched_last_message(void);
+/* For a last call that failed with -EIO (the kernel refused the change): the
+ * cause the daemon diagnosed, as the finding code `rtschedctl check` uses
+ * ("rtprio-zero", "restrict-realtime", "cpu-outside-cpuset", ...); "" if it
+ * found none, or for any other result. */
+const char *rtsched_last_diag(void);
 
 /* --- Periodic timer: wait for absolute deadlines, measure the lateness ------
  *

@@ -107,6 +107,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			int e;
 
 			CHECK(m.rest != NULL);
+			/* at most the diagnosis as a field, a code of [a-z0-9-] */
+			CHECK(m.n <= 1);
+			if (m.n == 1)
+				CHECK(strcmp(m.f[0].key, "diag") == 0 && strlen(m.f[0].value) > 0 &&
+				      strspn(m.f[0].value, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(m.f[0].value));
 			snprintf(code, sizeof(code), "%.*s", (int)strcspn(m.rest, " "), m.rest);
 			e = proto_error_from_code(code);
 			CHECK(e == -EINVAL || (e >= 0 && e < PE__MAX));

@@ -938,12 +938,15 @@ END_TEST
 
 /* ------------------------------------------------------------ diag_explain --- */
 
-/* diag_explain() for pid 4242; returns its result, the line in buf. */
+static char code[DIAG_CODE_MAX];
+
+/* diag_explain() for pid 4242; returns its result, the line in buf, the
+ * finding code in `code`. */
 static int explain(int policy, int prio, const cpu_set_t *cpus, const char *what, int err, char *buf, size_t len)
 {
 	struct diag_target t = { .pid = 4242, .policy = policy, .priority = prio, .cpus = cpus };
 
-	return diag_explain(&env, &t, what, err, buf, len);
+	return diag_explain(&env, &t, what, err, buf, len, code);
 }
 
 START_TEST(test_explain_eperm)
@@ -956,30 +959,36 @@ START_TEST(test_explain_eperm)
 	ck_assert_int_eq(explain(SCHED_FIFO, 20, NULL, NULL, EPERM, buf, sizeof(buf)), 0);
 	ck_assert_msg(strstr(buf, "cpu cgroup /user.slice whose cpu.rt_runtime_us is 0") &&
 		      strstr(buf, "fix: echo 850000 > "), "%s", buf);
+	ck_assert_str_eq(code, "rt-group-budget-zero");
 	/* then a seccomp filter on the caller: RestrictRealtime= named if found */
 	put("sys/fs/cgroup/cpu,cpuacct/user.slice/cpu.rt_runtime_us", "50000\n");
 	ck_assert_int_eq(explain(SCHED_FIFO, 20, NULL, NULL, -EPERM, buf, sizeof(buf)), -ENOENT);
 	ck_assert_msg(strstr(buf, "no known cause") && strstr(buf, "SystemCallFilter= of rtschedd.service"),
 		      "%s", buf);
+	ck_assert_str_eq(code, "");
 	put("proc/self/cgroup", "0::/\n");
 	ck_assert_int_eq(explain(SCHED_FIFO, 20, NULL, NULL, -EPERM, buf, sizeof(buf)), 0);
 	ck_assert_msg(strstr(buf, "seccomp filter of unknown origin (Seccomp: 2 in /proc/100/status)"), "%s", buf);
+	ck_assert_str_eq(code, "self-seccomp-filter");
 	put("proc/self/cgroup", "0::/system.slice/rtschedd.service\n");
 	put("etc/systemd/system/rtschedd.service.d/x.conf", "[Service]\nRestrictRealtime=yes\n");
 	ck_assert_int_eq(explain(SCHED_RR, 20, NULL, NULL, EPERM, buf, sizeof(buf)), 0);
 	ck_assert_msg(strstr(buf, "RestrictRealtime=yes") && strstr(buf, "x.conf:2") &&
 		      strstr(buf, "systemctl edit rtschedd.service"), "%s", buf);
+	ck_assert_str_eq(code, "self-restrict-realtime");
 	/* then, without CAP_SYS_NICE, the owner and the target's RLIMIT_RTPRIO */
 	del("etc/systemd/system/rtschedd.service.d/x.conf");
 	set_line("proc/self/status", "Seccomp:", "Seccomp:\t0");
 	set_line("proc/self/status", "CapEff:", "CapEff:\t0000000000000000");
 	ck_assert_int_eq(explain(SCHED_FIFO, 20, NULL, NULL, EPERM, buf, sizeof(buf)), 0);
 	ck_assert_msg(strstr(buf, "belongs to uid 65534, not to its uid 0"), "%s", buf);
+	ck_assert_str_eq(code, "no-cap-sys-nice");
 	set_line("proc/self/status", "Uid:", "Uid:\t65534\t65534\t65534\t65534");
 	ck_assert_int_eq(explain(SCHED_FIFO, 20, NULL, NULL, EPERM, buf, sizeof(buf)), 0);
 	ck_assert_msg(strstr(buf, "up to its RLIMIT_RTPRIO 0 (hard 0), below 20") &&
 		      strstr(buf, "prlimit --pid 4242 --rtprio=20:20") &&
 		      strstr(buf, "AmbientCapabilities=CAP_SYS_NICE"), "%s", buf);
+	ck_assert_str_eq(code, "rtprio-zero");
 	/* nothing found */
 	set_line("proc/self/status", "CapEff:", "CapEff:\t0000000000800000");
 	ck_assert_int_eq(explain(SCHED_FIFO, 20, NULL, NULL, EPERM, buf, sizeof(buf)), -ENOENT);
@@ -1000,11 +1009,14 @@ START_TEST(test_explain_affinity)
 
 	ck_assert_int_eq(explain(-1, 0, cpus_of("6,7"), "sched_setaffinity", EINVAL, buf, sizeof(buf)), 0);
 	ck_assert_msg(strstr(buf, "none of CPUs 6-7 is online (online: 0-3)"), "%s", buf);
+	ck_assert_str_eq(code, "cpu-offline");
 	put("proc/4242/cgroup", "11:cpuset:/rt\n0::/\n");
 	put("sys/fs/cgroup/cpuset/rt/cpuset.effective_cpus", "2-3\n");
 	ck_assert_int_eq(explain(-1, 0, cpus_of("0,1,7"), "sched_setaffinity", EINVAL, buf, sizeof(buf)), 0);
 	ck_assert_msg(strstr(buf, "outside tid 4242's cpuset 2-3"), "%s", buf);
+	ck_assert_str_eq(code, "cpu-outside-cpuset");
 	ck_assert_int_eq(explain(-1, 0, cpus_of("1,2"), "sched_setaffinity", EINVAL, buf, sizeof(buf)), -ENOENT);
+	ck_assert_str_eq(code, "");
 	/* EINVAL of sched_setattr is not about CPUs */
 	ck_assert_int_eq(explain(SCHED_FIFO, 20, cpus_of("7"), NULL, EINVAL, buf, sizeof(buf)), -ENOENT);
 	/* a thread that is gone */

@@ -42,6 +42,36 @@ START_TEST(test_field_limits)
 }
 END_TEST
 
+START_TEST(test_error_diag)
+{
+	static struct proto_msg m;
+	struct proto_buf b;
+
+	/* the diagnosis is a field; rest stays "CODE MESSAGE" for old readers */
+	proto_error_diag(&b, PE_APPLY_FAILED, "rtprio-zero", "sched_setattr failed: %s", "EPERM; fix: x");
+	ck_assert_str_eq(b.data, "ERR apply-failed diag=rtprio-zero sched_setattr failed: EPERM; fix: x");
+	ck_assert_int_eq(proto_parse_reply(&m, b.data, b.len), 0);
+	ck_assert_str_eq(m.head, "ERR");
+	ck_assert_str_eq(m.rest, "apply-failed sched_setattr failed: EPERM; fix: x");
+	ck_assert_str_eq(proto_get(&m, "diag"), "rtprio-zero");
+	/* none, or one that is not a code: the plain form */
+	proto_error_diag(&b, PE_APPLY_FAILED, "", "m");
+	ck_assert_str_eq(b.data, "ERR apply-failed m");
+	proto_error_diag(&b, PE_APPLY_FAILED, "Bad Code", "m");
+	ck_assert_str_eq(b.data, "ERR apply-failed m");
+	ck_assert_int_eq(proto_parse_reply(&m, b.data, b.len), 0);
+	ck_assert_ptr_null(proto_get(&m, "diag"));
+	ck_assert_str_eq(m.rest, "apply-failed m");
+	/* a message that only looks like one is left alone */
+	ck_assert_int_eq(proto_parse_reply(&m, "ERR internal diag=%20x y", 24), 0);
+	ck_assert_ptr_null(proto_get(&m, "diag"));
+	ck_assert_str_eq(m.rest, "internal diag=%20x y");
+	ck_assert_int_eq(proto_parse_reply(&m, "ERR apply-failed diag=cpu-offline", 33), 0);
+	ck_assert_str_eq(proto_get(&m, "diag"), "cpu-offline");
+	ck_assert_str_eq(m.rest, "apply-failed");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("protocol");
@@ -50,6 +80,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_field_limits);
+	tcase_add_test(tc, test_error_diag);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

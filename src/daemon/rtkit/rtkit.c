@@ -204,8 +204,11 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 	}
 	e = request_grant(rk->d, &peer, (pid_t)thread, false, &req, REG_SOURCE_RTKIT, &g, msg,
 			  sizeof(msg));
+	/* the message starts with the error code, then, when the kernel refused,
+	 * the diagnosed cause's code: "rtschedd: apply-failed: rtprio-zero: ..." */
 	if (e >= 0)
-		return refuse(rk, err, error_name(e), proto_error_code((enum proto_error)e), "%s", msg);
+		return refuse(rk, err, error_name(e), proto_error_code((enum proto_error)e), "%s%s%s", g.diag,
+			      g.diag[0] ? ": " : "", msg);
 	rk->grants++;
 	task_sched_format(&g.thread->applied, msg, sizeof(msg));
 	log_info("rtkit: %s for uid %u (pid %d): tid %d (pid %d): %s",
