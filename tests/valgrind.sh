@@ -12,6 +12,9 @@
 # tree) is run through `libtool --mode=execute`, so memcheck sees the real
 # binary. Logs go to $top_builddir/tests/valgrind/<test>.log (or VALGRIND_LOGS).
 # VALGRIND_ARGS adds options, e.g. "--gen-suppressions=all".
+# --fair-sched=yes: valgrind runs one thread at a time, and its default lock
+# lets a spinning thread (a busy-wait or noise probe) keep it: the thread that
+# should stop it then never runs, and the test hangs at 100% CPU.
 set -u
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_srcdir=${top_srcdir:-$top_builddir}
@@ -62,7 +65,8 @@ for t in $tests; do
 	start=$(date +%s)
 	# shellcheck disable=SC2086
 	"${run[@]}" valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-		--show-leak-kinds=definite,indirect --track-origins=yes --num-callers=30 $supp ${VALGRIND_ARGS:-} \
+		--show-leak-kinds=definite,indirect --track-origins=yes --num-callers=30 --fair-sched=yes $supp \
+		${VALGRIND_ARGS:-} \
 		--log-file="$log" "$t" >"$log.out" 2>&1
 	rc=$?
 	elapsed=$(( $(date +%s) - start ))

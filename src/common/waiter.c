@@ -138,8 +138,10 @@ static int wait_hybrid(struct waiter *w, int64_t deadline, int64_t *now)
 		int64_t rem = deadline - *now;
 		enum waiter_hybrid_branch b = waiter_hybrid_branch(w, rem);
 
-		if (first)
+		if (first) {
 			w->c.hybrid[b]++;
+			w->c.hybrid_entry_ns = rem;
+		}
 		first = false;
 		if (b == WAITER_HYBRID_DIRECT)
 			r = sleep_until(w, deadline);

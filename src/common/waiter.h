@@ -116,6 +116,7 @@ struct waiter_counters {
 	uint64_t spins;      /* clock reads spent spinning */
 	uint64_t yields;     /* sched_yield calls of the busy strategy */
 	uint64_t hybrid[WAITER_HYBRID__MAX]; /* hybrid: branch taken on entry to a wait */
+	int64_t hybrid_entry_ns;   /* hybrid: the remaining wait it was chosen for, last time */
 	uint64_t adapt_samples; /* adaptive: sleeps learnt from */
 	uint64_t adapt_misses;  /* adaptive: of which woke after the deadline */
 };
