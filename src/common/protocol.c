@@ -278,6 +278,7 @@ void proto_add_long(struct proto_buf *b, const char *key, long value)
 	proto_add(b, key, num);
 }
 
+__attribute__((format(printf, 4, 0)))
 static void verror(struct proto_buf *b, enum proto_error e, const char *diag, const char *fmt, va_list ap)
 {
 	int n;
