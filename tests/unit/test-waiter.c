@@ -228,18 +228,24 @@ START_TEST(test_hybrid_branch_live)
 	ck_assert_int_eq(waiter_init(&w, WAIT_HYBRID, bc->period, &h), 0);
 	ck_assert_int_eq(waiter_set_hybrid(&w, bc->guard, bc->threshold), 0);
 	for (int i = 0; i < n; i++) {
-		uint64_t before[WAITER_HYBRID__MAX];
+		uint64_t before[WAITER_HYBRID__MAX], late = c->late_entry;
 		memcpy(before, c->hybrid, sizeof(before));
 		ck_assert_int_ge(waiter_wait(&w), 0);
+		if (c->late_entry != late) {
+			/* entered after its deadline (valgrind can be that slow): no wait, no branch */
+			ck_assert_mem_eq(before, c->hybrid, sizeof(before));
+			continue;
+		}
 		want[waiter_hybrid_branch(&w, c->hybrid_entry_ns)]++;
 		/* one branch per wait, the classifier's for what it measured */
 		for (int k = 0; k < WAITER_HYBRID__MAX; k++)
 			ck_assert_uint_eq(c->hybrid[k] - before[k], k == (int)waiter_hybrid_branch(&w, c->hybrid_entry_ns));
 	}
-	ck_assert_uint_eq(c->hybrid[0] + c->hybrid[1] + c->hybrid[2], n);
+	ck_assert_uint_eq(c->hybrid[0] + c->hybrid[1] + c->hybrid[2] + c->late_entry, n);
 	if (want[bc->expect] != (uint64_t)n)
-		fprintf(stderr, "test_hybrid_branch_live: %d of %d entries were too late for the %s branch\n",
-			n - (int)want[bc->expect], n, bc->expect == WAITER_HYBRID_TWO_STAGE ? "two-stage" : "normal");
+		fprintf(stderr, "test_hybrid_branch_live: %d of %d entries came too late for the %s branch\n",
+			n - (int)want[bc->expect], n, bc->expect == WAITER_HYBRID_DIRECT ? "direct" :
+			bc->expect == WAITER_HYBRID_TWO_STAGE ? "two-stage" : "normal");
 	/* direct: clock_nanosleep only; two-stage: a normal wait first (then
 	 * clock_nanosleep, unless it woke past the deadline); normal: a normal
 	 * wait, which wakes late, never early */
