@@ -278,10 +278,11 @@ static void op_list(struct ctx *x)
 		struct task_sched now;
 
 		if (registry_find(x->d->registry, e->tid) || proc_read_stat(e->tid, &st) < 0 ||
-		    st.starttime != e->starttime || task_sched_read(e->tid, &now) < 0)
+		    st.starttime != e->starttime)
 			continue;
 		unmanaged++;
-		if (!all)
+		/* the kernel's view only for a row that is sent */
+		if (!all || task_sched_read(e->tid, &now) < 0)
 			continue;
 		proto_begin(&x->out, "ROW");
 		proto_add_long(&x->out, "tid", e->tid);

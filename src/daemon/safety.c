@@ -600,19 +600,22 @@ static void trip_culprits(struct safety *s, const cpu_set_t *starved, const stru
 	struct safety_trip *t = &s->trip;
 	size_t n = s->n_threads, *cand = calloc(n ? n : 1, sizeof(*cand));
 	uint64_t *ran = calloc(n ? n : 1, sizeof(*ran)), *ran_c = calloc(n ? n : 1, sizeof(*ran_c));
-	bool *pick = calloc(n ? n : 1, sizeof(*pick));
+	bool *pick = calloc(n ? n : 1, sizeof(*pick)), *rt = calloc(n ? n : 1, sizeof(*rt));
+	cpu_set_t *cur = calloc(n ? n : 1, sizeof(*cur));
 	unsigned old = run_oldest(s);
 	uint64_t from = s->run_filled ? s->run_time[old] : s->run_since;
 	double span = now_mono > from ? (double)(now_mono - from) / NSEC : 0;
 	uint64_t threshold = atomic_load(&s->threshold_ns);
 
-	if (!cand || !ran || !ran_c || !pick) {
+	if (!cand || !ran || !ran_c || !pick || !rt || !cur) {
 		culprit_add(t->culprits, "out of memory: nothing demoted");
 		goto out;
 	}
+	/* once per thread, whatever the number of starved CPUs */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t now = st[i].state == 'X' ? 0 : run_ns(&s->threads[i]), base = s->runs[i][old];
 		ran[i] = now > base ? now - base : 0;
+		rt[i] = rt_thread_on(&s->threads[i], &st[i], &cur[i]);
 	}
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		size_t m = 0, k;
@@ -620,8 +623,7 @@ static void trip_culprits(struct safety *s, const cpu_set_t *starved, const stru
 		if (!CPU_ISSET(cpu, starved))
 			continue;
 		for (size_t i = 0; i < n; i++) {
-			cpu_set_t cur;
-			if (rt_thread_on(&s->threads[i], &st[i], &cur) && CPU_ISSET(cpu, &cur)) {
+			if (rt[i] && CPU_ISSET(cpu, &cur[i])) {
 				cand[m] = i;
 				ran_c[m++] = ran[i];
 				total += ran[i];
@@ -651,6 +653,8 @@ out:
 	free(ran);
 	free(ran_c);
 	free(pick);
+	free(rt);
+	free(cur);
 }
 
 /* Starvation on `starved`: demote here, in the FIFO 99 thread, because the
