@@ -58,14 +58,14 @@ stream_b() {
 	# remove and purge prove for the package); what the tarball holds is
 	# checked against git here
 	step B "build/pkg: make dist, the tarball holds every tracked file"
-	(cd build/pkg && make dist-gzip >/dev/null &&
+	(cd build/pkg && make dist-gzip >/dev/null && tarball=$(ls "$PWD"/rtschedd-*.tar.gz) &&
 		missing=$(cd "$src" && git ls-files | grep -Ev '^(\.ci/|\.gitignore$)' | sort |
-			comm -23 - <(tar -tzf rtschedd-*.tar.gz | sed 's|^[^/]*/||' | sort)) &&
+			comm -23 - <(tar -tzf "$tarball" | sed 's|^[^/]*/||' | sort)) &&
 		{ [ -z "$missing" ] || { echo "not in the tarball (EXTRA_DIST?): $missing"; false; }; } &&
 		echo "the tarball holds every file git tracks (but .ci/ and .gitignore)")
 	step B "build/pkg: make deb, lintian, tests/package.sh (apt install, upgrade, remove, purge in a container)"
 	(cd build/pkg && rc=0 && { top_builddir=$PWD top_srcdir=$src bash "$src/tests/package.sh" >package.log 2>&1 || rc=$?; } &&
-		cat package.log && [ $rc -eq 0 ] || [ $rc -eq 77 ])
+		cat package.log && [ $rc -eq 0 ])
 	step B "build/pkg: make check-kernels KERNEL_SET=ci KERNEL_HOST=no (Debian 12's 6.1 kernel under qemu)"
 	(cd build/pkg && make check-kernels KERNEL_SET=ci KERNEL_HOST=no)
 	step B done

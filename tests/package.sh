@@ -88,6 +88,10 @@ has rtschedd /lib/systemd/system/rtschedd.socket
 has rtschedd /usr/lib/sysusers.d/rtschedd.conf
 has rtschedd /usr/lib/tmpfiles.d/rtschedd.conf
 has rtschedd /etc/rtschedd.conf
+# the bus policy of the rtkit D-Bus service, and its activation file (beside
+# rtschedd's data: rtkit's package owns that name in the bus's directory)
+has rtschedd /usr/share/dbus-1/system.d/rtschedd-rtkit.conf
+has rtschedd /usr/share/rtschedd/dbus-1/system-services/org.freedesktop.RealtimeKit1.service
 for m in man1/rtschedctl.1 man5/rtschedd.conf.5 man7/rtschedd-protocol.7 man8/rtschedd.8; do
 	has rtschedd "/usr/share/man/$m.gz"
 done
