@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "common/hist.h"
+#include "shared/hist.h"
 
 #define RECORDS 10000000
 #define SNAPSHOTS 100000

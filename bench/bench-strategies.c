@@ -50,8 +50,8 @@
 #include <sys/utsname.h>
 #include <time.h>
 
-#include "common/hist.h"
-#include "common/waiter.h"
+#include "shared/hist.h"
+#include "shared/waiter.h"
 
 #define NS_PER_S INT64_C(1000000000)
 

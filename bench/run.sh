@@ -420,7 +420,7 @@ bench_strategies() {
 	local csv=$RESULTS/strategies.csv
 	section "3. Wait strategies: sleep, hybrid, busy, adaptive at 10 ms .. 100 µs (GStreamer's packet rates); under load with fixed-guard baselines"
 	have bench-strategies || return
-	echo "bench-strategies (src/common/waiter.c), one thread, no added load, SCHED_OTHER as GStreamer's table:"
+	echo "bench-strategies (src/shared/waiter.c), one thread, no added load, SCHED_OTHER as GStreamer's table:"
 	BENCH_QUICK=$QUICK BENCH_SECONDS=$(q 0.3 1.5) timeout -k 5 $(q 60 200) "$B/bench-strategies" "$csv"
 	[ -s "$csv" ] || return
 	awk -F, '

@@ -43,7 +43,7 @@
 
 #include <bpf/bpf.h>
 
-#include "common/hist.h"
+#include "shared/hist.h"
 #include "daemon/observe/bpf/bpfobs.h"
 
 #ifndef CAP_PERFMON

@@ -33,9 +33,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "common/cpulist.h"
-#include "common/policy.h"
-#include "daemon/diag.h"
+#include "daemon/sys/cpulist.h"
+#include "daemon/sys/policy.h"
+#include "daemon/diag/diag.h"
 
 /* Fail sched_setscheduler and sched_setattr with EPERM, as systemd's
  * RestrictRealtime=yes does for real-time policies.  No architecture check:

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/limits.h"
+#include "daemon/sys/limits.h"
 
 /* Print one value the way the test script reads it. */
 static void print_value(const char *key, long v)

@@ -8,14 +8,15 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/client.h"
-#include "../common/protocol.h"
-#include "../daemon/diag.h"
+#include "shared/client.h"
+#include "shared/protocol.h"
+#include "shared/report.h"
 
 enum { EXIT_REFUSED = 1, EXIT_UNREACHABLE = 2, EXIT_USAGE = 64 };
 
@@ -410,7 +411,7 @@ int main(int argc, char **argv)
 	argc -= optind;
 	optind = 1;
 
-	proto_begin(&b, "v=1");
+	proto_begin(&b, PROTO_REQUEST_HEAD);
 	proto_add(&b, "op", cmd);
 	if (strcmp(cmd, "register") == 0 || strcmp(cmd, "unregister") == 0) {
 		bool reg = cmd[0] == 'r', target = false;
@@ -449,7 +450,7 @@ int main(int argc, char **argv)
 			}
 		}
 		if (reset) {
-			proto_begin(&b, "v=1");
+			proto_begin(&b, PROTO_REQUEST_HEAD);
 			proto_add(&b, "op", "jitter-reset");
 		} else {
 			handler = on_jitter;

@@ -24,11 +24,11 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "../common/log.h"
-#include "../common/protocol.h"
-#include "control.h"
-#include "proc.h"
-#include "request.h"
+#include "daemon/sys/log.h"
+#include "shared/protocol.h"
+#include "daemon/control.h"
+#include "daemon/sys/proc.h"
+#include "daemon/request.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77

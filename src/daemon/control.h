@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "daemon.h"
+#include "daemon/daemon.h"
 
 struct control;
 

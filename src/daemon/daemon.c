@@ -18,21 +18,21 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../common/log.h"
-#include "../common/policy.h"
-#include "control.h"
-#include "daemon.h"
-#include "grant.h"
-#include "jitter.h"
-#include "observe/observer.h"
-#include "privs.h"
-#include "procev.h"
-#include "registry.h"
-#include "rules.h"
-#include "safefile.h"
-#include "rtkit/rtkit.h"
-#include "safety.h"
-#include "state.h"
+#include "daemon/sys/log.h"
+#include "daemon/sys/policy.h"
+#include "daemon/control.h"
+#include "daemon/daemon.h"
+#include "daemon/core/grant.h"
+#include "daemon/observe/jitter.h"
+#include "daemon/observe/observer.h"
+#include "daemon/privs.h"
+#include "daemon/sys/procev.h"
+#include "daemon/core/registry.h"
+#include "daemon/core/rules.h"
+#include "daemon/sys/safefile.h"
+#include "daemon/rtkit/rtkit.h"
+#include "daemon/watchdog/safety.h"
+#include "daemon/core/state.h"
 
 
 int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors)

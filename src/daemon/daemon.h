@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "config.h"
+#include "daemon/config/config.h"
 
 /* Exit codes, documented in rtschedd(8). */
 enum {

@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "../common/policy.h"
-#include "daemon.h"
-#include "diag.h"
-#include "observe/bpfcheck.h"
+#include "daemon/sys/log.h"
+#include "daemon/sys/policy.h"
+#include "daemon/daemon.h"
+#include "daemon/diag/diag.h"
+#include "daemon/observe/bpfcheck.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/rtschedd.conf"
 

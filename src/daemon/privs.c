@@ -12,9 +12,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../common/log.h"
-#include "../common/policy.h"
-#include "privs.h"
+#include "daemon/sys/log.h"
+#include "daemon/sys/policy.h"
+#include "daemon/privs.h"
 
 /* Is `cap` in our effective set? */
 static bool have_cap(cap_value_t cap)

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "daemon/config/config.h"
 
 /* Whether the daemon can set real-time policies on other users' threads; if
  * not, log what rtschedd can still do and the exact fix. */

@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "daemon.h"
-#include "diag.h"
-#include "grant.h"
-#include "registry.h"
+#include "daemon/daemon.h"
+#include "daemon/diag/diag.h"
+#include "daemon/core/grant.h"
+#include "daemon/core/registry.h"
 
 /* The client, from SO_PEERCRED, and its process pinned by a pidfd
  * (SO_PEERPIDFD, or pidfd_open() at accept on older kernels). */

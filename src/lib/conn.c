@@ -35,8 +35,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../common/client.h"
-#include "conn.h"
+#include "shared/client.h"
+#include "lib/conn.h"
 
 struct kept {
 	pthread_mutex_t lock; /* held for one request on fd */

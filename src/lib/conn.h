@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "../common/protocol.h"
+#include "shared/protocol.h"
 
 /* Send one request (with passfd by SCM_RIGHTS if >= 0) on the kept
  * connection to socket (NULL: $RTSCHED_SOCKET or the default) and hand each

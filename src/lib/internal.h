@@ -2,7 +2,7 @@
 #ifndef RTSCHED_LIB_INTERNAL_H
 #define RTSCHED_LIB_INTERNAL_H
 
-#include "../common/protocol.h"
+#include "shared/protocol.h"
 #include "rtsched.h"
 
 /* One request on the process's kept connection (conn.c), with an optional

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/client.h"
-#include "../common/protocol.h"
-#include "conn.h"
-#include "internal.h"
+#include "shared/client.h"
+#include "shared/protocol.h"
+#include "lib/conn.h"
+#include "lib/internal.h"
 #include "rtsched.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -86,7 +86,7 @@ EXPORT int rtsched_register(const struct rtsched_request *req, struct rtsched_gr
 		return -EINVAL;
 	if (grant)
 		memset(grant, 0, sizeof(*grant));
-	proto_begin(&b, "v=1");
+	proto_begin(&b, PROTO_REQUEST_HEAD);
 	proto_add(&b, "op", "register");
 	if (req->pid)
 		proto_add_long(&b, "pid", req->pid);
@@ -120,7 +120,7 @@ EXPORT int rtsched_unregister(pid_t tid, pid_t pid, const char *socket)
 	clear_last();
 	if ((tid <= 0) == (pid <= 0))
 		return -EINVAL;
-	proto_begin(&b, "v=1");
+	proto_begin(&b, PROTO_REQUEST_HEAD);
 	proto_add(&b, "op", "unregister");
 	proto_add_long(&b, tid > 0 ? "tid" : "pid", tid > 0 ? tid : pid);
 	return lib_call(socket, &b, -1, NULL);

@@ -12,11 +12,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../common/client.h"
-#include "../common/hist.h"
-#include "../common/protocol.h"
-#include "../common/waiter.h"
-#include "internal.h"
+#include "shared/client.h"
+#include "shared/hist.h"
+#include "shared/protocol.h"
+#include "shared/waiter.h"
+#include "lib/internal.h"
 #include "rtsched.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -109,7 +109,7 @@ EXPORT int rtsched_timer_attach(struct rtsched_timer *t, const char *socket)
 	if (!t)
 		return -EINVAL;
 	snprintf(period, sizeof(period), "%" PRId64, t->w.period_ns);
-	proto_begin(&b, "v=1");
+	proto_begin(&b, PROTO_REQUEST_HEAD);
 	proto_add(&b, "op", "jitter-attach");
 	proto_add_long(&b, "tid", gettid());
 	proto_add(&b, "period_ns", period);

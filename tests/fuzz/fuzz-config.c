@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/log.h"
-#include "daemon/config.h"
+#include "daemon/sys/log.h"
+#include "daemon/config/config.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 /* True if some line of the error stream is an error, not a warning. */

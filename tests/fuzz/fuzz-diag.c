@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/diag.h"
+#include "daemon/diag/diag.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

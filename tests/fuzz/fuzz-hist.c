@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hist.h"
+#include "shared/hist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

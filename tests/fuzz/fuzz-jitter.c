@@ -25,12 +25,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "common/hist.h"
-#include "common/log.h"
-#include "daemon/config.h"
+#include "shared/hist.h"
+#include "daemon/sys/log.h"
+#include "daemon/config/config.h"
 #include "daemon/daemon.h"
-#include "daemon/jitter.h"
-#include "daemon/registry.h"
+#include "daemon/observe/jitter.h"
+#include "daemon/core/registry.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

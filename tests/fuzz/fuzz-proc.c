@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/proc.h"
+#include "daemon/sys/proc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

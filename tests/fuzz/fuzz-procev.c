@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/procev.h"
+#include "daemon/sys/procev.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

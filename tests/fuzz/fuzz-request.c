@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,16 +45,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/log.h"
-#include "common/protocol.h"
-#include "daemon/config.h"
+#include "daemon/sys/log.h"
+#include "shared/protocol.h"
+#include "daemon/config/config.h"
 #include "daemon/daemon.h"
-#include "daemon/grant.h"
-#include "daemon/jitter.h"
-#include "daemon/proc.h"
-#include "daemon/registry.h"
+#include "daemon/core/grant.h"
+#include "daemon/observe/jitter.h"
+#include "daemon/sys/proc.h"
+#include "daemon/core/registry.h"
 #include "daemon/request.h"
-#include "daemon/task.h"
+#include "daemon/core/task.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -113,6 +114,15 @@ static bool changes_state;      /* the request being handled is register, unregi
 static bool probing;            /* start-up: is the wrapper linked in? */
 #define PROBE_ANSWER 0x5eed
 
+/* True if tid is one of this process's threads. */
+static bool own_thread(pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+	return access(path, F_OK) == 0;
+}
+
 /* The only writer of scheduling, replaced: a kernel that accepts and keeps
  * nothing. The reads (task_sched_read) stay real and harmless. */
 int __wrap_task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus, const char **what)
@@ -124,7 +134,7 @@ int __wrap_task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus
 			"task_sched_write(tid %d)\n", (int)tid);
 		abort();
 	}
-	if (!proc_is_task_of(getpid(), tid)) {
+	if (!own_thread(tid)) {
 		fprintf(stderr, "fuzz-request: an unprivileged peer got task_sched_write() on tid %d, "
 			"which is not one of its threads\n", (int)tid);
 		abort();

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hist.h"
+#include "shared/hist.h"
 #include "daemon/observe/bpf/bpfobs_hist.h"
 
 /* splitmix64: a fixed seed makes every failure reproducible. */

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/config.h"
+#include "daemon/config/config.h"
 
 static char dir[PATH_MAX];
 static char main_path[PATH_MAX + 32];

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "common/cpulist.h"
+#include "daemon/sys/cpulist.h"
 
 /* Parse then format: the canonical text comes back. */
 static void roundtrip(const char *in, const char *want)

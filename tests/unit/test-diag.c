@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "daemon/diag.h"
+#include "daemon/diag/diag.h"
 
 #define BASE TOP_SRCDIR "/tests/fixtures/diag/base"
 

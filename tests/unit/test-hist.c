@@ -1,4 +1,4 @@
-/* test-hist.c: unit tests of the lateness histogram (src/common/hist.c):
+/* test-hist.c: unit tests of the lateness histogram (src/shared/hist.c):
  * the 1% bound of every bucket, percentiles against sorted samples, exact
  * totals, merge and baseline subtraction, edge values, layout rejection and
  * seqlock snapshots against a live writer thread and a writer process. */
@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/hist.h"
+#include "shared/hist.h"
 
 #define NSAMPLES 100000
 #define SNAP_TRIES 1000

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/limits.h"
+#include "daemon/sys/limits.h"
 
 #ifndef FIXTURES_DIR
 #ifdef TOP_SRCDIR

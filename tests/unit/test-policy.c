@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <sched.h>
 
-#include "common/policy.h"
+#include "daemon/sys/policy.h"
 
 START_TEST(test_names)
 {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/protocol.h"
+#include "shared/protocol.h"
 
 /* "HEAD k0=0 k1=1 ..." with n fields. */
 static size_t fields(char *buf, size_t len, const char *head, size_t n)

@@ -11,7 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "daemon/safety.h"
+#include "daemon/watchdog/safety.h"
 
 #define MS 1000000ull
 #define S 1000000000ull
@@ -244,21 +244,6 @@ START_TEST(test_runners)
 }
 END_TEST
 
-START_TEST(test_rttime)
-{
-	struct rlimit rl;
-
-	ck_assert_int_eq(safety_set_rttime(getpid(), 0, 1000), -EINVAL);
-	ck_assert_int_eq(safety_set_rttime(getpid(), 1000, 0), -EINVAL);
-	ck_assert_int_eq(safety_set_rttime(getpid(), 2000, 2000), -EINVAL);
-	ck_assert_int_eq(safety_set_rttime(getpid(), 3000, 2000), -EINVAL);
-	ck_assert_int_eq(safety_set_rttime(getpid(), 500000, 1000000), 0);
-	ck_assert_int_eq(getrlimit(RLIMIT_RTTIME, &rl), 0);
-	ck_assert_uint_eq(rl.rlim_cur, 500000);
-	ck_assert_uint_eq(rl.rlim_max, 1000000);
-}
-END_TEST
-
 START_TEST(test_demote_identity)
 {
 	char buf[1024];
@@ -320,7 +305,6 @@ int main(void)
 	tcase_add_test(tc, test_parse_own_stat);
 	tcase_add_test(tc, test_culprit);
 	tcase_add_test(tc, test_runners);
-	tcase_add_test(tc, test_rttime);
 	tcase_add_test(tc, test_demote_identity);
 	tcase_add_test(tc, test_disabled);
 	suite_add_tcase(s, tc);

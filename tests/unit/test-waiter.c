@@ -1,4 +1,4 @@
-/* test-waiter.c: unit tests of the wait strategies (src/common/waiter.c):
+/* test-waiter.c: unit tests of the wait strategies (src/shared/waiter.c):
  * one lateness sample per wake-up and never an early one, missed periods
  * counted as overruns with the schedule moved past now, absolute deadlines
  * that don't drift, hybrid's three branches, adaptive's learnt guard (fed
@@ -21,9 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/hist.h"
-#include "common/waiter.h"
-#include "daemon/probe.h"
+#include "shared/hist.h"
+#include "shared/waiter.h"
+#include "daemon/observe/probe.h"
 
 #define MS INT64_C(1000000)
 #define US INT64_C(1000)

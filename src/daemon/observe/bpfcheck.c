@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "bpfcheck.h"
+#include "daemon/observe/bpfcheck.h"
 #include "daemon/observe/bpf/bpfobs.h"
 
 int bpfcheck_add(struct diag_report *rep, int err, const char *why, bool daemon)

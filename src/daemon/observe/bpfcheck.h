@@ -19,7 +19,7 @@
 
 #include <stdbool.h>
 
-#include "daemon/diag.h"
+#include "daemon/diag/diag.h"
 
 /* Append the finding for err (0: loaded; else bpfobs_new()'s -errno, or
  * -ECANCELED for observe-threads = 0) with its reason why. daemon: about the

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/log.h"
-#include "observer.h"
+#include "daemon/sys/log.h"
+#include "daemon/observe/observer.h"
 
 /* `jitter --reset` for one thread: what its histograms held then. */
 struct baseline {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "common/hist.h"
+#include "shared/hist.h"
 #include "daemon/observe/bpf/bpfobs.h"
 
 struct observer;

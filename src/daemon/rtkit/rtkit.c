@@ -20,16 +20,16 @@
 #include <sys/resource.h>
 #include <systemd/sd-bus.h>
 
-#include "../../common/log.h"
-#include "../../common/protocol.h"
-#include "../config.h"
-#include "../daemon.h"
-#include "../diag.h"
-#include "../grant.h"
-#include "../proc.h"
-#include "../registry.h"
-#include "../request.h"
-#include "rtkit.h"
+#include "daemon/sys/log.h"
+#include "shared/protocol.h"
+#include "daemon/config/config.h"
+#include "daemon/daemon.h"
+#include "daemon/diag/diag.h"
+#include "daemon/core/grant.h"
+#include "daemon/sys/proc.h"
+#include "daemon/core/registry.h"
+#include "daemon/request.h"
+#include "daemon/rtkit/rtkit.h"
 
 #define RTKIT_NAME "org.freedesktop.RealtimeKit1"
 #define RTKIT_PATH "/org/freedesktop/RealtimeKit1"

@@ -1,6 +1,6 @@
 /* bpfobs.h: an eBPF observer of chosen threads' wake-ups, for threads that
  * record nothing themselves (olad, GStreamer, PipeWire, cyclictest). Per
- * watched thread the kernel fills two histograms in src/common/hist.h's
+ * watched thread the kernel fills two histograms in src/shared/hist.h's
  * layout:
  *
  *   BPFOBS_TIMER   timer lateness: from the requested expiry of the hrtimer
@@ -38,7 +38,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "common/hist.h"
+#include "shared/hist.h"
 
 enum bpfobs_kind {
 	BPFOBS_TIMER = 0,

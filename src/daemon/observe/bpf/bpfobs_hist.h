@@ -1,4 +1,4 @@
-/* bpfobs_hist.h: src/common/hist.h's struct hist and hist_record(), written
+/* bpfobs_hist.h: src/shared/hist.h's struct hist and hist_record(), written
  * once in C that both `clang -target bpf` (bpfobs.bpf.c, the writer) and the
  * host compiler (tests/unit/test-bpfobs-hist.c, which compares it with
  * hist.c byte for byte) build. The daemon reads what the BPF programs write

@@ -1,0 +1,201 @@
+/* config.h: rtschedd.conf and its drop-ins, read with inih into a fresh
+ * struct config that is validated before it replaces the running one. */
+#ifndef RTSCHED_CONFIG_H
+#define RTSCHED_CONFIG_H
+
+/* In the error text config_load() writes, a line "FILE:LINE: KEY: warning: ..."
+ * is a warning: the configuration stays valid. */
+#define CONFIG_WARNING_MARK ": warning: "
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/un.h>
+
+#include "daemon/sys/strmap.h"
+
+#define CONFIG_NAME_MAX 64
+#define CONFIG_SOCKET_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
+#define CONFIG_KEYS_MAX 32
+#define CONFIG_ORIGIN_DEFAULT (-1)
+#define CONFIG_ORIGIN_CMDLINE (-2)
+
+/* What a thread gets: the [daemon] default or one [rule NAME]. */
+struct sched_spec {
+	int policy;
+	int priority;
+	int nice;
+	bool reset_on_fork;
+	bool has_cpus;
+	cpu_set_t cpus;
+};
+
+/* Where each key of one section was set, to refuse duplicates and to say
+ * where an effective value came from. */
+struct key_origin {
+	short file[CONFIG_KEYS_MAX]; /* index into config.files, or CONFIG_ORIGIN_* */
+	unsigned line[CONFIG_KEYS_MAX];
+};
+
+/* rtprio-cap: where the ceiling of a non-privileged grant comes from. */
+enum { CAP_CONFIG, CAP_LIMITS_CONF, CAP_RLIMIT };
+
+enum {
+	MATCH_NEED_PROCESS_NAME = 1 << 0,
+	MATCH_NEED_EXE = 1 << 1,
+	MATCH_NEED_CGROUP = 1 << 2,
+	MATCH_NEED_IDS = 1 << 3,
+};
+
+/* What a rule matches automatically; empty strings match anything. A rule
+ * with none of these is a role only, applied when a thread asks for it. */
+struct rule_match {
+	char thread_name[64];   /* glob on the thread's comm */
+	char process_name[64];  /* glob on the process's comm */
+	char exe[256];          /* glob on the executable's path */
+	char unit[128];         /* glob on the systemd unit (from the cgroup path) */
+	char cgroup[256];       /* glob on the cgroup path */
+	bool has_user, has_group;
+	uid_t uid;
+	gid_t gid;
+	int n_keys;             /* how many match keys are set: the specificity */
+};
+
+/* [rule NAME]: what a thread gets, by request (a role) or by matching. */
+struct rule {
+	char name[CONFIG_NAME_MAX];
+	struct sched_spec spec;
+	struct rule_match match;
+	struct key_origin origin;
+	short file;
+	unsigned line;
+};
+
+/* [user NAME] / [group NAME]: what a non-root client may ask for.
+ * [user *] holds the defaults for every non-root user. */
+struct principal {
+	char name[CONFIG_NAME_MAX];
+	bool is_group;
+	int max_priority;     /* -1: not set here */
+	unsigned policies;    /* mask of 1 << SCHED_*, 0: not set here */
+	int max_threads;      /* -1: not set here */
+	bool has_cpus;
+	cpu_set_t cpus;
+	bool has_min_nice;
+	int min_nice;         /* the lowest nice granted (higher weight below needs root) */
+	struct key_origin origin;
+	short file;
+	unsigned line;
+};
+
+/* [probe NAME]: a measuring thread the daemon runs itself. */
+struct probe_conf {
+	char name[CONFIG_NAME_MAX];
+	int cpu;
+	int policy;
+	int priority;
+	unsigned period_us;
+	char strategy[16];    /* sleep, hybrid, busy, adaptive */
+	bool noise;           /* mode = noise: a busy loop recording gaps (oslat) */
+	struct key_origin origin;
+	short file;
+	unsigned line;
+};
+
+/* [rtkit]: the org.freedesktop.RealtimeKit1 bus service (src/daemon/rtkit). */
+struct rtkit_conf {
+	bool enable;
+	bool replace;             /* replace-existing: ask a running rtkit to exit and take the name */
+	int policy;               /* what MakeThreadRealtime grants: SCHED_RR (rtkit's) or SCHED_FIFO */
+	int max_priority;         /* MaxRealtimePriority: requests above are capped to it */
+	int min_nice;             /* MinNiceLevel: MakeThreadHighPriority below is floored to it */
+	long rttime_usec_max;     /* RTTimeUSecMax: callers with a higher RLIMIT_RTTIME are refused */
+	char role[CONFIG_NAME_MAX]; /* the rule whose cpus/reset-on-fork bus grants get; "" = [daemon] */
+	struct key_origin origin;
+	short file;               /* where the section starts, -1 if absent */
+	unsigned line;
+};
+
+struct config {
+	char socket_path[CONFIG_SOCKET_MAX];
+	struct sched_spec dflt;
+	int max_priority;
+	int log_level;
+	char admin_group[CONFIG_NAME_MAX];
+	unsigned rate_limit;  /* requests per second per uid, 0 = off */
+	unsigned rate_burst;
+	unsigned rescan_ms;   /* /proc rescan period when the process events connector is unavailable */
+	unsigned observe_threads; /* BPF observer slots (read at start only); 0: no observer */
+	bool process_events;  /* use the connector at all (a sandbox may forbid AF_NETLINK) */
+	int rtprio_cap;       /* CAP_*: what caps a non-privileged client's real-time priority */
+	bool clamp;           /* over the cap: clamp (true) or refuse */
+	char run_user[CONFIG_NAME_MAX]; /* user =: drop root for this user, keeping the capabilities */
+	char state_file[256]; /* "" = "state" beside the socket */
+	char limits_conf[256];
+	char limits_dir[256];
+	size_t n_auto_rules;  /* rules with match keys */
+	unsigned match_needs; /* MATCH_NEED_*: what the matcher must read from /proc */
+	struct key_origin origin;
+
+	struct rule *rules;
+	size_t n_rules;
+	struct principal *principals;
+	size_t n_principals;
+	struct probe_conf *probes;
+	size_t n_probes;
+	char metrics_file[256];   /* Prometheus textfile-collector output, "" = none */
+	unsigned metrics_interval_s;
+	int cpu_dma_latency_us;   /* -1: don't hold /dev/cpu_dma_latency */
+	bool watchdog;            /* the starvation watchdog (safety.c) */
+	unsigned watchdog_threshold_ms;
+	unsigned watchdog_cooldown_s;
+	bool watchdog_demote_all; /* watchdog-demote = all: every real-time thread on the CPU, grants held for all */
+	struct rtkit_conf rtkit;
+
+	struct strmap sections; /* "rule NAME", "user NAME"...: index into rules/principals/probes */
+	char **files;         /* every file read, in order */
+	size_t n_files;
+};
+
+/* The drop-in directory that belongs to a main config path:
+ * "/etc/rtschedd.conf" -> "/etc/rtschedd.d". */
+int config_dropin_dir(const char *path, char *buf, size_t len);
+/* Read `path` and its drop-ins into a new config. Problems go to `errors`,
+ * one "file:line: key: message" line each. A missing `path` is an error only
+ * when `required`. Returns 0, -EINVAL when any error was written, or -errno.
+ * The result still needs config_validate(), after any overrides. */
+int config_load(const char *path, bool required, struct config **ret, FILE *errors);
+/* Command-line overrides: they win over every file, and say so when printed. */
+void config_override_default(struct config *c, int policy, int priority);
+int config_override_socket(struct config *c, const char *path);
+void config_override_log_level(struct config *c, int level);
+/* Check cross-key rules (priority against policy and max-priority, ...).
+ * Returns 0, -EINVAL, or -EDOM when a command-line value is what fails. */
+int config_validate(struct config *c, FILE *errors);
+/* Print the effective configuration as a loadable file with each value's origin. */
+void config_print(const struct config *c, FILE *f);
+/* The rule that applies to a thread with these properties, or NULL: the most
+ * specific (most match keys) first, then the first in file order. The
+ * lookups are lazy: get() is asked only for what some rule needs. */
+struct match_subject {
+	const char *thread_name;
+	const char *process_name;
+	const char *exe;
+	const char *unit;
+	const char *cgroup;
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t n_groups;
+};
+const struct rule *config_match(const struct config *c, const struct match_subject *s);
+/* The state journal's path: state-file, or "state" in the socket's directory. */
+void config_state_path(const struct config *c, char *buf, size_t len);
+/* The rule called `name`, or NULL. */
+const struct rule *config_find_rule(const struct config *c, const char *name);
+/* The [user NAME] or [group NAME] section, or NULL. */
+const struct principal *config_find_principal(const struct config *c, const char *name, bool group);
+/* Free a config from config_load(); NULL is fine. */
+void config_free(struct config *c);
+
+#endif

@@ -1,0 +1,361 @@
+/* grant.c: request resolution, per-user limits and rate limits (see grant.h). */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/sys/cpulist.h"
+#include "daemon/sys/limits.h"
+#include "daemon/sys/policy.h"
+#include "daemon/diag/diag.h"
+#include "daemon/core/grant.h"
+#include "daemon/sys/proc.h"
+
+#define MAX_GROUPS 256
+
+/* Groups of a user (primary and supplementary), as the kernel would see after login. */
+static int user_groups(const char *user, gid_t gid, gid_t *groups, int *n)
+{
+	if (getgrouplist(user, gid, groups, n) < 0)
+		return -ENOSPC;
+	return 0;
+}
+
+static bool in_group(const struct grant_subject *s, const char *group)
+{
+	gid_t groups[MAX_GROUPS];
+	int n = MAX_GROUPS;
+	struct group *g = getgrnam(group);
+
+	if (!g)
+		return false;
+	if (g->gr_gid == s->gid)
+		return true;
+	if (!s->user[0] || user_groups(s->user, s->gid, groups, &n) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == g->gr_gid)
+			return true;
+	return false;
+}
+
+bool grant_owns(uid_t uid, const struct proc_status *target)
+{
+	return uid == target->uid && uid == target->euid;
+}
+
+int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid)
+{
+	struct passwd *pw;
+
+	memset(s, 0, sizeof(*s));
+	s->uid = uid;
+	s->gid = gid;
+	s->pid = pid;
+	/* root needs no name: it is privileged whatever the groups say */
+	if (uid == 0) {
+		snprintf(s->user, sizeof(s->user), "root");
+		s->privileged = true;
+		return 0;
+	}
+	pw = getpwuid(uid);
+	if (pw)
+		snprintf(s->user, sizeof(s->user), "%s", pw->pw_name);
+	s->privileged = uid == 0 || (c->admin_group[0] && in_group(s, c->admin_group));
+	return 0;
+}
+
+/* Copy one principal's keys into l where set; widen when `widen`. */
+static void merge(struct grant_limits *l, const struct principal *p, bool widen)
+{
+	char from[CONFIG_NAME_MAX + 16];
+
+	snprintf(from, sizeof(from), "[%s %s]", p->is_group ? "group" : "user", p->name);
+	if (p->max_priority >= 0 && (!widen || p->max_priority > l->max_priority)) {
+		l->max_priority = p->max_priority;
+		snprintf(l->prio_from, sizeof(l->prio_from), "%s", from);
+	}
+	if (p->policies && (!widen || (p->policies & ~l->policies))) {
+		l->policies = widen ? l->policies | p->policies : p->policies;
+		snprintf(l->policies_from, sizeof(l->policies_from), "%s", from);
+	}
+	if (p->has_min_nice && (!widen || p->min_nice < l->min_nice)) {
+		l->min_nice = p->min_nice;
+		snprintf(l->nice_from, sizeof(l->nice_from), "%s", from);
+	}
+	if (p->max_threads >= 0 && (!widen || p->max_threads > l->max_threads)) {
+		l->max_threads = p->max_threads;
+		snprintf(l->threads_from, sizeof(l->threads_from), "%s", from);
+	}
+	/* a group widens: it can't restrict a user who had no CPU limit */
+	if (p->has_cpus && (!widen || l->has_cpus)) {
+		if (widen)
+			CPU_OR(&l->cpus, &l->cpus, &p->cpus);
+		else
+			l->cpus = p->cpus;
+		l->has_cpus = true;
+		snprintf(l->cpus_from, sizeof(l->cpus_from), "%s", from);
+	}
+}
+
+void grant_limits_get(const struct config *c, const struct grant_subject *s, struct grant_limits *l)
+{
+	const struct principal *u = s->user[0] ? config_find_principal(c, s->user, false) : NULL;
+
+	/* Built in: nothing real-time for non-root users unless configured. */
+	memset(l, 0, sizeof(*l));
+	l->max_priority = 0;
+	l->policies = 1u << SCHED_OTHER | 1u << SCHED_BATCH | 1u << SCHED_IDLE;
+	l->max_threads = 32;
+	l->min_nice = 0; /* a weight above everyone else's is a privilege too */
+	snprintf(l->nice_from, sizeof(l->nice_from), "built-in default");
+	snprintf(l->prio_from, sizeof(l->prio_from), "built-in default");
+	snprintf(l->policies_from, sizeof(l->policies_from), "built-in default");
+	snprintf(l->threads_from, sizeof(l->threads_from), "built-in default");
+	if (!u)
+		u = config_find_principal(c, "*", false);
+	if (u)
+		merge(l, u, false);
+	for (size_t i = 0; i < c->n_principals; i++)
+		if (c->principals[i].is_group && in_group(s, c->principals[i].name))
+			merge(l, &c->principals[i], true);
+}
+
+int grant_resolve(const struct config *c, const struct grant_request *req, struct sched_spec *out,
+		  char *msg, size_t len)
+{
+	const struct rule *rl = NULL;
+
+	if (req->role[0]) {
+		rl = config_find_rule(c, req->role);
+		if (!rl) {
+			snprintf(msg, len, "no rule '%s' in the configuration; add [rule %s] or use one of the configured roles",
+				 req->role, req->role);
+			return PE_UNKNOWN_ROLE;
+		}
+	}
+	*out = rl ? rl->spec : c->dflt;
+	if (req->has_policy) {
+		out->policy = req->policy;
+		/* switching class: a real-time policy needs a priority, others have 0 */
+		if (!policy_is_realtime(out->policy))
+			out->priority = 0;
+		else if (out->priority == 0)
+			out->priority = c->dflt.priority;
+	}
+	if (req->has_priority)
+		out->priority = req->priority;
+	if (req->has_nice)
+		out->nice = req->nice;
+	if (req->has_cpus) {
+		out->cpus = req->cpus;
+		out->has_cpus = true;
+	}
+	return -1;
+}
+
+/* The ceiling from limits.conf or the process's RLIMIT_RTPRIO; the soft
+ * value, which is what pam_limits and the kernel enforce. */
+static int cap_lookup(const struct config *c, const struct grant_subject *s, pid_t target, struct grant_cap *cap)
+{
+	if (c->rtprio_cap == CAP_RLIMIT) {
+		/* /proc/PID/limits is world-readable, unlike prlimit(2) on another
+		 * user's process; diag's parser is the one that reads it */
+		char buf[4096];
+		struct diag_rlimits l;
+		int r = proc_read_text(target, "limits", buf, sizeof(buf));
+		if (r == 0)
+			r = diag_parse_limits(buf, &l);
+		if (r < 0)
+			return r;
+		long soft = l.rtprio_soft == RLIM_INFINITY ? -1 : (long)l.rtprio_soft;
+		long hard = l.rtprio_hard == RLIM_INFINITY ? -1 : (long)l.rtprio_hard;
+		cap->cap = soft;
+		snprintf(cap->from, sizeof(cap->from), "RLIMIT_RTPRIO of pid %d (soft %ld, hard %ld)", (int)target,
+			 soft, hard);
+		return 0;
+	}
+	struct limits_who who;
+	struct limits_answer a;
+	int r = limits_who_from_user(s->user, &who);
+
+	if (r < 0)
+		return r;
+	r = limits_lookup(c->limits_conf, c->limits_dir, "rtprio", &who, &a);
+	limits_who_free(&who);
+	if (r < 0)
+		return r;
+	if (a.soft.value == LIMITS_UNSET) {
+		cap->cap = 0;
+		snprintf(cap->from, sizeof(cap->from), "limits.conf (%s, %s/*.conf): no rtprio line for user %s",
+			 c->limits_conf, c->limits_dir, s->user);
+	} else {
+		cap->cap = a.soft.value;
+		snprintf(cap->from, sizeof(cap->from), "limits.conf soft rtprio at %s:%u", a.soft.file, a.soft.line);
+	}
+	return 0;
+}
+
+int grant_check(const struct config *c, const struct grant_subject *s, const struct grant_request *req,
+		struct sched_spec *spec, pid_t target, size_t held, size_t adding, struct grant_cap *cap,
+		char *msg, size_t len)
+{
+	const char *what = req->role[0] ? req->role : "the [daemon] default";
+	struct grant_limits l;
+	int lo, hi;
+
+	if (policy_priority_range(spec->policy, &lo, &hi) < 0 || spec->priority < lo || spec->priority > hi) {
+		snprintf(msg, len, "priority %d is not valid for %s; use %d..%d", spec->priority,
+			 policy_to_string(spec->policy), lo, hi);
+		return PE_BAD_REQUEST;
+	}
+	if (spec->priority > c->max_priority) {
+		snprintf(msg, len, "priority %d (%s) is above max-priority %d in [daemon]; ask for %d or less, or "
+			 "raise max-priority in [daemon] of the configuration", spec->priority,
+			 req->has_priority ? "requested" : what, c->max_priority, c->max_priority);
+		return PE_ABOVE_MAX;
+	}
+	memset(cap, 0, sizeof(*cap));
+	cap->asked = spec->priority;
+	if (s->privileged)
+		return -1;
+	grant_limits_get(c, s, &l);
+	if (!(l.policies & (1u << spec->policy))) {
+		char allowed[64];
+		policy_mask_to_string(l.policies, allowed, sizeof(allowed));
+		snprintf(msg, len, "policy %s (%s) is not allowed for user %s by %s (policies = %s); ask for one of "
+			 "those, or add %s to policies in a [user] or [group] section for this user",
+			 policy_to_string(spec->policy), req->has_policy ? "requested" : what,
+			 s->user, l.policies_from, allowed, policy_to_string(spec->policy));
+		return PE_POLICY_DENIED;
+	}
+	if (s->has_nice_floor) {
+		/* rtkit's MinNiceLevel, which its clients read and keep to */
+		l.min_nice = s->nice_floor;
+		snprintf(l.nice_from, sizeof(l.nice_from), "[rtkit] min-nice-level");
+	}
+	if (spec->nice < l.min_nice) {
+		snprintf(msg, len, "nice %d (%s) is below min-nice %d for user %s set by %s; ask for %d or more, "
+			 "or lower min-nice there", spec->nice,
+			 req->has_nice ? "requested" : what, l.min_nice, s->user, l.nice_from, l.min_nice);
+		return PE_NICE_DENIED;
+	}
+	if (spec->priority > l.max_priority) {
+		snprintf(msg, len, "priority %d (%s) is above max-priority %d for user %s set by %s; ask for %d or "
+			 "less, or raise max-priority there (or in a [group] section of one of the user's groups)",
+			 spec->priority, req->has_priority ? "requested" : what, l.max_priority, s->user,
+			 l.prio_from, l.max_priority);
+		return PE_PRIORITY_DENIED;
+	}
+	if (spec->has_cpus && l.has_cpus) {
+		cpu_set_t extra;
+		char ex[128], allowed[128];
+
+		CPU_XOR(&extra, &spec->cpus, &l.cpus);
+		CPU_AND(&extra, &extra, &spec->cpus);
+		if (CPU_COUNT(&extra) > 0) {
+			cpulist_format(&extra, ex, sizeof(ex));
+			cpulist_format(&l.cpus, allowed, sizeof(allowed));
+			snprintf(msg, len, "CPU %s (%s) is outside the CPUs %s allowed for user %s by %s",
+				 ex, req->has_cpus ? "requested" : what, allowed, s->user, l.cpus_from);
+			return PE_CPU_DENIED;
+		}
+	}
+	if (c->rtprio_cap != CAP_CONFIG && policy_is_realtime(spec->policy)) {
+		int r = cap_lookup(c, s, target, cap);
+
+		if (r < 0) {
+			snprintf(msg, len, "cannot read the rtprio cap (rtprio-cap): %s", strerror(-r));
+			return PE_INTERNAL;
+		}
+		cap->applies = true;
+		if (cap->cap >= 0 && spec->priority > cap->cap) {
+			if (!c->clamp || cap->cap < 1) {
+				if (c->rtprio_cap == CAP_RLIMIT)
+					snprintf(msg, len, "priority %d is above the cap %ld from %s; raise the "
+						 "process's RLIMIT_RTPRIO to %d (LimitRTPRIO=%d in its unit, or "
+						 "prlimit --pid %d --rtprio=%d), or ask for %ld", spec->priority,
+						 cap->cap, cap->from, spec->priority, spec->priority, (int)target,
+						 spec->priority, cap->cap);
+				else
+					snprintf(msg, len, "priority %d is above the cap %ld from %s; add the line "
+						 "'%s - rtprio %d' to /etc/security/limits.d/rtschedd.conf and log in "
+						 "again, or ask for %ld", spec->priority, cap->cap, cap->from, s->user,
+						 spec->priority, cap->cap);
+				return PE_RTPRIO_CAP;
+			}
+			spec->priority = (int)cap->cap;
+			cap->clamped = true;
+		}
+	}
+	if (held + adding > (size_t)l.max_threads) {
+		snprintf(msg, len, "user %s holds %zu thread%s and may hold %d (max-threads in %s)",
+			 s->user, held, held == 1 ? "" : "s", l.max_threads, l.threads_from);
+		return PE_QUOTA;
+	}
+	return -1;
+}
+
+struct bucket {
+	uid_t uid;
+	double tokens;
+	uint64_t last;
+};
+
+struct ratelimit {
+	struct bucket *b;
+	size_t n, cap;
+};
+
+int ratelimit_new(struct ratelimit **ret)
+{
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
+}
+
+bool ratelimit_take(struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate, unsigned burst)
+{
+	struct bucket *b = NULL;
+
+	if (rate == 0)
+		return true;
+	for (size_t i = 0; i < rl->n; i++)
+		if (rl->b[i].uid == uid) {
+			b = &rl->b[i];
+			break;
+		}
+	if (!b) {
+		if (rl->n == rl->cap) {
+			size_t cap = rl->cap ? rl->cap * 2 : 16;
+			struct bucket *nb = realloc(rl->b, cap * sizeof(*nb));
+			if (!nb)
+				return false;
+			rl->b = nb;
+			rl->cap = cap;
+		}
+		b = &rl->b[rl->n++];
+		b->uid = uid;
+		b->tokens = burst;
+		b->last = now;
+	}
+	b->tokens += (double)(now - b->last) * rate / 1e6;
+	if (b->tokens > burst)
+		b->tokens = burst;
+	b->last = now;
+	if (b->tokens < 1.0)
+		return false;
+	b->tokens -= 1.0;
+	return true;
+}
+
+void ratelimit_free(struct ratelimit *rl)
+{
+	if (!rl)
+		return;
+	free(rl->b);
+	free(rl);
+}

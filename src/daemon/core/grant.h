@@ -1,0 +1,93 @@
+/* grant.h: who may have what. Resolves a request (a role plus optional
+ * explicit settings) against the configuration into a sched_spec, checks it
+ * against the requesting user's limits ([user]/[group] sections), and keeps
+ * the per-uid token buckets that stop floods. Every refusal names the rule
+ * that refused it. */
+#ifndef RTSCHED_GRANT_H
+#define RTSCHED_GRANT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shared/protocol.h"
+#include "daemon/config/config.h"
+#include "daemon/sys/proc.h"
+
+/* What a registration asked for; kept so a reload can resolve it again. */
+struct grant_request {
+	char role[CONFIG_NAME_MAX];   /* "" = the [daemon] default */
+	bool has_policy, has_priority, has_nice, has_cpus;
+	int policy, priority, nice;
+	cpu_set_t cpus;
+};
+
+/* The client: from SO_PEERCRED, with its groups looked up. */
+struct grant_subject {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	bool privileged;              /* root or a member of admin-group */
+	bool has_nice_floor;          /* the front end sets the nice floor ([rtkit] min-nice-level) */
+	int nice_floor;
+	char user[CONFIG_NAME_MAX];
+};
+
+/* A user's effective limits, with where each came from. */
+struct grant_limits {
+	int max_priority;
+	unsigned policies;
+	int max_threads;
+	bool has_cpus;
+	cpu_set_t cpus;
+	int min_nice;
+	char nice_from[CONFIG_NAME_MAX + 16];
+	char prio_from[CONFIG_NAME_MAX + 16];
+	char policies_from[CONFIG_NAME_MAX + 16];
+	char threads_from[CONFIG_NAME_MAX + 16];
+	char cpus_from[CONFIG_NAME_MAX + 16];
+};
+
+/* Whether the task runs as uid, both its real and its effective uid. The
+ * kernel's own rule (check_same_owner of sched_setattr) accepts either; a
+ * setuid program keeps its caller's real uid, so rtschedd, like rtkit
+ * (which reads the owner of /proc/PID, root's for a setuid program), asks
+ * for both. An unprivileged subject must pass it for every thread it names,
+ * whatever process it speaks from. */
+bool grant_owns(uid_t uid, const struct proc_status *target);
+/* Fill a subject for uid/gid/pid; privileged for root and admin-group members. */
+int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid);
+/* Limits of a non-privileged subject: [user NAME] or else [user *], widened
+ * by every [group NAME] the user is in (per key, the most generous). */
+void grant_limits_get(const struct config *c, const struct grant_subject *s, struct grant_limits *l);
+/* Resolve a request to a spec. PE_UNKNOWN_ROLE (with msg) if the role is gone. */
+int grant_resolve(const struct config *c, const struct grant_request *req, struct sched_spec *out,
+		  char *msg, size_t len);
+/* The real-time ceiling of a non-privileged grant and where it came from
+ * (rtprio-cap): the config alone, what limits.conf grants the user, or the
+ * target process's own RLIMIT_RTPRIO. */
+struct grant_cap {
+	bool applies;       /* false: rtprio-cap = config, or a privileged client */
+	long cap;           /* -1: unlimited */
+	char from[640];
+	bool clamped;
+	int asked;          /* the priority before clamping */
+};
+
+/* Check a resolved spec against a subject's limits; -1 if allowed, else a
+ * proto_error with msg naming the limit and where it is set. `held` is how
+ * many threads the subject already holds, `adding` how many more it asks for;
+ * `target` is the process whose RLIMIT_RTPRIO counts for rtprio-cap = rlimit.
+ * With over-cap = clamp, spec->priority may be lowered (said in *cap). */
+int grant_check(const struct config *c, const struct grant_subject *s, const struct grant_request *req,
+		struct sched_spec *spec, pid_t target, size_t held, size_t adding, struct grant_cap *cap,
+		char *msg, size_t len);
+
+/* Per-uid token buckets. */
+struct ratelimit;
+int ratelimit_new(struct ratelimit **ret);
+/* Take one token for uid at time now_usec; false if the bucket is empty. */
+bool ratelimit_take(struct ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned rate, unsigned burst);
+void ratelimit_free(struct ratelimit *rl);
+
+#endif

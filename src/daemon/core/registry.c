@@ -1,0 +1,865 @@
+/* registry.c: managed threads and processes (see registry.h). */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/sys/log.h"
+#include "daemon/sys/policy.h"
+#include "daemon/diag/diag.h"
+#include "daemon/sys/proc.h"
+#include "daemon/core/registry.h"
+
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE 6
+#endif
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+#define REG_BUCKETS 4096
+
+struct registry {
+	sd_event *event;
+	struct reg_thread *buckets[REG_BUCKETS];
+	struct reg_thread *threads;
+	struct reg_process *procs;
+	size_t n_threads, n_procs;
+	int thread_pidfd; /* 1 yes, 0 no, -1 not probed yet */
+	registry_observer observer;
+	void *observer_ud;
+	/* watchdog cooldown: who gets SCHED_OTHER now and real-time afterwards */
+	bool hold_all;
+	struct reg_hold {
+		pid_t pid;
+		uint64_t starttime;            /* the process's: a reused pid is not held */
+		char rule[CONFIG_NAME_MAX];    /* "" or the [rule] that matched the culprit */
+	} *holds;
+	size_t n_holds;
+	char last_diag[DIAG_CODE_MAX];            /* the diagnosis of the last apply that failed */
+	struct reg_recent recent[REG_RECENT_MAX]; /* a ring; recent_head is the next slot */
+	size_t recent_head, n_recent;
+};
+
+/* Tell the observer (the state journal) what changed. */
+static void notify(struct registry *r, int ev, struct reg_thread *t, struct reg_process *p)
+{
+	if (r->observer)
+		r->observer(r->observer_ud, ev, t, p);
+}
+
+void registry_set_observer(struct registry *r, registry_observer fn, void *ud)
+{
+	r->observer = fn;
+	r->observer_ud = ud;
+}
+
+static unsigned bucket_of(pid_t tid)
+{
+	return (unsigned)tid % REG_BUCKETS;
+}
+
+static uint64_t now_realtime_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int open_pidfd(struct registry *r, pid_t id, bool thread);
+
+int registry_new(struct registry **ret, sd_event *e)
+{
+	struct registry *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->event = sd_event_ref(e);
+	r->thread_pidfd = -1;
+	/* does this kernel give thread pidfds? ask once, on our own thread */
+	int fd = open_pidfd(r, gettid(), true);
+	if (fd >= 0)
+		close(fd);
+	*ret = r;
+	return 0;
+}
+
+struct reg_thread *registry_find(struct registry *r, pid_t tid)
+{
+	for (struct reg_thread *t = r->buckets[bucket_of(tid)]; t; t = t->hnext)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+struct reg_process *registry_find_process(struct registry *r, pid_t pid)
+{
+	for (struct reg_process *p = r->procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+struct reg_thread *registry_threads(struct registry *r) { return r->threads; }
+struct reg_process *registry_processes(struct registry *r) { return r->procs; }
+size_t registry_n_threads(struct registry *r) { return r->n_threads; }
+size_t registry_n_processes(struct registry *r) { return r->n_procs; }
+bool registry_thread_pidfds(struct registry *r) { return r->thread_pidfd == 1; }
+
+size_t registry_count_owner(struct registry *r, uid_t uid)
+{
+	size_t n = 0;
+
+	for (struct reg_thread *t = r->threads; t; t = t->next)
+		n += t->owner == uid;
+	return n;
+}
+
+/* A pidfd that becomes readable when the thread (or, for a process, the
+ * whole process) exits. -1 where the kernel can't give one per thread. */
+static int open_pidfd(struct registry *r, pid_t id, bool thread)
+{
+	int fd;
+
+	if (thread && r->thread_pidfd == 0)
+		return -1;
+	fd = (int)syscall(SYS_pidfd_open, id, thread ? PIDFD_THREAD : 0);
+	if (thread && r->thread_pidfd < 0) {
+		r->thread_pidfd = fd >= 0 || errno != EINVAL;
+		if (!r->thread_pidfd)
+			log_info("kernel has no PIDFD_THREAD (Linux < 6.9): thread exits are noticed "
+				 "through the process events connector and task list rescans");
+	}
+	return fd;
+}
+
+static int on_thread_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/* Unlink from the hash and the list and free; the caller restored or not. */
+static void thread_free(struct registry *r, struct reg_thread *t)
+{
+	struct reg_thread **pp = &r->buckets[bucket_of(t->tid)];
+
+	while (*pp && *pp != t)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = t->hnext;
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		r->threads = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	if (t->proc)
+		t->proc->n_threads--;
+	notify(r, REG_EV_THREAD_GONE, t, NULL);
+	sd_event_source_disable_unref(t->exit_src);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	r->n_threads--;
+	free(t);
+}
+
+/* Is tid still the thread we pinned? A thread pidfd answers with one poll:
+ * while it is not readable the thread lives, so its tid cannot have been
+ * reused. Without one, compare the start time in /proc. */
+static bool same_thread(const struct reg_thread *t)
+{
+	struct proc_stat st;
+
+	if (t->pidfd >= 0 && registry_thread_pidfds(t->reg)) {
+		struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
+		return poll(&p, 1, 0) == 0;
+	}
+	return proc_read_stat(t->tid, &st) == 0 && st.starttime == t->starttime;
+}
+
+/* Apply a spec to a pinned thread and read back what the kernel holds. */
+static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, char *msg, size_t len)
+{
+	struct task_sched want = t->original;
+	const char *what = "";
+	char desc[128];
+	int r;
+
+	want.policy = spec->policy;
+	want.priority = spec->priority;
+	if (spec->policy == SCHED_OTHER || spec->policy == SCHED_BATCH)
+		want.nice = spec->nice;
+	want.reset_on_fork = spec->reset_on_fork;
+	if (spec->has_cpus)
+		want.cpus = spec->cpus;
+	t->reg->last_diag[0] = '\0';
+	/* during a watchdog cooldown no managed thread becomes real-time, whatever
+	 * the path (a reload, a rule match, a new thread of a process): it gets
+	 * SCHED_OTHER now and what it asked for when the cooldown ends */
+	t->demoted = false;
+	if (policy_is_realtime(want.policy) &&
+	    registry_held(t->reg, t->pid, t->source == REG_SOURCE_RULE ? t->req.role : NULL)) {
+		t->demoted_from = want;
+		t->demoted = true;
+		want.policy = SCHED_OTHER;
+		want.priority = 0;
+	}
+	if (policy_is_realtime(want.policy)) {
+		/* RLIMIT_RTTIME 0: the kernel SIGKILLs a real-time task at its first tick */
+		char buf[4096];
+		struct diag_rlimits l;
+		if (proc_read_text(t->pid, "limits", buf, sizeof(buf)) == 0 && diag_parse_limits(buf, &l) == 0 &&
+		    l.rttime_soft == 0) {
+			/* the soft limit can go up to the hard one without CAP_SYS_RESOURCE */
+			char hard[32];
+			rlim_t soft = l.rttime_hard == RLIM_INFINITY || l.rttime_hard > 200000 ? 200000 : l.rttime_hard;
+			if (l.rttime_hard == RLIM_INFINITY)
+				snprintf(hard, sizeof(hard), "unlimited");
+			else
+				snprintf(hard, sizeof(hard), "%llu", (unsigned long long)l.rttime_hard);
+			if (soft > 0)
+				snprintf(msg, len, "RLIMIT_RTTIME of pid %d is 0: the kernel would kill it with SIGKILL as "
+					 "soon as it runs real-time; raise it: prlimit --pid %d --rttime=%llu:%s (for good: "
+					 "LimitRTTIME= in its unit), or ask for policy other", (int)t->pid, (int)t->pid,
+					 (unsigned long long)soft, hard);
+			else
+				snprintf(msg, len, "RLIMIT_RTTIME of pid %d is 0 (soft and hard): the kernel would kill it "
+					 "with SIGKILL as soon as it runs real-time; start it with a higher limit "
+					 "(LimitRTTIME=200ms in its unit), or ask for policy other", (int)t->pid);
+			return PE_RTTIME_ZERO;
+		}
+	}
+	if (!same_thread(t)) {
+		snprintf(msg, len, "tid %d is no longer the thread that was registered (it exited; the id may be reused)",
+			 (int)t->tid);
+		return PE_STALE_THREAD;
+	}
+	r = task_sched_write(t->tid, &want, spec->has_cpus || t->cpus_changed, &what);
+	if (r < 0) {
+		char why[512] = "";
+		struct diag_target dt = { .pid = t->tid, .policy = want.policy, .priority = want.priority,
+					  .cpus = spec->has_cpus ? &want.cpus : NULL };
+
+		/* not just "Operation not permitted": the diagnosed cause and its fix */
+		if (r != -ESRCH)
+			diag_explain(NULL, &dt, what, r, why, sizeof(why), t->reg->last_diag);
+		task_sched_format(&want, desc, sizeof(desc));
+		snprintf(msg, len, "%s(tid %d, %s) failed: %s%s%s", what, (int)t->tid, desc, strerror(-r),
+			 why[0] ? "; " : "", why);
+		return r == -ESRCH ? PE_NO_SUCH_THREAD : PE_APPLY_FAILED;
+	}
+	t->cpus_changed = spec->has_cpus;
+	if (!same_thread(t)) {
+		snprintf(msg, len, "tid %d exited while its scheduling was being set", (int)t->tid);
+		return PE_STALE_THREAD;
+	}
+	r = task_sched_read(t->tid, &t->applied);
+	if (r < 0) {
+		snprintf(msg, len, "reading back tid %d failed: %s", (int)t->tid, strerror(-r));
+		return r == -ESRCH ? PE_NO_SUCH_THREAD : PE_APPLY_FAILED;
+	}
+	return -1;
+}
+
+/* Put back what the thread had, if it is still the same thread. */
+static void thread_restore(struct reg_thread *t)
+{
+	const char *what = "";
+	int r;
+
+	if (!same_thread(t))
+		return;
+	r = task_sched_write(t->tid, &t->original, t->cpus_changed, &what);
+	if (r < 0 && r != -ESRCH)
+		log_errno(LOG_LEVEL_WARNING, r, "restoring tid %d: %s", (int)t->tid, what);
+}
+
+/* Manage tid, or re-apply to it if managed. With `saved` (a previous
+ * rtschedd's record) the thread must still have the recorded start time and
+ * its recorded original settings are kept instead of read: what the kernel
+ * holds now is what the previous daemon set. */
+static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+		      const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
+		      const struct reg_saved *saved, struct reg_thread **out, char *msg, size_t len)
+{
+	struct reg_thread *t = registry_find(r, tid);
+	struct proc_stat st;
+	int e, rr;
+
+	if (t) {
+		/* Asked again: the new request replaces the old, originals stay. */
+		e = thread_apply(t, spec, msg, len);
+		if (e >= 0)
+			return e;
+		t->req = *req;
+		t->owner = owner;
+		t->source = source;
+		if (source != REG_SOURCE_PROCESS && t->proc) {
+			t->proc->n_threads--; /* registered on its own now */
+			t->proc = NULL;
+		}
+		notify(r, REG_EV_THREAD_SET, t, NULL);
+		if (out)
+			*out = t;
+		return -1;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(msg, len, "out of memory");
+		return PE_INTERNAL;
+	}
+	t->reg = r;
+	t->tid = tid;
+	t->pid = pid;
+	t->owner = owner;
+	t->req = *req;
+	t->proc = proc;
+	t->source = source;
+	t->since_usec = now_realtime_usec();
+	/* The pidfd first: from here on the thread cannot vanish unnoticed. */
+	t->pidfd = open_pidfd(r, tid, true);
+	rr = proc_read_stat(tid, &st);
+	if (rr == 0 && saved && st.starttime != saved->starttime)
+		rr = -ESTALE;
+	if (rr == 0 && saved) {
+		t->original = saved->original;
+		t->cpus_changed = saved->cpus_changed;
+	} else if (rr == 0) {
+		rr = task_sched_read(tid, &t->original);
+		if (rr == 0 && t->original.policy == SCHED_DEADLINE) {
+			/* its runtime, deadline and period are a reservation the
+			 * kernel admitted; replacing them is not ours to do */
+			snprintf(msg, len, "tid %d runs SCHED_DEADLINE: rtschedd does not replace a deadline "
+				 "reservation; set it back to another policy first (chrt -o -p 0 %d) or leave it "
+				 "unmanaged", (int)tid, (int)tid);
+			if (t->pidfd >= 0)
+				close(t->pidfd);
+			free(t);
+			return PE_UNSUPPORTED_TARGET;
+		}
+	}
+	if (rr < 0) {
+		snprintf(msg, len, "tid %d: %s", (int)tid, rr == -ESRCH ? "no such thread" :
+			 rr == -ESTALE ? "a different thread now (start time changed)" : strerror(-rr));
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		free(t);
+		return rr == -ESRCH ? PE_NO_SUCH_THREAD : rr == -ESTALE ? PE_STALE_THREAD : PE_INTERNAL;
+	}
+	t->starttime = st.starttime;
+	if (t->pidfd >= 0 &&
+	    sd_event_add_io(r->event, &t->exit_src, t->pidfd, EPOLLIN, on_thread_exit, t) < 0) {
+		close(t->pidfd);
+		t->pidfd = -1;
+	}
+	e = thread_apply(t, spec, msg, len);
+	if (e >= 0) {
+		/* a re-adopted thread whose new settings fail gets its original back */
+		if (saved && e == PE_APPLY_FAILED)
+			thread_restore(t);
+		sd_event_source_disable_unref(t->exit_src);
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		free(t);
+		return e;
+	}
+	uint64_t run_ns;
+	proc_read_schedstat(pid, tid, &run_ns, &t->ss_delay0, &t->ss_count0);
+	t->hnext = r->buckets[bucket_of(tid)];
+	r->buckets[bucket_of(tid)] = t;
+	t->next = r->threads;
+	if (t->next)
+		t->next->prev = t;
+	r->threads = t;
+	r->n_threads++;
+	if (proc)
+		proc->n_threads++;
+	notify(r, REG_EV_THREAD_SET, t, NULL);
+	if (out)
+		*out = t;
+	return -1;
+}
+
+int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
+			struct reg_thread **out, char *msg, size_t len)
+{
+	return thread_add(r, tid, pid, owner, source, req, spec, proc, NULL, out, msg, len);
+}
+
+int registry_adopt_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			  const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
+			  const struct reg_saved *saved, char *msg, size_t len)
+{
+	return thread_add(r, tid, pid, owner, source, req, spec, proc, saved, NULL, msg, len);
+}
+
+/* The ring slot for tid (its old entry if it has one), filled with who it is. */
+static struct reg_recent *recent_slot(struct registry *r, pid_t tid, pid_t pid, uint64_t starttime)
+{
+	struct reg_recent *e = NULL;
+
+	for (size_t i = 0; i < r->n_recent && !e; i++)
+		if (r->recent[i].tid == tid && r->recent[i].starttime == starttime)
+			e = &r->recent[i];
+	if (!e) {
+		e = &r->recent[r->recent_head];
+		r->recent_head = (r->recent_head + 1) % REG_RECENT_MAX;
+		if (r->n_recent < REG_RECENT_MAX)
+			r->n_recent++;
+	}
+	memset(e, 0, sizeof(*e));
+	e->tid = tid;
+	e->pid = pid;
+	e->starttime = starttime;
+	e->when_usec = now_realtime_usec();
+	return e;
+}
+
+void registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			   const char *rule, int code, const char *why)
+{
+	struct proc_stat st;
+	struct reg_recent *e;
+
+	if (proc_read_stat(tid, &st) < 0)
+		return;   /* gone: nothing to explain */
+	e = recent_slot(r, tid, pid, st.starttime);
+	e->owner = owner;
+	e->source = source;
+	e->code = code;
+	snprintf(e->rule, sizeof(e->rule), "%s", rule ? rule : "");
+	snprintf(e->why, sizeof(e->why), "%s", why);
+}
+
+const char *registry_last_diag(struct registry *r)
+{
+	return r->last_diag;
+}
+
+const struct reg_recent *registry_recent(struct registry *r, size_t i)
+{
+	if (i >= r->n_recent)
+		return NULL;
+	return &r->recent[(r->recent_head + REG_RECENT_MAX - 1 - i) % REG_RECENT_MAX];
+}
+
+void registry_remove_thread(struct registry *r, struct reg_thread *t, bool restore)
+{
+	if (restore) {
+		struct reg_recent *e = recent_slot(r, t->tid, t->pid, t->starttime);
+		e->owner = t->owner;
+		e->source = t->source;
+		e->code = -1;
+		snprintf(e->rule, sizeof(e->rule), "%s", t->req.role);
+		thread_restore(t);
+	}
+	thread_free(r, t);
+}
+
+static int on_thread_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct reg_thread *t = userdata;
+
+	log_debug("tid %d exited", (int)t->tid);
+	thread_free(t->reg, t);
+	return 0;
+}
+
+static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct reg_process *p = userdata;
+
+	log_debug("process %d exited", (int)p->pid);
+	registry_remove_process(p->reg, p, false);
+	return 0;
+}
+
+/* Manage the threads of p that are not managed yet. Returns how many failed. */
+static int process_adopt(struct registry *r, struct reg_process *p, const struct sched_spec *spec,
+			 char *msg, size_t len)
+{
+	pid_t *tids = NULL;
+	size_t n = 0;
+	int failed = 0, e;
+
+	if (proc_list_tasks(p->pid, &tids, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct reg_thread *t = registry_find(r, tids[i]);
+
+		if (t && t->proc == p)
+			continue;
+		if (t) /* registered on its own before: the process registration takes it over */
+			registry_remove_thread(r, t, true);
+		e = registry_add_thread(r, tids[i], p->pid, p->owner, REG_SOURCE_PROCESS, &p->req, spec, p, NULL, msg, len);
+		if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
+			failed++;
+	}
+	free(tids);
+	return failed;
+}
+
+/* A new process entry (no threads yet), pinned by its start time. */
+static int process_new(struct registry *r, pid_t pid, uint64_t starttime, struct reg_process **out)
+{
+	struct reg_process *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->reg = r;
+	p->pid = pid;
+	p->starttime = starttime;
+	p->pidfd = open_pidfd(r, pid, false);
+	if (p->pidfd >= 0)
+		sd_event_add_io(r->event, &p->exit_src, p->pidfd, EPOLLIN, on_process_exit, p);
+	p->next = r->procs;
+	if (p->next)
+		p->next->prev = p;
+	r->procs = p;
+	r->n_procs++;
+	*out = p;
+	return 0;
+}
+
+int registry_adopt_process(struct registry *r, pid_t pid, uint64_t starttime, uid_t owner,
+			   const struct grant_request *req, struct reg_process **out)
+{
+	struct proc_stat st;
+	struct reg_process *p;
+	int rr;
+
+	if (proc_read_stat(pid, &st) < 0 || st.starttime != starttime)
+		return -ESRCH;
+	if (registry_find_process(r, pid))
+		return -EEXIST;
+	if ((rr = process_new(r, pid, starttime, &p)) < 0)
+		return rr;
+	p->owner = owner;
+	p->req = *req;
+	notify(r, REG_EV_PROC_SET, NULL, p);
+	*out = p;
+	return 0;
+}
+
+void registry_restore_saved(pid_t tid, const struct reg_saved *saved)
+{
+	struct proc_stat st;
+	const char *what;
+
+	if (proc_read_stat(tid, &st) == 0 && st.starttime == saved->starttime)
+		task_sched_write(tid, &saved->original, saved->cpus_changed, &what);
+}
+
+int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
+			 const struct sched_spec *spec, struct reg_process **out, char *msg, size_t len)
+{
+	struct reg_process *p = registry_find_process(r, pid);
+	struct proc_stat st;
+	int rr;
+
+	if (!p) {
+		if ((rr = proc_read_stat(pid, &st)) < 0) {
+			snprintf(msg, len, "pid %d: %s", (int)pid, rr == -ESRCH ? "no such process" : strerror(-rr));
+			return rr == -ESRCH ? PE_NO_SUCH_THREAD : PE_INTERNAL;
+		}
+		if (process_new(r, pid, st.starttime, &p) < 0) {
+			snprintf(msg, len, "out of memory");
+			return PE_INTERNAL;
+		}
+	} else {
+		/* new settings for every thread already managed */
+		for (struct reg_thread *t = r->threads; t; t = t->next)
+			if (t->proc == p && thread_apply(t, spec, msg, len) >= 0)
+				log_warnx("pid %d: %s", (int)pid, msg);
+	}
+	p->owner = owner;
+	p->req = *req;
+	notify(r, REG_EV_PROC_SET, NULL, p);
+	msg[0] = '\0';
+	if (process_adopt(r, p, spec, msg, len) > 0 && p->n_threads == 0) {
+		registry_remove_process(r, p, true);
+		return PE_APPLY_FAILED;
+	}
+	if (out)
+		*out = p;
+	return -1;
+}
+
+void registry_remove_process(struct registry *r, struct reg_process *p, bool restore)
+{
+	struct reg_thread *t = r->threads, *next;
+
+	for (; t; t = next) {
+		next = t->next;
+		if (t->proc == p)
+			registry_remove_thread(r, t, restore);
+	}
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		r->procs = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	sd_event_source_disable_unref(p->exit_src);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	r->n_procs--;
+	notify(r, REG_EV_PROC_GONE, NULL, p);
+	free(p);
+}
+
+void registry_on_new_thread(struct registry *r, const struct config *c, pid_t tid, pid_t pid)
+{
+	struct reg_process *p = registry_find_process(r, pid);
+	struct sched_spec spec;
+	char msg[512];
+	int e;
+
+	if (!p || registry_find(r, tid))
+		return;
+	if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0)
+		return;
+	/* the owner's limits hold for threads the process creates later too */
+	struct grant_subject subj;
+	struct grant_cap cap;
+	struct passwd *pw = getpwuid(p->owner);
+	grant_subject_init(&subj, c, p->owner, pw ? pw->pw_gid : (gid_t)-1, pid);
+	e = grant_check(c, &subj, &p->req, &spec, pid, subj.privileged ? 0 : registry_count_owner(r, p->owner), 1,
+			&cap, msg, sizeof(msg));
+	if (e >= 0) {
+		log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
+		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
+		return;
+	}
+	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &spec, p, NULL, msg, sizeof(msg));
+	if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD) {
+		log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
+		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
+	}
+}
+
+void registry_on_exit(struct registry *r, pid_t tid)
+{
+	struct reg_thread *t = registry_find(r, tid);
+	struct reg_process *p;
+
+	if (t && !same_thread(t))
+		thread_free(r, t);
+	p = registry_find_process(r, tid);
+	if (p && p->pidfd < 0) {
+		struct proc_stat st;
+		if (proc_read_stat(tid, &st) < 0 || st.starttime != p->starttime)
+			registry_remove_process(r, p, false);
+	}
+}
+
+void registry_rescan(struct registry *r, const struct config *c)
+{
+	struct reg_thread *t, *tn;
+	struct reg_process *p, *pn;
+	struct sched_spec spec;
+	char msg[512];
+
+	for (t = r->threads; t; t = tn) {
+		tn = t->next;
+		if (!same_thread(t))
+			thread_free(r, t);
+	}
+	for (p = r->procs; p; p = pn) {
+		pn = p->next;
+		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) < 0)
+			process_adopt(r, p, &spec, msg, sizeof(msg));
+		else if (p->n_threads == 0)
+			registry_remove_process(r, p, false);
+	}
+}
+
+void registry_reapply(struct registry *r, const struct config *c)
+{
+	struct reg_thread *t, *tn;
+	struct reg_process *p, *pn;
+	struct sched_spec spec;
+	char msg[512];
+	int e;
+
+	for (p = r->procs; p; p = pn) {
+		pn = p->next;
+		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0) {
+			log_notice("pid %d: %s; restoring its threads", (int)p->pid, msg);
+			registry_remove_process(r, p, true);
+		}
+	}
+	for (t = r->threads; t; t = tn) {
+		struct grant_subject subj;
+		struct passwd *pw;
+
+		tn = t->next;
+		if (t->source == REG_SOURCE_RULE) /* matching is redone by the rules scan */
+			continue;
+		pw = getpwuid(t->owner);
+		/* the owner's limits may have shrunk: check again (not the quota) */
+		grant_subject_init(&subj, c, t->owner, pw ? pw->pw_gid : (gid_t)-1, t->pid);
+		e = grant_resolve(c, &t->req, &spec, msg, sizeof(msg));
+		if (e < 0) {
+			struct grant_cap cap;
+			e = grant_check(c, &subj, &t->req, &spec, t->pid, 0, 0, &cap, msg, sizeof(msg));
+		}
+		if (e < 0)
+			e = thread_apply(t, &spec, msg, sizeof(msg));
+		if (e >= 0) {
+			log_notice("tid %d: %s; restoring it", (int)t->tid, msg);
+			registry_remove_thread(r, t, e != PE_STALE_THREAD);
+		}
+	}
+}
+
+/* Record a demotion the watchdog made (or make it, if the thread was granted
+ * after the watchdog looked). */
+static void thread_demote(struct registry *r, struct reg_thread *t)
+{
+	struct task_sched other = t->applied;
+	const char *what;
+
+	t->demoted_from = t->applied;
+	t->demoted = true;
+	other.policy = SCHED_OTHER;
+	other.priority = 0;
+	task_sched_write(t->tid, &other, false, &what); /* the watchdog thread may have done it */
+	task_sched_read(t->tid, &t->applied);
+	notify(r, REG_EV_THREAD_SET, t, NULL);
+}
+
+size_t registry_demote(struct registry *r, const cpu_set_t *starved)
+{
+	size_t n = 0;
+
+	for (struct reg_thread *t = r->threads; t; t = t->next) {
+		cpu_set_t both;
+
+		CPU_AND(&both, &t->applied.cpus, starved);
+		if (t->demoted || !policy_is_realtime(t->applied.policy) || !CPU_COUNT(&both) || !same_thread(t))
+			continue;
+		thread_demote(r, t);
+		n++;
+	}
+	return n;
+}
+
+struct reg_thread *registry_demote_thread(struct registry *r, pid_t tid, uint64_t starttime)
+{
+	struct reg_thread *t = registry_find(r, tid);
+
+	if (!t || t->starttime != starttime || t->demoted || !same_thread(t))
+		return NULL;
+	thread_demote(r, t);
+	return t;
+}
+
+void registry_hold_all(struct registry *r)
+{
+	r->hold_all = true;
+}
+
+/* The start time of process pid, 0 if gone. */
+static uint64_t process_starttime(pid_t pid)
+{
+	struct proc_stat st;
+
+	return proc_read_stat(pid, &st) == 0 ? st.starttime : 0;
+}
+
+int registry_hold_thread(struct registry *r, const struct reg_thread *t)
+{
+	const char *rule = t->source == REG_SOURCE_RULE ? t->req.role : "";
+	uint64_t start = t->proc ? t->proc->starttime : process_starttime(t->pid);
+	struct reg_hold *h;
+
+	for (size_t i = 0; i < r->n_holds; i++)
+		if (r->holds[i].pid == t->pid && r->holds[i].starttime == start && strcmp(r->holds[i].rule, rule) == 0)
+			return 0;
+	h = realloc(r->holds, (r->n_holds + 1) * sizeof(*h));
+	if (!h) {
+		r->hold_all = true;   /* cannot say whom: hold everyone rather than no one */
+		return -ENOMEM;
+	}
+	r->holds = h;
+	h = &r->holds[r->n_holds++];
+	h->pid = t->pid;
+	h->starttime = start;
+	snprintf(h->rule, sizeof(h->rule), "%s", rule);
+	return 0;
+}
+
+bool registry_held(struct registry *r, pid_t pid, const char *rule)
+{
+	if (r->hold_all)
+		return true;
+	for (size_t i = 0; i < r->n_holds; i++) {
+		const struct reg_hold *h = &r->holds[i];
+		if ((rule && h->rule[0] && strcmp(h->rule, rule) == 0) ||
+		    (h->pid == pid && h->starttime == process_starttime(pid)))
+			return true;
+	}
+	return false;
+}
+
+void registry_holds_text(struct registry *r, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	snprintf(buf, len, "%s", r->hold_all ? "every process" : "");
+	for (size_t i = 0; !r->hold_all && i < r->n_holds && off < len; i++) {
+		const struct reg_hold *h = &r->holds[i];
+		struct proc_stat st;
+		int k = snprintf(buf + off, len - off, "%spid %d (%s)%s%s", off ? ", " : "", (int)h->pid,
+				 proc_read_stat(h->pid, &st) == 0 && st.starttime == h->starttime ? st.comm : "gone",
+				 h->rule[0] ? " and rule " : "", h->rule);
+		if (k < 0)
+			break;
+		off += (size_t)k;
+	}
+}
+
+size_t registry_promote(struct registry *r)
+{
+	size_t n = 0;
+
+	r->hold_all = false;
+	free(r->holds);
+	r->holds = NULL;
+	r->n_holds = 0;
+	for (struct reg_thread *t = r->threads; t; t = t->next) {
+		const char *what;
+
+		if (!t->demoted)
+			continue;
+		t->demoted = false;
+		if (!same_thread(t) || task_sched_write(t->tid, &t->demoted_from, false, &what) < 0)
+			continue;
+		task_sched_read(t->tid, &t->applied);
+		notify(r, REG_EV_THREAD_SET, t, NULL);
+		n++;
+	}
+	return n;
+}
+
+void registry_free(struct registry *r, bool restore)
+{
+	if (!r)
+		return;
+	registry_set_observer(r, NULL, NULL);
+	while (r->procs)
+		registry_remove_process(r, r->procs, restore);
+	while (r->threads)
+		registry_remove_thread(r, r->threads, restore);
+	sd_event_unref(r->event);
+	free(r->holds);
+	free(r);
+}

@@ -1,0 +1,166 @@
+/* registry.h: the threads rtschedd manages. Each entry remembers what the
+ * thread had before (restored when it leaves), what was asked (resolved again
+ * on reload) and what the kernel reported after the change. A thread is
+ * pinned by its start time so a reused tid is never touched. */
+#ifndef RTSCHED_REGISTRY_H
+#define RTSCHED_REGISTRY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "daemon/config/config.h"
+#include "daemon/core/grant.h"
+#include "daemon/core/task.h"
+
+/* Who asked: a control-socket register (thread or process), a match rule,
+ * or a call on the rtkit bus service (src/daemon/rtkit). */
+enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS, REG_SOURCE_RULE, REG_SOURCE_RTKIT };
+
+struct reg_process;
+
+struct reg_thread {
+	pid_t tid, pid;
+	uint64_t starttime;
+	uid_t owner;
+	enum reg_source source;
+	struct grant_request req;
+	struct task_sched original;
+	struct task_sched applied;
+	bool cpus_changed;
+	uint64_t since_usec;          /* CLOCK_REALTIME */
+	uint64_t ss_delay0, ss_count0; /* schedstat at registration (or the last jitter reset) */
+	bool demoted;                 /* by the watchdog; demoted_from comes back after the cooldown */
+	struct task_sched demoted_from;
+	int pidfd;
+	sd_event_source *exit_src;
+	struct reg_process *proc;
+	struct registry *reg;
+	struct reg_thread *hnext, *prev, *next;
+};
+
+struct reg_process {
+	pid_t pid;
+	uint64_t starttime;
+	uid_t owner;
+	struct grant_request req;
+	int pidfd;
+	sd_event_source *exit_src;
+	size_t n_threads;
+	struct registry *reg;
+	struct reg_process *prev, *next;
+};
+
+struct registry;
+
+/* What a previous rtschedd recorded about a thread (the state journal). */
+struct reg_saved {
+	uint64_t starttime;
+	struct task_sched original;
+	bool cpus_changed;
+};
+
+/* A thread rtschedd does not manage (any more), and why: the grant for a
+ * [rule] match or a registered process's new thread was refused, or it was
+ * let go with its settings restored. The last REG_RECENT_MAX are kept, so
+ * `list` can say why a thread a rule matched is not real-time. */
+#define REG_RECENT_MAX 64
+struct reg_recent {
+	pid_t tid, pid;
+	uint64_t starttime;
+	uid_t owner;
+	enum reg_source source;
+	char rule[CONFIG_NAME_MAX];  /* "" for the default */
+	int code;                    /* the refusal (enum proto_error); -1: restored */
+	char why[256];
+	uint64_t when_usec;          /* CLOCK_REALTIME */
+};
+
+/* Changes, for the state journal. */
+enum { REG_EV_THREAD_SET, REG_EV_THREAD_GONE, REG_EV_PROC_SET, REG_EV_PROC_GONE };
+typedef void (*registry_observer)(void *ud, int event, struct reg_thread *t, struct reg_process *p);
+void registry_set_observer(struct registry *r, registry_observer fn, void *ud);
+
+int registry_new(struct registry **ret, sd_event *e);
+/* Free; restore every thread first when `restore`. NULL is fine. */
+void registry_free(struct registry *r, bool restore);
+/* The managed thread `tid`, or NULL. */
+struct reg_thread *registry_find(struct registry *r, pid_t tid);
+/* The registered process `pid`, or NULL. */
+struct reg_process *registry_find_process(struct registry *r, pid_t pid);
+/* First thread and process, for iteration through ->next. */
+struct reg_thread *registry_threads(struct registry *r);
+struct reg_process *registry_processes(struct registry *r);
+size_t registry_n_threads(struct registry *r);
+size_t registry_n_processes(struct registry *r);
+/* Threads held by an owner uid. */
+size_t registry_count_owner(struct registry *r, uid_t uid);
+/* Manage thread `tid` of process `pid` with `spec` (or re-apply to one already
+ * managed). Returns -1 on success, else a proto_error with msg filled. */
+int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
+			struct reg_thread **out, char *msg, size_t len);
+/* Take over a thread a previous rtschedd managed: only if its start time is
+ * still `saved->starttime`; its recorded originals are what will be restored. */
+int registry_adopt_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			  const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
+			  const struct reg_saved *saved, char *msg, size_t len);
+/* Manage process `pid` and all its threads, now and later. */
+int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
+			 const struct sched_spec *spec, struct reg_process **out, char *msg, size_t len);
+/* Take over a process a previous rtschedd managed, if its start time still
+ * matches; its threads come through registry_adopt_thread(). */
+int registry_adopt_process(struct registry *r, pid_t pid, uint64_t starttime, uid_t owner,
+			   const struct grant_request *req, struct reg_process **out);
+/* Put back a recorded original on a thread nobody manages any more, if it is
+ * still the recorded thread. */
+void registry_restore_saved(pid_t tid, const struct reg_saved *saved);
+/* Stop managing a thread; put its original settings back when `restore`. */
+void registry_remove_thread(struct registry *r, struct reg_thread *t, bool restore);
+/* Stop managing a process and its threads. */
+void registry_remove_process(struct registry *r, struct reg_process *p, bool restore);
+/* A thread was created (proc connector): manage it if its process is registered. */
+void registry_on_new_thread(struct registry *r, const struct config *c, pid_t tid, pid_t pid);
+/* A task exited (proc connector, or a pidfd). */
+void registry_on_exit(struct registry *r, pid_t tid);
+/* Re-read the task lists of registered processes: new threads are managed,
+ * vanished ones dropped. Used after a connector overrun and as the fallback. */
+void registry_rescan(struct registry *r, const struct config *c);
+/* A new configuration: resolve every registration again and apply it; a
+ * thread whose role is gone gets its original settings back and leaves. */
+void registry_reapply(struct registry *r, const struct config *c);
+/* The watchdog demoted the real-time threads that may run on `starved`
+ * (watchdog-demote = all): record what they had and what the kernel now
+ * reports. Returns how many. */
+size_t registry_demote(struct registry *r, const cpu_set_t *starved);
+/* The watchdog demoted one culprit (watchdog-demote = culprit): record it as
+ * above. The thread, or NULL if it is not managed (any more). */
+struct reg_thread *registry_demote_thread(struct registry *r, pid_t tid, uint64_t starttime);
+/* A watchdog cooldown holds back real-time settings, until registry_promote():
+ * threads held get SCHED_OTHER at every apply (a reload, a rule match, a new
+ * thread) and what they asked for afterwards. Everyone's ... */
+void registry_hold_all(struct registry *r);
+/* ... or only the process of culprit t, and the [rule] that matched it (so a
+ * restarted program is held too). 0, or -ENOMEM (then everyone is held). */
+int registry_hold_thread(struct registry *r, const struct reg_thread *t);
+/* Whether real-time is held back for process pid, or for a thread that the
+ * [rule] `rule` matched (NULL: not a rule match). */
+bool registry_held(struct registry *r, pid_t pid, const char *rule);
+/* Who is held, for the log and status: "pid 12 (olad) and rule ola-main, ..."
+ * or "every process"; "" if no one. */
+void registry_holds_text(struct registry *r, char *buf, size_t len);
+/* After the cooldown: release the holds and give demoted threads their
+ * real-time settings back. Returns how many got them. */
+size_t registry_promote(struct registry *r);
+/* Remember that a grant for tid was refused with `code` (see struct reg_recent). */
+void registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+			   const char *rule, int code, const char *why);
+/* The diagnosis code (diag.h) of the last apply that failed with
+ * apply-failed ("" if none found, or it succeeded). */
+const char *registry_last_diag(struct registry *r);
+/* The i-th remembered thread, newest first; NULL past the end. */
+const struct reg_recent *registry_recent(struct registry *r, size_t i);
+/* Whether threads get their own pidfd (PIDFD_THREAD, Linux 6.9+). */
+bool registry_thread_pidfds(struct registry *r);
+
+#endif

@@ -1,0 +1,22 @@
+/* rules.h: rules that find threads by themselves ([rule NAME] sections with
+ * match keys): a /proc scan at start and on reload, then the process events
+ * connector's fork, exec and comm events for threads created or renamed
+ * later. Matched threads live in the registry like registered ones. */
+#ifndef RTSCHED_RULES_H
+#define RTSCHED_RULES_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "daemon/daemon.h"
+
+/* Evaluate one task: apply the winning rule, or restore a thread that a rule
+ * managed and no rule matches any more. Explicit registrations are left alone. */
+void rules_on_task(struct daemon *d, pid_t tid, pid_t pid, bool force);
+/* A process exec'd or its main thread renamed: evaluate all its threads. */
+void rules_on_process(struct daemon *d, pid_t pid);
+/* Scan every task in /proc. force: re-apply to threads already matched
+ * (reload). Returns the number of tasks looked at. */
+size_t rules_scan(struct daemon *d, bool force);
+
+#endif

@@ -1,0 +1,442 @@
+/* state.c: the state journal (see state.h). Lines:
+ *   T tid pid starttime owner source procpid REQ ORIG cpus_changed
+ *   P pid starttime owner REQ
+ *   -T tid      -P pid
+ * REQ = role|- policy priority nice cpus (each '-' when not asked for)
+ * ORIG = policy priority nice reset_on_fork cpus
+ * The journal is rewritten (temporary file, then rename) when it holds more
+ * than twice the live lines, so it stays O(managed threads).
+ *
+ * It is trusted only as far as it deserves: it is read only from a directory
+ * nobody else can write (safefile_dir, strict), every file is opened
+ * relative to that directory without following symlinks, and each entry is
+ * re-admitted through the checks a new request passes, against the current
+ * configuration and the target's current owner. */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/sys/cpulist.h"
+#include "daemon/sys/log.h"
+#include "daemon/sys/policy.h"
+#include "shared/protocol.h"
+#include "daemon/core/registry.h"
+#include "daemon/sys/safefile.h"
+#include "daemon/core/state.h"
+
+struct state {
+	struct daemon *d;
+	char *path;
+	int dirfd;            /* the journal's directory; every name is relative to it */
+	char base[256];
+	FILE *f;
+	size_t lines;
+	size_t adopted_threads, adopted_procs;
+	bool loading;
+};
+
+/* "-" or the CPU list, into a token without spaces. */
+static void fmt_cpus(bool has, const cpu_set_t *set, char *buf, size_t len)
+{
+	if (!has || cpulist_format(set, buf, len) < 0 || !buf[0])
+		snprintf(buf, len, "-");
+}
+
+static void put_req(FILE *f, const struct grant_request *q)
+{
+	char cpus[256];
+
+	fmt_cpus(q->has_cpus, &q->cpus, cpus, sizeof(cpus));
+	fprintf(f, " %s", q->role[0] ? q->role : "-");
+	q->has_policy ? fprintf(f, " %d", q->policy) : fprintf(f, " -");
+	q->has_priority ? fprintf(f, " %d", q->priority) : fprintf(f, " -");
+	q->has_nice ? fprintf(f, " %d", q->nice) : fprintf(f, " -");
+	fprintf(f, " %s", cpus);
+}
+
+static void put_thread(FILE *f, const struct reg_thread *t)
+{
+	char cpus[256];
+
+	fprintf(f, "T %d %d %" PRIu64 " %u %d %d", (int)t->tid, (int)t->pid, t->starttime, (unsigned)t->owner,
+		(int)t->source, t->proc ? (int)t->proc->pid : 0);
+	put_req(f, &t->req);
+	fmt_cpus(true, &t->original.cpus, cpus, sizeof(cpus));
+	fprintf(f, " %d %d %d %d %s %d\n", t->original.policy, t->original.priority, t->original.nice,
+		t->original.reset_on_fork, cpus, t->cpus_changed);
+}
+
+static void put_process(FILE *f, const struct reg_process *p)
+{
+	fprintf(f, "P %d %" PRIu64 " %u", (int)p->pid, p->starttime, (unsigned)p->owner);
+	put_req(f, &p->req);
+	fputc('\n', f);
+}
+
+/* Rewrite the journal from the registry: temporary file, then rename. */
+static int compact(struct state *s)
+{
+	char tmp[300];
+	FILE *f;
+	int fd, r;
+
+	fd = safefile_create_tmp(s->dirfd, s->base, 0600, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		unlinkat(s->dirfd, tmp, 0);
+		return r;
+	}
+	s->lines = 0;
+	for (struct reg_process *p = registry_processes(s->d->registry); p; p = p->next, s->lines++)
+		put_process(f, p);
+	for (struct reg_thread *t = registry_threads(s->d->registry); t; t = t->next, s->lines++)
+		put_thread(f, t);
+	if (fclose(f) != 0) {
+		r = -errno;
+		unlinkat(s->dirfd, tmp, 0);
+		return r;
+	}
+	if ((r = safefile_commit(s->dirfd, tmp, s->base)) < 0)
+		return r;
+	if (s->f)
+		fclose(s->f);
+	s->f = NULL;
+	fd = openat(s->dirfd, s->base, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(s->f = fdopen(fd, "a"))) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	setvbuf(s->f, NULL, _IOLBF, 0);
+	return 0;
+}
+
+void state_observe(struct state *s, int ev, struct reg_thread *t, struct reg_process *p)
+{
+	size_t live;
+
+	if (!s || !s->f || s->loading)
+		return;
+	switch (ev) {
+	case REG_EV_THREAD_SET: put_thread(s->f, t); break;
+	case REG_EV_THREAD_GONE: fprintf(s->f, "-T %d\n", (int)t->tid); break;
+	case REG_EV_PROC_SET: put_process(s->f, p); break;
+	case REG_EV_PROC_GONE: fprintf(s->f, "-P %d\n", (int)p->pid); break;
+	}
+	live = registry_n_threads(s->d->registry) + registry_n_processes(s->d->registry);
+	if (++s->lines > 2 * live + 1024 && compact(s) < 0)
+		log_warn("compacting %s", s->path);
+}
+
+/* Parse "role pol prio nice cpus" starting at *p. */
+static int get_req(char **save, struct grant_request *q)
+{
+	char *tok[5];
+
+	memset(q, 0, sizeof(*q));
+	for (int i = 0; i < 5; i++)
+		if (!(tok[i] = strtok_r(NULL, " \n", save)))
+			return -EINVAL;
+	if (strcmp(tok[0], "-") && strlen(tok[0]) < sizeof(q->role))
+		strcpy(q->role, tok[0]);
+	long n[3];
+	bool *has[3] = { &q->has_policy, &q->has_priority, &q->has_nice };
+	for (int i = 0; i < 3; i++)
+		if ((*has[i] = strcmp(tok[i + 1], "-") != 0) && proto_parse_long(tok[i + 1], -20, 99, &n[i]) < 0)
+			return -EINVAL;
+	q->policy = q->has_policy ? (int)n[0] : 0;
+	q->priority = q->has_priority ? (int)n[1] : 0;
+	q->nice = q->has_nice ? (int)n[2] : 0;
+	if ((q->has_cpus = strcmp(tok[4], "-") != 0) && cpulist_parse(tok[4], &q->cpus, NULL) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* Where each live entry's last line is, by replaying the journal. */
+struct entry {
+	char kind;
+	int id;
+	char *line;
+};
+
+static void replay(struct state *s, FILE *f, struct entry **ents, size_t *n)
+{
+	char *line = NULL;
+	size_t cap = 0;
+
+	while (getline(&line, &cap, f) > 0) {
+		char kind = line[0] == '-' ? line[1] : line[0];
+		int id = atoi(line + (line[0] == '-' ? 3 : 2));
+		size_t i;
+
+		for (i = 0; i < *n; i++)
+			if ((*ents)[i].kind == kind && (*ents)[i].id == id)
+				break;
+		if (line[0] == '-') {
+			if (i < *n) {
+				free((*ents)[i].line);
+				(*ents)[i] = (*ents)[--*n];
+			}
+			continue;
+		}
+		if (i == *n) {
+			struct entry *ne = realloc(*ents, (*n + 1) * sizeof(**ents));
+			if (!ne)
+				break;
+			*ents = ne;
+			(*ents)[(*n)++] = (struct entry){ kind, id, NULL };
+		}
+		free((*ents)[i].line);
+		(*ents)[i].line = strdup(line);
+	}
+	free(line);
+}
+
+/* The decision a new request gets, against the current configuration and
+ * the task's current owner: the recorded owner may act on it (or is
+ * privileged now), and the request passes its limits. -1 if admitted, else
+ * a refusal with msg. */
+static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct grant_request *q,
+	       struct sched_spec *spec, size_t adding, char *msg, size_t len)
+{
+	const struct config *c = s->d->config;
+	struct grant_subject subj;
+	struct proc_status ps;
+	struct grant_cap cap;
+	struct passwd *pw = getpwuid(owner);
+	int e;
+
+	if (proc_read_status(tid, &ps) < 0 || ps.tgid != pid) {
+		snprintf(msg, len, "gone");
+		return PE_NO_SUCH_THREAD;
+	}
+	grant_subject_init(&subj, c, owner, pw ? pw->pw_gid : (gid_t)-1, pid);
+	if (!subj.privileged && !grant_owns(owner, &ps)) {
+		snprintf(msg, len, "it runs as uid %u (effective %u), not as its recorded owner uid %u", (unsigned)ps.uid,
+			 (unsigned)ps.euid, (unsigned)owner);
+		return PE_NOT_OWN_THREAD;
+	}
+	if ((e = grant_resolve(c, q, spec, msg, len)) >= 0)
+		return e;
+	return grant_check(c, &subj, q, spec, pid, subj.privileged ? 0 : registry_count_owner(s->d->registry, owner),
+			   adding, &cap, msg, len);
+}
+
+/* A recorded original is restored only if rtschedd could have granted it:
+ * a known policy, a priority valid for it and within max-priority, a nice
+ * in range. Anything else becomes SCHED_OTHER nice 0, and says so. */
+static void vet_original(const struct config *c, pid_t tid, struct task_sched *o)
+{
+	int lo = 0, hi = 0;
+	bool ok = (o->policy == SCHED_OTHER || o->policy == SCHED_BATCH || o->policy == SCHED_IDLE ||
+		   o->policy == SCHED_FIFO || o->policy == SCHED_RR) &&
+		  policy_priority_range(o->policy, &lo, &hi) == 0 && o->priority >= lo && o->priority <= hi &&
+		  o->priority <= c->max_priority && o->nice >= -20 && o->nice <= 19 &&
+		  (o->reset_on_fork == 0 || o->reset_on_fork == 1);
+
+	if (ok)
+		return;
+	log_warnx("state journal: tid %d: recorded original policy %d priority %d nice %d is not one rtschedd "
+		  "restores (above max-priority %d, or invalid); it gets other 0 nice 0 instead", (int)tid, o->policy,
+		  o->priority, o->nice, c->max_priority);
+	o->policy = SCHED_OTHER;
+	o->priority = 0;
+	o->nice = 0;
+	o->reset_on_fork = 0;
+}
+
+/* The next token as an integer in [min, max] (the protocol's strict rule). */
+static bool num(char **save, long min, long max, long *out)
+{
+	const char *t = strtok_r(NULL, " \n", save);
+
+	return t && proto_parse_long(t, min, max, out) == 0;
+}
+
+/* Re-adopt one process ("P ...") line. */
+static void adopt_process(struct state *s, char *line)
+{
+	struct grant_request q;
+	char *save = NULL, msg[512];
+	struct sched_spec spec;
+	struct reg_process *p;
+	long pid, st, owner;
+	int e;
+
+	strtok_r(line, " ", &save);
+	if (!num(&save, 1, INT32_MAX, &pid) || !num(&save, 0, LONG_MAX, &st) || !num(&save, 0, UINT32_MAX, &owner) ||
+	    get_req(&save, &q) < 0) {
+		log_warnx("state journal: a malformed process entry, dropped");
+		return;
+	}
+	e = vet(s, (uid_t)owner, (pid_t)pid, (pid_t)pid, &q, &spec, 0, msg, sizeof(msg));
+	if (e >= 0) {
+		if (e != PE_NO_SUCH_THREAD)
+			log_warnx("state journal: not re-adopting process %ld for uid %ld: %s", pid, owner, msg);
+		return;
+	}
+	if (registry_adopt_process(s->d->registry, (pid_t)pid, (uint64_t)st, (uid_t)owner, &q, &p) == 0)
+		s->adopted_procs++;
+}
+
+/* Re-adopt one thread ("T ...") line. */
+static void adopt_thread(struct state *s, char *line)
+{
+	/* T tid pid starttime owner source procpid, then REQ, then ORIG */
+	static const long lo[6] = { 1, 1, 0, 0, 0, 0 };
+	static const long hi[6] = { INT32_MAX, INT32_MAX, LONG_MAX, UINT32_MAX, 16, INT32_MAX };
+	struct grant_request q;
+	struct reg_saved saved;
+	struct sched_spec spec;
+	char *save = NULL, *cpus, msg[512];
+	long v[6], pol, prio, nice, rof, changed;
+	int e;
+
+	strtok_r(line, " ", &save);
+	for (int i = 0; i < 6; i++)
+		if (!num(&save, lo[i], hi[i], &v[i]))
+			goto bad;
+	/* the original's ranges are vet_original()'s to judge */
+	if (get_req(&save, &q) < 0 || !num(&save, 0, INT32_MAX, &pol) || !num(&save, 0, INT32_MAX, &prio) ||
+	    !num(&save, INT32_MIN, INT32_MAX, &nice) || !num(&save, 0, INT32_MAX, &rof) ||
+	    !(cpus = strtok_r(NULL, " \n", &save)) || !num(&save, 0, 1, &changed))
+		goto bad;
+	memset(&saved, 0, sizeof(saved));
+	saved.starttime = (uint64_t)v[2];
+	saved.original.policy = (int)pol;
+	saved.original.priority = (int)prio;
+	saved.original.nice = (int)nice;
+	saved.original.reset_on_fork = (int)rof;
+	if (cpulist_parse(cpus, &saved.original.cpus, NULL) < 0)
+		goto bad;
+	saved.cpus_changed = changed != 0;
+	pid_t tid = (pid_t)v[0], pid = (pid_t)v[1], ppid = (pid_t)v[5];
+	uid_t owner = (uid_t)v[3];
+	struct reg_process *proc = ppid ? registry_find_process(s->d->registry, ppid) : NULL;
+	int source = (int)v[4];
+
+	vet_original(s->d->config, tid, &saved.original);
+	e = vet(s, owner, tid, pid, &q, &spec, 1, msg, sizeof(msg));
+	if (e == PE_NO_SUCH_THREAD)
+		return;
+	if (e == PE_NOT_OWN_THREAD) {
+		/* not the owner's to give back either: leave it alone */
+		log_warnx("state journal: not re-adopting tid %d for uid %u: %s", (int)tid, (unsigned)owner, msg);
+		return;
+	}
+	if ((ppid && !proc) || e >= 0) {
+		/* its process registration or its role is gone, or the current
+		 * limits refuse it: give the thread back what it had */
+		if (e >= 0)
+			log_notice("state journal: tid %d goes back to what it had: %s", (int)tid, msg);
+		registry_restore_saved(tid, &saved);
+		return;
+	}
+	e = registry_adopt_thread(s->d->registry, tid, pid, owner, (enum reg_source)source, &q, &spec, proc, &saved,
+				  msg, sizeof(msg));
+	if (e < 0)
+		s->adopted_threads++;
+	else if (e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
+		log_warnx("re-adopting tid %d: %s", (int)tid, msg);
+	return;
+bad:
+	log_warnx("state journal: a malformed thread entry, dropped");
+}
+
+int state_open(struct state **ret, struct daemon *d, const char *path)
+{
+	struct state *s = calloc(1, sizeof(*s));
+	struct entry *ents = NULL;
+	char why[1024];
+	size_t n = 0;
+	FILE *f = NULL;
+	int fd, r;
+
+	if (!s || !(s->path = strdup(path))) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->d = d;
+	*ret = s;
+	/* the journal's directory (the socket's, under /run) may not exist yet;
+	 * one that others can write is refused: they could plant a journal */
+	s->dirfd = safefile_dir(path, true, true, s->base, sizeof(s->base), why, sizeof(why));
+	if (s->dirfd < 0) {
+		log_errno(LOG_LEVEL_WARNING, s->dirfd, "state file %s; registrations will not survive a restart",
+			  why[0] ? why : path);
+		return 0;
+	}
+	fd = safefile_open_trusted(s->dirfd, s->base, why, sizeof(why));
+	if (fd == -EPERM)
+		log_warnx("state file %s: %s; not reading it (it is replaced)", path, why);
+	else if (fd < 0 && fd != -ENOENT)
+		log_errno(LOG_LEVEL_WARNING, fd, "state file %s", path);
+	if (fd >= 0 && !(f = fdopen(fd, "r")))
+		close(fd);
+	if (f) {
+		replay(s, f, &ents, &n);
+		fclose(f);
+		s->loading = true;
+		for (size_t i = 0; i < n; i++)
+			if (ents[i].kind == 'P')
+				adopt_process(s, ents[i].line);
+		for (size_t i = 0; i < n; i++)
+			if (ents[i].kind == 'T')
+				adopt_thread(s, ents[i].line);
+		s->loading = false;
+		for (size_t i = 0; i < n; i++)
+			free(ents[i].line);
+		free(ents);
+		if (s->adopted_threads || s->adopted_procs)
+			log_info("re-adopted %zu thread%s and %zu process%s from %s", s->adopted_threads,
+				 s->adopted_threads == 1 ? "" : "s", s->adopted_procs,
+				 s->adopted_procs == 1 ? "" : "es", path);
+	}
+	r = compact(s);
+	if (r < 0)
+		log_errno(LOG_LEVEL_WARNING, r, "state file %s: registrations will not survive a restart", path);
+	return 0;
+}
+
+void state_discard(struct state *s)
+{
+	if (!s)
+		return;
+	if (s->f)
+		fclose(s->f);
+	s->f = NULL;
+	if (s->dirfd >= 0)
+		unlinkat(s->dirfd, s->base, 0);
+}
+
+void state_adopted(const struct state *s, size_t *threads, size_t *processes)
+{
+	*threads = s ? s->adopted_threads : 0;
+	*processes = s ? s->adopted_procs : 0;
+}
+
+void state_free(struct state *s)
+{
+	if (!s)
+		return;
+	if (s->f)
+		fclose(s->f);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	free(s->path);
+	free(s);
+}

@@ -1,0 +1,167 @@
+/* diag.h: why a thread can or cannot get real-time scheduling on this
+ * machine, as a report of findings, each with a stable code, a severity and
+ * the exact fix; and, for a policy change the kernel refused, the most
+ * likely cause in one line.  Used by `rtschedd --check`, the control
+ * protocol's check request and the apply failure path.
+ *
+ * Every path is taken from a struct diag_env so the unit tests run against
+ * fake /proc, /sys and cgroup trees.  Functions return 0 or -errno; only
+ * diag_print_*() write anything.
+ *
+ * Finding codes (stable: scripts and the man page use them):
+ *   cap-sys-nice            ok       the checking process (rtschedd) has CAP_SYS_NICE
+ *   no-cap-sys-nice         error    it has not: only same-owner threads within their RLIMIT_RTPRIO
+ *   self-restrict-realtime  error    its own unit sets RestrictRealtime=yes: every apply fails
+ *   self-seccomp-filter     warning  it runs under some other seccomp filter
+ *   rtprio                  ok       the target's RLIMIT_RTPRIO covers the request
+ *   rtprio-zero-not-pam     error/warning  RLIMIT_RTPRIO 0 although limits.conf grants more
+ *   rtprio-zero             error/warning  RLIMIT_RTPRIO 0 and nothing grants more
+ *   rtprio-low              error/warning  RLIMIT_RTPRIO below the requested priority
+ *   rtprio-soft-low         warning  soft limit below the request, hard limit enough
+ *   limits-grant            info     what limits.conf grants the user, with file:line
+ *   limits-grant-none       warning/error  limits.conf grants the user no rtprio
+ *   limits-grant-low        warning  it grants less than the requested priority
+ *   limits-grant-blocked    warning/error  no process can raise the hard limit to the grant:
+ *                                   CAP_SYS_RESOURCE is not in pid 1's bounding set
+ *   limits-exempt           info     a "<domain> -" line: pam_limits sets nothing
+ *   limits-unreadable       error    a limits file cannot be read: pam_limits fails sessions
+ *   rttime                  ok       RLIMIT_RTTIME is a finite, non-zero watchdog
+ *   rttime-zero             error    RLIMIT_RTTIME 0: SIGXCPU at the first tick as RT
+ *   rttime-unlimited        info/warning  no RT CPU-time watchdog
+ *   restrict-realtime       warning/error  the target's unit sets RestrictRealtime=yes
+ *   seccomp-filter          info     the target has a seccomp filter of unknown origin
+ *   rt-group-budget         ok       the target's cgroup-v1 cpu group has an RT budget
+ *   rt-group-budget-zero    error    its cpu.rt_runtime_us is 0: EPERM for any RT policy
+ *   rt-throttling           info     kernel.sched_rt_runtime_us < period
+ *   rt-throttling-disabled  warning  kernel.sched_rt_runtime_us -1 (or >= period)
+ *   rt-runtime-zero         error    kernel.sched_rt_runtime_us 0: no RT task can run
+ *   cpu-offline             error/warning  a requested CPU is offline or absent
+ *   cpu-outside-cpuset      error/warning  a requested CPU is outside the target's cpuset
+ *   cpu-isolated            info/warning  isolcpus state of the CPUs in use
+ *   cpu-nohz-full           info/warning  nohz_full state of the CPUs in use
+ *   timer-slack             info/warning  SCHED_OTHER timer slack of the target
+ *   preempt-model           info/warning  the kernel's preemption model (none or voluntary: a warning)
+ *   kernel-feature          info     a kernel feature rtschedd uses is there (kfeat.h)
+ *   kernel-feature-missing  info     it is not: what rtschedd does instead
+ *   check-failed            info     something could not be read; the report is partial
+ *   bpf-*                   the BPF wake-up observer: see observe/bpfcheck.h
+ */
+#ifndef RTSCHED_DIAG_H
+#define RTSCHED_DIAG_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "shared/report.h"
+
+/* The priority the fix lines use when no real-time priority was requested. */
+#define DIAG_DEFAULT_RTPRIO 50
+
+/* Where to look.  NULL means the real one: proc "/proc", sys "/sys",
+ * cgroup "<sys>/fs/cgroup", limits_conf "/etc/security/limits.conf",
+ * limits_dir "/etc/security/limits.d", cmdline "<proc>/cmdline",
+ * unit_path "/etc/systemd/system:/run/systemd/system:/lib/systemd/system:
+ * /usr/lib/systemd/system" (colon-separated, highest precedence first).
+ * With the real /proc capabilities come from the kernel through libcap;
+ * with a fake one from the CapEff line of <proc>/<pid>/status. */
+struct diag_env {
+	const char *proc;
+	const char *sys;
+	const char *cgroup;
+	const char *limits_conf;
+	const char *limits_dir;
+	const char *cmdline;
+	const char *unit_path;
+	const char *boot;        /* where config-RELEASE lies (default /boot) */
+};
+
+/* What to examine.  The checking process itself ("self": rtschedd, which
+ * applies policies) is always examined too. */
+struct diag_target {
+	pid_t pid;               /* process or thread; 0: none (system-wide checks only) */
+	const char *user;        /* whose limits.conf grant to look up; NULL: the pid's owner */
+	int policy;              /* requested SCHED_*; -1: none */
+	int priority;            /* requested priority, for a real-time policy */
+	const cpu_set_t *cpus;   /* requested CPUs; NULL: none */
+};
+
+/* Run the system-wide checks and those of t into *out (initialised here;
+ * free it with diag_report_free() whatever the result).  -ESRCH if t->pid
+ * does not exist, -ENOENT if t->user is not a user, -ENOMEM.  Errors are
+ * sorted first. */
+int diag_run(const struct diag_env *env, const struct diag_target *t, struct diag_report *out);
+
+/* For a failed sched_setattr/sched_setaffinity on t->pid (a tid) with
+ * t->policy, t->priority and t->cpus, made by the calling process: the
+ * most likely cause and its fix, in one line, into buf.  what names the
+ * call that failed ("sched_setaffinity", or NULL for sched_setattr); err is
+ * its errno (positive or negative).  Handles EPERM (for a real-time policy:
+ * the cgroup RT budget, the caller's seccomp filter, then without
+ * CAP_SYS_NICE the owner and the tid's RLIMIT_RTPRIO), EINVAL of
+ * sched_setaffinity (CPUs offline or outside the cpuset) and ESRCH.  0 when
+ * a cause was found; -ENOENT when none was (buf then says what was ruled
+ * out, or is "" for other errors); -ENOSPC if buf is too small (it then
+ * holds the cut line); -ENOMEM.  code (DIAG_CODE_MAX) gets the finding code
+ * of the cause ("rtprio-zero", "cpu-outside-cpuset"...), "" if none was found:
+ * the same code `check` would report for it. */
+int diag_explain(const struct diag_env *env, const struct diag_target *t, const char *what,
+		 int err, char *buf, size_t len, char *code);
+
+/* --- parsers of /proc and kernel text; they take a NUL-terminated buffer
+ * so they can be tested and fuzzed without a live /proc --- */
+
+/* RLIMIT_RTPRIO and RLIMIT_RTTIME; RLIM_INFINITY for "unlimited". */
+struct diag_rlimits {
+	rlim_t rtprio_soft, rtprio_hard;
+	rlim_t rttime_soft, rttime_hard;   /* microseconds */
+};
+/* Parse /proc/PID/limits.  -EINVAL if a row is missing or malformed,
+ * -ERANGE for a number past rlim_t. */
+int diag_parse_limits(const char *buf, struct diag_rlimits *out);
+
+struct diag_status {
+	pid_t pid;
+	char name[17];
+	uid_t ruid, euid;
+	int seccomp;             /* 0 none, 1 strict, 2 filter; -1 if the line is absent */
+	bool have_capeff, have_capbnd;
+	uint64_t capeff, capbnd;
+	bool have_cpus;
+	cpu_set_t cpus_allowed;
+};
+/* Parse /proc/PID/status for Name, Pid, Uid, Seccomp, CapEff, CapBnd and
+ * Cpus_allowed_list.  -EINVAL without a valid Pid and Uid line. */
+int diag_parse_status(const char *buf, struct diag_status *out);
+
+/* The cgroups of a task, paths relative to each hierarchy's root. */
+struct diag_cgroup {
+	bool has_cpu_v1, has_cpuset_v1, has_unified, has_systemd;
+	char cpu_v1[1024], cpuset_v1[1024], unified[1024], systemd[1024];
+};
+/* Parse /proc/PID/cgroup.  -EINVAL on a malformed line, -ENAMETOOLONG on a
+ * path that does not fit. */
+int diag_parse_cgroup(const char *buf, struct diag_cgroup *out);
+
+/* The systemd unit a cgroup path belongs to: the innermost "*.service" or
+ * "*.scope" component.  *user_unit is set when it runs under a user
+ * manager (below "user@UID.service").  -ENOENT if there is none. */
+int diag_unit_from_cgroup(const char *path, char *unit, size_t len, bool *user_unit);
+
+/* The value of key ("isolcpus") on a kernel command line; the last one
+ * wins, as for the kernel, and nothing after " -- " counts.  -ENOENT if
+ * absent, -ENOSPC if it does not fit. */
+int diag_cmdline_param(const char *cmdline, const char *key, char *val, size_t len);
+
+/* The CPUs of an isolcpus= or nohz_full= value ("domain,managed_irq,2-3"):
+ * flag words are skipped.  -EINVAL on a bad list. */
+int diag_parse_cpu_param(const char *val, cpu_set_t *set);
+
+/* Policy and RT priority of a task from /proc/PID/stat (fields 41 and 40). */
+int diag_parse_stat_policy(const char *buf, int *policy, int *rt_priority);
+
+#endif

@@ -1,0 +1,60 @@
+/* jitter.h: observed wake-up latency, from four sources under one export:
+ * histograms that librtsched timers share with the daemon (a sealed memfd,
+ * read without costing the worker a syscall), probes the daemon runs itself
+ * ([probe NAME]), for every managed thread the BPF observer's timer-lateness
+ * and wake-up-latency histograms (observe/observer.h), and where that is
+ * unavailable, its run-queue delay from /proc/PID/task/TID/schedstat. */
+#ifndef RTSCHED_JITTER_H
+#define RTSCHED_JITTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "shared/hist.h"
+#include "daemon/daemon.h"
+
+enum jitter_kind { JITTER_TIMER, JITTER_PROBE, JITTER_SCHEDSTAT, JITTER_BPF_TIMER, JITTER_BPF_WAKEUP };
+/* "timer", "probe", "schedstat", "bpf-timer", "bpf-wakeup": the kind= of a row, the
+ * source= label of a metric */
+const char *jitter_kind_name(enum jitter_kind k);
+
+/* One row of `rtschedctl jitter`. Percentiles are -1 where the source has
+ * none (schedstat gives a mean only). */
+struct jitter_row {
+	enum jitter_kind kind;
+	char name[64];          /* thread comm or probe name */
+	pid_t tid, pid;
+	char rule[64];
+	char strategy[16];
+	int64_t period_ns;      /* 0: not periodic */
+	struct hist h;          /* since the last reset (timer, probe) */
+	uint64_t samples;
+	int64_t mean_ns;        /* schedstat: run-queue wait per run */
+};
+
+struct jitter;
+
+int jitter_new(struct jitter **ret, struct daemon *d);
+void jitter_free(struct jitter *j);
+/* Take a worker's timer histogram (fd: a sealed memfd holding a struct
+ * hist). The fd is consumed. Returns -1 or a proto_error with msg. */
+int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, int64_t period_ns, const char *strategy,
+		  int fd, char *msg, size_t len);
+/* Start and stop probes to match the config's [probe NAME] sections. */
+void jitter_apply_config(struct jitter *j);
+/* A task exited: drop its timer histogram. */
+void jitter_on_exit(struct jitter *j, pid_t tid);
+/* Every source's current row, through fn. */
+void jitter_foreach(struct jitter *j, void (*fn)(void *ud, const struct jitter_row *r), void *ud);
+/* Start counting afresh for `rtschedctl jitter` (Prometheus counters stay monotonic). */
+void jitter_reset(struct jitter *j);
+/* The Prometheus text exposition of everything the daemon knows. */
+int jitter_prometheus(struct jitter *j, FILE *f);
+/* Timer and probe sources. */
+size_t jitter_n_sources(const struct jitter *j);
+/* The worst p99 over timer and probe sources, for STATUS=; -1 if none. */
+int64_t jitter_worst_p99(struct jitter *j, char *who, size_t len);
+
+#endif

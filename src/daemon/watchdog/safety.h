@@ -1,0 +1,194 @@
+/* safety.h: the starvation watchdog (rtkit's canary, done better).
+ *
+ * While managed real-time threads exist, a SCHED_OTHER canary thread runs on
+ * each CPU they may use and a SCHED_FIFO 99 watchdog thread watches how long
+ * each canary was kept waiting past its ticks. When a CPU's canary was kept
+ * waiting for threshold_ms in total within the last SAFETY_WINDOW_FACTOR x
+ * threshold_ms (only waits over SAFETY_FLOOR_MS count), the watchdog thread
+ * itself sets the culprits to SCHED_OTHER, then tells the main loop, which
+ * logs who they were, holds back real-time grants for their processes (or
+ * rules) for cooldown_s and afterwards asks the daemon to promote the demoted
+ * threads again.
+ *
+ * The culprits are the managed real-time threads that may run on the starved
+ * CPU and used its time: the watchdog samples each one's run time
+ * (/proc/PID/task/TID/schedstat) once per threshold, so at a trip it knows
+ * what each ran within the window. It demotes the biggest consumers until
+ * the rest ran less than the threshold in total (too little to have caused
+ * the stall), and keeps the others: one runaway program does not take
+ * real-time scheduling away from every other one. With demote_all (the
+ * `watchdog-demote = all` of rtschedd.conf) it demotes every managed
+ * real-time thread that may run on a starved CPU where one was running, and
+ * the daemon holds back every real-time grant, as rtkit does.
+ *
+ * Why a total over a window and not rtkit's "no tick for 10 s": with the
+ * kernel's RT throttling on (sched_rt_runtime_us 950000) a FIFO spinner lets
+ * a canary run now and then, so it never misses 10 s in a row, yet keeps it
+ * waiting well over half of the time. Why the watchdog thread demotes and
+ * not the main loop: the main loop is SCHED_OTHER and may be starved by the
+ * very thread it should demote. Suspend (CLOCK_BOOTTIME runs ahead of
+ * CLOCK_MONOTONIC) and the whole daemon being stopped (the watchdog's own
+ * wake-up is late) restart the window instead of counting as starvation.
+ *
+ * With nothing published (no managed real-time thread) every thread of this
+ * module sleeps without a timeout: no wake-ups when idle. */
+#ifndef RTSCHED_SAFETY_H
+#define RTSCHED_SAFETY_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#define SAFETY_THRESHOLD_MS_DEFAULT 2000u
+#define SAFETY_THRESHOLD_MS_MIN 200u
+#define SAFETY_THRESHOLD_MS_MAX 60000u
+#define SAFETY_COOLDOWN_S_DEFAULT 60u
+#define SAFETY_COOLDOWN_S_MAX 86400u
+#define SAFETY_WINDOW_FACTOR 4u      /* the window is this many thresholds */
+#define SAFETY_TICKS_PER_THRESHOLD 8u /* canary tick and watchdog check: threshold / 8 */
+#define SAFETY_FLOOR_MS 50u          /* shorter waits are ordinary scheduling latency */
+#define SAFETY_SUSPEND_MARGIN_MS 100u /* BOOTTIME ahead of MONOTONIC by more: a suspend */
+#define SAFETY_WATCHDOG_PRIORITY 99   /* above every managed thread: max-priority must be <= 98 */
+
+struct safety_params {
+	bool enabled;
+	unsigned threshold_ms;  /* SAFETY_THRESHOLD_MS_MIN..MAX */
+	unsigned cooldown_s;    /* 1..SAFETY_COOLDOWN_S_MAX */
+	bool demote_all;        /* every managed real-time thread on a guilty CPU, not the culprits */
+};
+
+#define SAFETY_PARAMS_DEFAULT { true, SAFETY_THRESHOLD_MS_DEFAULT, SAFETY_COOLDOWN_S_DEFAULT, false }
+
+/* A managed real-time thread, as the main loop publishes it. */
+struct safety_thread {
+	pid_t tid, pid;
+	uint64_t starttime;   /* field 22 of /proc/TID/stat: pins the tid */
+	cpu_set_t cpus;       /* where it may run: its CPUs get a canary */
+};
+
+#define SAFETY_CULPRITS_MAX 1024
+
+/* What the watchdog did, handed to ops->demoted in the main loop. */
+struct safety_trip {
+	cpu_set_t starved;              /* the CPUs whose canary starved */
+	uint64_t stall_ms;              /* the worst canary's wait within the window */
+	bool demote_all;                /* the params' demote_all when it tripped */
+	char culprits[SAFETY_CULPRITS_MAX]; /* "CPU 0: tid 12 (spin) of pid 10 (app), fifo/50, ran 3.8 s of
+					     * the last 4.1 s; ..." */
+	const struct safety_thread *demoted; /* set to SCHED_OTHER by the watchdog thread */
+	size_t n_demoted;
+	size_t n_failed;                /* real-time threads it could not demote */
+	uint64_t cooldown_until_usec;   /* CLOCK_BOOTTIME */
+};
+
+/* Called in the main loop, never from the module's threads. */
+struct safety_ops {
+	/* The watchdog tripped and already set trip->demoted to SCHED_OTHER: mark
+	 * them demoted and demote any managed real-time thread on trip->starved
+	 * it does not list (granted after it looked). */
+	void (*demoted)(void *ud, const struct safety_trip *trip);
+	/* The cooldown is over: give demoted threads their real-time policy back. */
+	void (*promote)(void *ud);
+};
+
+struct safety_status {
+	bool enabled;
+	bool watching;                  /* canaries running */
+	int n_cpus;                     /* CPUs with a running canary */
+	unsigned threshold_ms, window_ms, cooldown_s;
+	bool cooldown;
+	uint64_t cooldown_left_s;
+	unsigned long trips, suspends;  /* suspends: windows restarted for a suspend or a stop */
+	char last_culprit[SAFETY_CULPRITS_MAX]; /* "" if never tripped */
+};
+
+struct safety;
+
+/* Create the watchdog (its SCHED_FIFO thread starts now, asleep, so a missing
+ * privilege shows at start-up: -EPERM). Threads take the caller's
+ * capabilities, which are per thread: create it after dropping privileges.
+ * With !p->enabled nothing starts and every other call is a no-op. Returns 0
+ * or -errno; on failure *ret may still hold an object for safety_free(). */
+int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, const struct safety_ops *ops,
+	       void *ud);
+/* Stop and join every thread (a canary still starved gets a second, then is
+ * left to the process exit); NULL is fine. Demoted threads stay demoted. */
+void safety_free(struct safety *s);
+/* Publish the managed real-time threads (a copy is taken). Canaries run on
+ * the union of their CPUs; with n == 0 everything sleeps. Returns 0 or -errno. */
+int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n);
+/* New threshold, cooldown and demote_all (on reload); the enabled flag is kept. */
+void safety_set_params(struct safety *s, const struct safety_params *p);
+/* True while real-time grants must be refused after a trip. */
+bool safety_in_cooldown(const struct safety *s);
+/* Numbers for `rtschedctl status`. */
+void safety_get_status(const struct safety *s, struct safety_status *out);
+/* The same in one line of text; -ENOSPC if it was cut. */
+int safety_status(const struct safety *s, char *buf, size_t len);
+/* Set a real-time thread to SCHED_OTHER (keeping reset-on-fork and nice)
+ * if it is still the thread started at `starttime`. 0 if done or not
+ * real-time, -ESRCH if gone or reused, else -errno. */
+int safety_demote_tid(pid_t tid, uint64_t starttime);
+
+/* --- the pure decisions, exposed for the unit tests -------------------------- */
+
+/* Both clocks read together, in ns. */
+struct safety_clocks {
+	uint64_t mono, boot;
+};
+
+enum safety_clock_verdict {
+	SAFETY_CLOCK_OK,
+	SAFETY_CLOCK_SUSPENDED,   /* BOOTTIME ran ahead of MONOTONIC: the machine slept */
+	SAFETY_CLOCK_LATE,        /* the watchdog itself woke far too late: the daemon was stopped */
+};
+
+/* Judge the interval between two watchdog wake-ups meant to be period_ns apart. */
+enum safety_clock_verdict safety_clock_check(const struct safety_clocks *prev, const struct safety_clocks *now,
+					     uint64_t period_ns);
+/* A canary's total wait, counting the tick it is overdue for now: waits are
+ * measured from max(deadline, since) and count only past floor_ns. */
+uint64_t safety_stall_now(uint64_t stall_total, uint64_t deadline, uint64_t since, uint64_t now,
+			  uint64_t floor_ns);
+
+/* The watchdog's history of one canary: cumulative stall sampled each check. */
+struct safety_window {
+	uint64_t *samples;
+	size_t size, head, filled;
+};
+
+/* Room for a window of `checks` checks. Returns 0 or -ENOMEM. */
+int safety_window_init(struct safety_window *w, size_t checks);
+void safety_window_done(struct safety_window *w);
+/* Forget the history; the next sample is the new baseline. */
+void safety_window_reset(struct safety_window *w);
+/* Add a sample; returns the stall within the window (0 for the first). */
+uint64_t safety_window_push(struct safety_window *w, uint64_t stall_total);
+
+/* What the watchdog reads about a thread from /proc/TID/stat. */
+struct safety_taskstat {
+	pid_t tid;
+	char comm[17];
+	char state;           /* field 3 */
+	uint64_t cputime;     /* fields 14 + 15, clock ticks */
+	uint64_t starttime;   /* field 22 */
+	int processor;        /* field 39: the CPU it last ran on */
+	int rt_priority;      /* field 40 */
+	int policy;           /* field 41 */
+};
+
+/* Parse /proc/.../stat text (comm may hold spaces and parentheses). */
+int safety_parse_stat(const char *buf, struct safety_taskstat *out);
+/* The thread that was running on `cpu`: real-time, state R, last on `cpu`;
+ * the highest priority, then the most CPU time. Its index, or -1. */
+int safety_pick_culprit(const struct safety_taskstat *t, size_t n, int cpu);
+/* Which of n real-time threads that may run on a starved CPU to demote, from
+ * the run time each had in the window (ns): the biggest consumers, until the
+ * rest ran less than `threshold_ns` in total. Sets pick[i]; returns how many,
+ * 0 if all of them together ran less than that (the stall is not theirs). */
+size_t safety_pick_runners(const uint64_t *ran, size_t n, uint64_t threshold_ns, bool *pick);
+
+#endif

@@ -1,0 +1,30 @@
+/* client.h: the client side of the control protocol, shared by rtschedctl
+ * and librtsched: connect, send one request, collect the reply messages. */
+#ifndef RTSCHED_CLIENT_H
+#define RTSCHED_CLIENT_H
+
+#include <stddef.h>
+
+#include "shared/protocol.h"
+
+/* The socket path: `path` if given, else $RTSCHED_SOCKET, else the default. */
+const char *client_socket_path(const char *path);
+/* The system user rtschedd runs as (systemd/sysusers.d, User= in the unit). */
+#define RTSCHED_DAEMON_USER "rtschedd"
+
+/* Connect to the daemon; returns an fd or -errno. -EPERM: the socket is
+ * served by a uid that is neither root, RTSCHED_DAEMON_USER nor the caller's,
+ * so nothing it answers can be believed. */
+int client_connect(const char *path);
+/* Send a request and pass each reply message to on_msg (ROW messages, then
+ * the final OK or ERR). Returns 0 when the final message is OK, the
+ * proto_error's errno negated for ERR (with *err set to the error), or
+ * -errno for transport failures. */
+int client_call(int fd, const char *req, size_t len, int (*on_msg)(void *ud, const struct proto_msg *m),
+		void *ud, int *err);
+/* client_call() that also passes one file descriptor (SCM_RIGHTS) with the
+ * request; passfd < 0 sends none. */
+int client_call_fd(int fd, const char *req, size_t len, int passfd,
+		   int (*on_msg)(void *ud, const struct proto_msg *m), void *ud, int *err);
+
+#endif
