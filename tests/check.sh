@@ -49,7 +49,11 @@ daemon_stop
 
 # offline: rtschedd --check
 run "$RTSCHEDD" --check --config "$TMP/c.conf" --user "$U"
-[ "$RC" -le 1 ] && pass "rtschedd --check runs (exit $RC)" || fail "rtschedd --check exit $RC: $ERR"
+# the exit status follows the report: 1 exactly when a finding is an error
+want=$("$RTSCHEDD" --check --json --config "$TMP/c.conf" --user "$U" |
+	jq -r 'if any(.findings[]; .severity == "error") then 1 else 0 end')
+[ -n "$want" ] && [ "$RC" = "$want" ] && pass "rtschedd --check exits $RC, as its worst finding says" ||
+	fail "rtschedd --check exit $RC, its findings want ${want:-?}: $ERR"
 expect_in "$OUT" "soft 50 ($LIMITS:2)" "rtschedd --check --user reports the grant"
 run "$RTSCHEDD" --check --json --config "$TMP/c.conf"
 echo "$OUT" | jq -e '.findings | length > 0' >/dev/null && pass "rtschedd --check --json parses" || fail "json: $OUT"
