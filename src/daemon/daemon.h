@@ -55,16 +55,16 @@ struct daemon {
 	int observer_error;             /* why (-errno as bpfobs_new()), 0 if loaded */
 	char observer_why[256];
 	struct rtkit *rtkit;            /* the RealtimeKit1 bus service; NULL when [rtkit] is off */
-	sd_event_source *tick;
+	sd_event_source *tick;          /* metrics file and STATUS=, only while there is something to say */
 	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */
-	sd_event_source *publish;       /* coalesced update of the watchdog's thread list */          /* metrics file and STATUS=, only while there is something to say */
+	sd_event_source *publish;       /* coalesced update of the watchdog's thread list */
 	int pmqos_fd;                   /* /dev/cpu_dma_latency held open, or -1 */
 	int pmqos_value;
 	int pmqos_error;
 	int64_t worst_p99_ns;           /* from the last tick, -1 unknown */
 	char worst_who[64];
-	bool keep_on_exit;
-	bool started;                   /* daemon_new() finished */              /* a restart: leave threads for the next rtschedd */
+	bool keep_on_exit;              /* a restart: leave threads for the next rtschedd */
+	bool started;                   /* daemon_new() finished */
 	uint64_t start_usec;            /* CLOCK_MONOTONIC */
 	unsigned long grants, refusals, reloads;
 	uint64_t scan_usec;             /* duration of the last full /proc scan */
