@@ -28,7 +28,7 @@
 #include "shared/protocol.h"
 #include "daemon/control.h"
 #include "daemon/sys/proc.h"
-#include "daemon/request.h"
+#include "daemon/dispatch.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77

@@ -1,5 +1,5 @@
 /* fuzz-request.c: libFuzzer target for the whole request path,
- * request_handle() (request.h): parsing, authorization, rate limits, grant
+ * request_handle() (dispatch.h): parsing, authorization, rate limits, grant
  * resolution and checks, the registry, and every reply.
  *
  * A minimal daemon is built once: two fixed configurations (written to a
@@ -53,7 +53,7 @@
 #include "daemon/observe/jitter.h"
 #include "daemon/sys/proc.h"
 #include "daemon/core/registry.h"
-#include "daemon/request.h"
+#include "daemon/dispatch.h"
 #include "daemon/core/task.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

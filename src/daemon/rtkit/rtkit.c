@@ -28,7 +28,7 @@
 #include "daemon/core/grant.h"
 #include "daemon/sys/proc.h"
 #include "daemon/core/registry.h"
-#include "daemon/request.h"
+#include "daemon/ops/register.h"
 #include "daemon/rtkit/rtkit.h"
 
 #define RTKIT_NAME "org.freedesktop.RealtimeKit1"
