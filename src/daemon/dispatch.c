@@ -40,7 +40,7 @@ bool rate_ok(struct ctx *x)
 }
 
 /* Root, or admin-group: grant_subject_init()'s answer, without a name for root. */
-bool request_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid)
+bool dispatch_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid)
 {
 	struct grant_subject subj;
 
@@ -88,8 +88,8 @@ static void dispatch(struct ctx *x)
 }
 
 /* Parse one request and carry it out; the passed descriptor is closed if no op kept it. */
-void request_handle(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,
-		    reply_fn reply, void *ud)
+void dispatch_request(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,
+		      reply_fn reply, void *ud)
 {
 	struct proto_msg m;
 	struct ctx x = { .d = d, .peer = p, .m = &m, .reply = reply, .ud = ud, .fd = fd };

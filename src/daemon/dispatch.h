@@ -24,12 +24,12 @@ struct peer {
 typedef void (*reply_fn)(void *ud, const char *msg, size_t len);
 
 /* Root, or a member of the configured admin-group. */
-bool request_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid);
+bool dispatch_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid);
 
 /* Parse, authorize and carry out one request, replying through `reply`.
  * `fd` is a descriptor the client passed (-1 if none); it is always
  * consumed: kept by jitter-attach, closed otherwise. */
-void request_handle(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,
-		    reply_fn reply, void *ud);
+void dispatch_request(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,
+		      reply_fn reply, void *ud);
 
 #endif

@@ -145,9 +145,9 @@ static int get_target(struct ctx *x, long *id, bool *is_pid)
 }
 
 /* The grant path of every front end's register (see register.h). */
-int request_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_pid,
-		  const struct grant_request *req_in, enum reg_source source, struct request_granted *out,
-		  char *msg, size_t len)
+int register_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_pid,
+		   const struct grant_request *req_in, enum reg_source source, struct register_granted *out,
+		   char *msg, size_t len)
 {
 	struct grant_subject subj;
 	struct grant_request req = *req_in;
@@ -229,7 +229,7 @@ int request_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_p
 void op_register(struct ctx *x)
 {
 	struct grant_request req;
-	struct request_granted g;
+	struct register_granted g;
 	char msg[768];
 	bool is_pid;
 	long id;
@@ -237,7 +237,7 @@ void op_register(struct ctx *x)
 
 	if (get_target(x, &id, &is_pid) < 0 || parse_request_fields(x, &req) < 0)
 		return;
-	e = request_grant(x->d, x->peer, (pid_t)id, is_pid, &req, REG_SOURCE_THREAD, &g, msg, sizeof(msg));
+	e = register_grant(x->d, x->peer, (pid_t)id, is_pid, &req, REG_SOURCE_THREAD, &g, msg, sizeof(msg));
 	if (e >= 0) {
 		refuse_msg(x, e, g.diag, msg);
 		return;

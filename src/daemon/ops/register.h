@@ -13,9 +13,9 @@
 #include "daemon/core/grant.h"
 #include "daemon/core/registry.h"
 
-/* What request_grant() granted: the thread (or, is_pid, the process) now
+/* What register_grant() granted: the thread (or, is_pid, the process) now
  * managed, and the rtprio-cap that applied. */
-struct request_granted {
+struct register_granted {
 	struct reg_thread *thread;
 	struct reg_process *process;
 	struct grant_cap cap;
@@ -31,8 +31,8 @@ struct request_granted {
  * on exit, watchdog, jitter). Returns -1 when granted (*out filled), else a
  * proto_error with msg saying why and what to do; msg may hold a warning
  * after a grant too. */
-int request_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_pid,
-		  const struct grant_request *req, enum reg_source source, struct request_granted *out,
-		  char *msg, size_t len);
+int register_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_pid,
+		   const struct grant_request *req, enum reg_source source, struct register_granted *out,
+		   char *msg, size_t len);
 
 #endif
