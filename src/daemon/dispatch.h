@@ -1,6 +1,6 @@
 /* dispatch.h: the one entry point of a control request (parsing, the
- * protocol version, the op table), apart from socket I/O so it can be
- * tested and fuzzed on its own. */
+ * protocol version, the op table and its gatekeeping), apart from socket
+ * I/O so it can be tested and fuzzed on its own. */
 #ifndef RTSCHED_DISPATCH_H
 #define RTSCHED_DISPATCH_H
 
@@ -22,6 +22,11 @@ struct peer {
 
 /* Where reply messages go (each call is one message). */
 typedef void (*reply_fn)(void *ud, const char *msg, size_t len);
+
+/* Rate limit for every front end: take one of uid's tokens. 0 if there was
+ * one, else -EAGAIN with msg saying how many are allowed and where that is
+ * set. */
+int dispatch_rate(struct daemon *d, uid_t uid, char *msg, size_t len);
 
 /* Root, or a member of the configured admin-group. */
 bool dispatch_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid);

@@ -16,19 +16,12 @@
 #include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
 
-/* reload: read the configuration again (root or admin-group). */
+/* reload: read the configuration again (dispatch let only root and
+ * admin-group through, and took the rate-limit token). */
 void op_reload(struct ctx *x)
 {
-	struct grant_subject subj;
 	char err[512];
 
-	grant_subject_init(&subj, x->d->config, x->peer->uid, x->peer->gid, x->peer->pid);
-	if (!subj.privileged) {
-		refuse(x, PE_NOT_ADMIN, "reload needs root or admin-group");
-		return;
-	}
-	if (!rate_ok(x))
-		return;
 	if (daemon_reload(x->d, err, sizeof(err)) < 0) {
 		refuse(x, PE_CONFIG_INVALID, "%s; the running configuration was kept", err);
 		return;
@@ -77,10 +70,11 @@ static void check_grant(struct ctx *x, const struct grant_subject *caller, const
 }
 
 /* check: the diagnosis of a process or a user, one ROW per finding. A
- * non-privileged client may examine only itself (its processes, its user). */
+ * non-privileged client may examine only itself (its processes, its user);
+ * dispatch took the rate-limit token before any field here is parsed. */
 void op_check(struct ctx *x)
 {
-	struct grant_subject subj;
+	const struct grant_subject *subj = &x->subj;
 	struct diag_target t = { .policy = -1 };
 	struct diag_report rep;
 	struct proc_status ps;
@@ -89,16 +83,13 @@ void op_check(struct ctx *x)
 	long n;
 	int r;
 
-	if (!rate_ok(x))
-		return;
-	grant_subject_init(&subj, x->d->config, x->peer->uid, x->peer->gid, x->peer->pid);
 	if ((r = proto_get_long(x->m, "pid", 1, INT32_MAX, &n)) == 0) {
 		t.pid = (pid_t)n;
 		if (proc_read_status(t.pid, &ps) < 0) {
 			refuse(x, PE_NO_SUCH_THREAD, "pid %ld: no such process", n);
 			return;
 		}
-		if (!subj.privileged && ps.uid != subj.uid) {
+		if (!subj->privileged && ps.uid != subj->uid) {
 			refuse(x, PE_NOT_ADMIN, "pid %ld belongs to uid %u; checking another user's process needs root "
 			       "or admin-group", n, (unsigned)ps.uid);
 			return;
@@ -108,7 +99,7 @@ void op_check(struct ctx *x)
 		return;
 	}
 	if (user) {
-		if (!subj.privileged && strcmp(user, subj.user) != 0) {
+		if (!subj->privileged && strcmp(user, subj->user) != 0) {
 			refuse(x, PE_NOT_ADMIN, "checking user %s needs root or admin-group", user);
 			return;
 		}
@@ -143,7 +134,7 @@ void op_check(struct ctx *x)
 		return;
 	}
 	if (t.policy >= 0)
-		check_grant(x, &subj, &t, &rep);
+		check_grant(x, subj, &t, &rep);
 	bpfcheck_add(&rep, x->d->observer_error, x->d->observer_why, true);
 	diag_report_sort(&rep);
 	for (size_t i = 0; i < rep.n; i++) {

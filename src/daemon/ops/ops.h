@@ -1,6 +1,6 @@
 /* ops/ops.h: what dispatch.c and the ops in ops/ share, and no other module
- * uses: the request being handled, the reply helpers, the gatekeeping
- * helpers and the ops themselves. */
+ * uses: the op flags, the request being handled, the reply helpers and the
+ * ops themselves. */
 #ifndef RTSCHED_OPS_H
 #define RTSCHED_OPS_H
 
@@ -15,6 +15,18 @@
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"
 
+/* What dispatch.c checks and parses before an op runs, from the op's flags
+ * in its table; what it parsed is in struct ctx. */
+enum op_flag {
+	OP_FD = 1 << 0,       /* takes a descriptor (SCM_RIGHTS); the others refuse one */
+	OP_TARGET = 1 << 1,   /* names a task: tid= or pid=, exactly one (x->id, x->is_pid) */
+	OP_SCHED = 1 << 2,    /* takes role, policy, priority, nice, cpus (x->req) */
+	OP_SUBJECT = 1 << 3,  /* needs the caller's user and groups (x->subj) */
+	OP_ADMIN = 1 << 4,    /* root or admin-group only (fills x->subj too) */
+	OP_RATE = 1 << 5,     /* takes a rate-limit token of the caller's uid */
+	OP_UNLISTED = 1 << 6, /* left out of the unknown-op refusal's list (librtsched's own) */
+};
+
 /* One request being handled. */
 struct ctx {
 	struct daemon *d;
@@ -23,7 +35,11 @@ struct ctx {
 	reply_fn reply;
 	void *ud;
 	struct proto_buf out;
-	int fd;              /* passed by the client; -1 once consumed */
+	int fd;                      /* passed by the client; -1 once consumed */
+	struct grant_subject subj;   /* OP_SUBJECT, OP_ADMIN */
+	long id;                     /* OP_TARGET: the tid, or with is_pid the pid */
+	bool is_pid;
+	struct grant_request req;    /* OP_SCHED */
 };
 
 /* Microseconds on clock clk. */
@@ -44,14 +60,9 @@ void refuse(struct ctx *x, int e, const char *fmt, ...) __attribute__((format(pr
 /* Add the kernel's view of a thread's scheduling to a message. */
 void add_sched(struct proto_buf *b, const struct task_sched *s);
 
-/* dispatch.c: rate limit, one token per state-changing request. -1 if
- * allowed, else PE_RATE_LIMITED with msg. */
-int rate_check(struct daemon *d, uid_t uid, char *msg, size_t len);
-/* The rate limit for x's caller; false after refusing. */
-bool rate_ok(struct ctx *x);
-
 /* register.c: may the client act on this task (privileged, or its own
- * thread running as its uid)? -1 if it may, else PE_NOT_OWN_THREAD with msg. */
+ * thread running as its uid)? 0 if it may, else -EPERM with msg (the
+ * refusal is PE_NOT_OWN_THREAD). */
 int may_act_on(const struct peer *peer, const struct grant_subject *subj, const struct proc_status *ps,
 	       const char *what, long id, char *msg, size_t len);
 

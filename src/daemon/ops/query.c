@@ -189,7 +189,7 @@ void op_list(struct ctx *x)
 	 * a process registered) and were refused, or that were let go and
 	 * restored; without, only how many there are */
 	const struct reg_recent *e;
-	bool admin = dispatch_privileged(x->d, x->peer->uid, x->peer->gid, x->peer->pid);
+	bool admin = x->subj.privileged;
 	long unmanaged = 0;
 	for (size_t i = 0; (e = registry_recent(x->d->registry, i)); i++) {
 		struct proc_stat st;

@@ -14,7 +14,6 @@
 #include "daemon/core/registry.h"
 #include "daemon/ops/ops.h"
 #include "daemon/ops/register.h"
-#include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
@@ -46,110 +45,33 @@ static bool peer_alive(const struct peer *p)
  * in the client's own process, that process is still the one that connected,
  * and the task runs as the client's uid, real and effective (grant_owns: a
  * process that exec'd a setuid program is no longer the client's, though its
- * pid is). -1 if it may, else PE_NOT_OWN_THREAD with msg. */
+ * pid is). 0 if it may, else -EPERM with msg (a PE_NOT_OWN_THREAD refusal). */
 int may_act_on(const struct peer *peer, const struct grant_subject *subj, const struct proc_status *ps,
 	       const char *what, long id, char *msg, size_t len)
 {
 	if (subj->privileged)
-		return -1;
+		return 0;
 	if (ps->tgid != peer->pid || !peer_alive(peer)) {
 		snprintf(msg, len, "%s %ld belongs to process %d, not to the caller (pid %d); "
 			 "registering another process's threads needs root or admin-group",
 			 what, id, (int)ps->tgid, (int)peer->pid);
-		return PE_NOT_OWN_THREAD;
+		return -EPERM;
 	}
 	if (!grant_owns(subj->uid, ps)) {
 		snprintf(msg, len, "%s %ld runs as uid %u (effective %u), not as the caller's uid %u; "
 			 "a process that changed its identity (a setuid program) needs root or admin-group",
 			 what, id, (unsigned)ps->uid, (unsigned)ps->euid, (unsigned)subj->uid);
-		return PE_NOT_OWN_THREAD;
-	}
-	return -1;
-}
-
-/* Parse the optional scheduling fields of a register request. */
-static int parse_request_fields(struct ctx *x, struct grant_request *req)
-{
-	const char *v;
-	long n;
-	int r;
-
-	memset(req, 0, sizeof(*req));
-	if ((v = proto_get(x->m, "role"))) {
-		if (!*v || strlen(v) >= sizeof(req->role)) {
-			refuse(x, PE_BAD_REQUEST, "role must be 1..%zu characters", sizeof(req->role) - 1);
-			return -1;
-		}
-		strcpy(req->role, v);
-	}
-	if ((v = proto_get(x->m, "policy"))) {
-		if ((req->policy = policy_from_string(v)) < 0) {
-			refuse(x, PE_BAD_REQUEST, "unknown policy '%s'; use one of %s", v, policy_names());
-			return -1;
-		}
-		req->has_policy = true;
-	}
-	if ((r = proto_get_long(x->m, "priority", 0, 99, &n)) != -ENOENT) {
-		if (r < 0) {
-			refuse(x, PE_BAD_REQUEST, "priority must be a number in 0..99");
-			return -1;
-		}
-		req->priority = (int)n;
-		req->has_priority = true;
-	}
-	if ((r = proto_get_long(x->m, "nice", -20, 19, &n)) != -ENOENT) {
-		if (r < 0) {
-			refuse(x, PE_BAD_REQUEST, "nice must be a number in -20..19");
-			return -1;
-		}
-		req->nice = (int)n;
-		req->has_nice = true;
-	}
-	if ((v = proto_get(x->m, "cpus"))) {
-		cpu_set_t present, missing;
-		char have[128];
-
-		if (cpulist_parse(v, &req->cpus, NULL) < 0 || CPU_COUNT(&req->cpus) == 0) {
-			refuse(x, PE_BAD_REQUEST, "bad CPU list '%s'; use the kernel's syntax, e.g. 0-3,6", v);
-			return -1;
-		}
-		if (cpulist_present(&present) == 0 && cpulist_missing(&req->cpus, &present, &missing) > 0) {
-			cpulist_format(&present, have, sizeof(have));
-			refuse(x, PE_CPU_DENIED, "CPU list '%s' names CPUs that do not exist; present CPUs are %s",
-			       v, have);
-			return -1;
-		}
-		req->has_cpus = true;
+		return -EPERM;
 	}
 	return 0;
 }
 
-/* tid= or pid=, exactly one. */
-static int get_target(struct ctx *x, long *id, bool *is_pid)
+/* register_grant() past the rate limit, for subject subj: -1 when granted
+ * (*out filled), else a proto_error with msg. */
+static int grant(struct daemon *d, const struct peer *peer, const struct grant_subject *subj, pid_t id,
+		 bool is_pid, const struct grant_request *req_in, enum reg_source source,
+		 struct register_granted *out, char *msg, size_t len)
 {
-	long tid = 0, pid = 0;
-	int rt = proto_get_long(x->m, "tid", 1, INT32_MAX, &tid);
-	int rp = proto_get_long(x->m, "pid", 1, INT32_MAX, &pid);
-
-	if ((rt == -ENOENT) == (rp == -ENOENT)) {
-		refuse(x, PE_BAD_REQUEST, "give exactly one of tid=TID or pid=PID");
-		return -1;
-	}
-	if ((rt != -ENOENT && rt < 0) || (rp != -ENOENT && rp < 0)) {
-		refuse(x, PE_BAD_REQUEST, "tid and pid must be positive numbers");
-		return -1;
-	}
-	*is_pid = rp == 0;
-	*id = *is_pid ? pid : tid;
-	return 0;
-}
-
-/* The grant path of every front end's register (see register.h). */
-int register_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_pid,
-		   const struct grant_request *req_in, enum reg_source source, struct register_granted *out,
-		   char *msg, size_t len)
-{
-	struct grant_subject subj;
 	struct grant_request req = *req_in;
 	struct sched_spec spec;
 	struct proc_status ps;
@@ -158,13 +80,6 @@ int register_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
-	if ((e = rate_check(d, peer->uid, msg, len)) >= 0)
-		return e;
-	grant_subject_init(&subj, d->config, peer->uid, peer->gid, peer->pid);
-	if (source == REG_SOURCE_RTKIT) {
-		subj.has_nice_floor = true;
-		subj.nice_floor = d->config->rtkit.min_nice;
-	}
 	if ((r = proc_read_status(id, &ps)) < 0) {
 		snprintf(msg, len, "%s %d: %s", is_pid ? "pid" : "tid", (int)id,
 			 r == -ESRCH ? "no such task" : strerror(-r));
@@ -175,8 +90,8 @@ int register_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_
 			 (int)id);
 		return PE_BAD_REQUEST;
 	}
-	if ((e = may_act_on(peer, &subj, &ps, is_pid ? "pid" : "tid", id, msg, len)) >= 0)
-		return e;
+	if (may_act_on(peer, subj, &ps, is_pid ? "pid" : "tid", id, msg, len) < 0)
+		return PE_NOT_OWN_THREAD;
 	if ((e = grant_resolve(d->config, &req, &spec, msg, len)) >= 0)
 		return e;
 	/* during a cooldown, the runaway's own process (with watchdog-demote =
@@ -197,25 +112,25 @@ int register_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_
 		if (proc_list_tasks(id, &tids, &adding) == 0)
 			free(tids);
 		/* registering again: only threads not yet held count against the quota */
-		if (rp && subj.uid == rp->owner)
+		if (rp && subj->uid == rp->owner)
 			adding = adding > rp->n_threads ? adding - rp->n_threads : 0;
 	} else {
 		struct reg_thread *held = registry_find(d->registry, id);
 
 		/* registering again a thread this uid holds adds nothing; taking one
 		 * over from another owner (root, a match rule) adds it to the quota */
-		if (held && held->owner == subj.uid)
+		if (held && held->owner == subj->uid)
 			adding = 0;
 	}
-	e = grant_check(d->config, &subj, &req, &spec, ps.tgid,
-			subj.privileged ? 0 : registry_count_owner(d->registry, subj.uid), adding, &out->cap, msg,
+	e = grant_check(d->config, subj, &req, &spec, ps.tgid,
+			subj->privileged ? 0 : registry_count_owner(d->registry, subj->uid), adding, &out->cap, msg,
 			len);
 	if (e >= 0)
 		return e;
 	if (is_pid)
-		e = registry_add_process(d->registry, id, subj.uid, &req, &spec, &out->process, msg, len);
+		e = registry_add_process(d->registry, id, subj->uid, &req, &spec, &out->process, msg, len);
 	else
-		e = registry_add_thread(d->registry, id, ps.tgid, subj.uid, source, &req, &spec, NULL, &out->thread,
+		e = registry_add_thread(d->registry, id, ps.tgid, subj->uid, source, &req, &spec, NULL, &out->thread,
 					msg, len);
 	if (e == PE_APPLY_FAILED)
 		snprintf(out->diag, sizeof(out->diag), "%s", registry_last_diag(d->registry));
@@ -225,19 +140,38 @@ int register_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_
 	return -1;
 }
 
-/* register: tid= or pid= with optional scheduling fields; the grant, or why not. */
+/* The grant path of every front end's register (see register.h): the rate
+ * limit and the caller's user and groups, then grant(). */
+int register_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_pid,
+		   const struct grant_request *req, enum reg_source source, struct register_granted *out,
+		   char *msg, size_t len)
+{
+	struct grant_subject subj;
+
+	memset(out, 0, sizeof(*out));
+	msg[0] = '\0';
+	if (dispatch_rate(d, peer->uid, msg, len) < 0)
+		return PE_RATE_LIMITED;
+	grant_subject_init(&subj, d->config, peer->uid, peer->gid, peer->pid);
+	if (source == REG_SOURCE_RTKIT) {
+		subj.has_nice_floor = true;
+		subj.nice_floor = d->config->rtkit.min_nice;
+	}
+	return grant(d, peer, &subj, id, is_pid, req, source, out, msg, len);
+}
+
+/* register: tid= or pid= with optional scheduling fields (dispatch parsed
+ * them, and took the rate-limit token); the grant, or why not. */
 void op_register(struct ctx *x)
 {
-	struct grant_request req;
+	const struct grant_request *req = &x->req;
 	struct register_granted g;
 	char msg[768];
-	bool is_pid;
-	long id;
+	bool is_pid = x->is_pid;
+	long id = x->id;
 	int e;
 
-	if (get_target(x, &id, &is_pid) < 0 || parse_request_fields(x, &req) < 0)
-		return;
-	e = register_grant(x->d, x->peer, (pid_t)id, is_pid, &req, REG_SOURCE_THREAD, &g, msg, sizeof(msg));
+	e = grant(x->d, x->peer, &x->subj, (pid_t)id, is_pid, req, REG_SOURCE_THREAD, &g, msg, sizeof(msg));
 	if (e >= 0) {
 		refuse_msg(x, e, g.diag, msg);
 		return;
@@ -247,7 +181,7 @@ void op_register(struct ctx *x)
 		proto_begin(&x->out, "OK");
 		proto_add_long(&x->out, "pid", id);
 		proto_add_long(&x->out, "threads", (long)p->n_threads);
-		proto_add(&x->out, "rule", req.role[0] ? req.role : "default");
+		proto_add(&x->out, "rule", req->role[0] ? req->role : "default");
 		struct reg_thread *t = registry_find(x->d->registry, (pid_t)id);
 		if (t)
 			add_sched(&x->out, &t->applied);
@@ -255,7 +189,7 @@ void op_register(struct ctx *x)
 		if (msg[0])
 			proto_add(&x->out, "warning", msg);
 		log_info("registered process %d (%zu threads) for uid %u, rule %s", (int)id, p->n_threads,
-			 (unsigned)x->peer->uid, req.role[0] ? req.role : "default");
+			 (unsigned)x->peer->uid, req->role[0] ? req->role : "default");
 		send_buf(x);
 		return;
 	}
@@ -263,12 +197,12 @@ void op_register(struct ctx *x)
 	proto_begin(&x->out, "OK");
 	proto_add_long(&x->out, "tid", t->tid);
 	proto_add_long(&x->out, "pid", t->pid);
-	proto_add(&x->out, "rule", req.role[0] ? req.role : "default");
+	proto_add(&x->out, "rule", req->role[0] ? req->role : "default");
 	add_sched(&x->out, &t->applied);
 	add_cap(&x->out, &g.cap);
 	task_sched_format(&t->applied, msg, sizeof(msg));
 	log_info("registered tid %d (pid %d) for uid %u, rule %s: %s", (int)t->tid, (int)t->pid,
-		 (unsigned)x->peer->uid, req.role[0] ? req.role : "default", msg);
+		 (unsigned)x->peer->uid, req->role[0] ? req->role : "default", msg);
 	send_buf(x);
 }
 
@@ -276,21 +210,18 @@ void op_register(struct ctx *x)
 void op_unregister(struct ctx *x)
 {
 	struct daemon *d = x->d;
-	struct grant_subject subj;
+	const struct grant_subject *subj = &x->subj;
 	struct task_sched now;
-	bool is_pid;
-	long id;
+	bool is_pid = x->is_pid;
+	long id = x->id;
 
-	if (get_target(x, &id, &is_pid) < 0 || !rate_ok(x))
-		return;
-	grant_subject_init(&subj, d->config, x->peer->uid, x->peer->gid, x->peer->pid);
 	if (is_pid) {
 		struct reg_process *p = registry_find_process(d->registry, (pid_t)id);
 		if (!p) {
 			refuse(x, PE_NOT_REGISTERED, "process %ld is not registered", id);
 			return;
 		}
-		if (!subj.privileged && p->owner != subj.uid) {
+		if (!subj->privileged && p->owner != subj->uid) {
 			refuse(x, PE_NOT_OWN_THREAD, "process %ld was registered by uid %u; only it, root or admin-group may unregister it",
 			       id, (unsigned)p->owner);
 			return;
@@ -302,7 +233,7 @@ void op_unregister(struct ctx *x)
 			refuse(x, PE_NOT_REGISTERED, "tid %ld is not managed", id);
 			return;
 		}
-		if (!subj.privileged && t->owner != subj.uid) {
+		if (!subj->privileged && t->owner != subj->uid) {
 			refuse(x, PE_NOT_OWN_THREAD, "tid %ld was registered by uid %u; only it, root or admin-group may unregister it",
 			       id, (unsigned)t->owner);
 			return;
