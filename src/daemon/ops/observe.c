@@ -7,39 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "daemon/core/grant.h"
+#include "daemon/diag/diag.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/ops/ops.h"
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
-
-/* The kernel's preemption model, from debugfs or the version string. */
-static void preempt_model(char *buf, size_t len)
-{
-	struct utsname u;
-	char line[128];
-	FILE *f = fopen("/sys/kernel/debug/sched/preempt", "re");
-
-	if (f && fgets(line, sizeof(line), f)) {
-		/* "none voluntary (full)": the parenthesised one is active */
-		char *a = strchr(line, '('), *b = a ? strchr(a, ')') : NULL;
-		if (a && b) {
-			snprintf(buf, len, "PREEMPT_DYNAMIC (%.*s)", (int)(b - a - 1), a + 1);
-			fclose(f);
-			return;
-		}
-	}
-	if (f)
-		fclose(f);
-	uname(&u);
-	snprintf(buf, len, "%s", strstr(u.version, "PREEMPT_RT") ? "PREEMPT_RT" :
-		 strstr(u.version, "PREEMPT_DYNAMIC") ? "PREEMPT_DYNAMIC" :
-		 strstr(u.version, "PREEMPT") ? "PREEMPT" : "none/voluntary");
-}
 
 /* Timer slack of a thread: RT threads get none; others from /proc if we may read it. */
 static void timer_slack(const struct task_sched *ts, pid_t pid, char *buf, size_t len)
@@ -166,7 +142,8 @@ void op_jitter(struct ctx *x)
 	jitter_foreach(x->d->jitter, jitter_row_out, &jc);
 	proto_begin(&x->out, "OK");
 	proto_add_long(&x->out, "rows", jc.rows);
-	preempt_model(model, sizeof(model));
+	/* the model check reports; "dynamic" or "voluntary or none" when nothing tells it */
+	diag_preempt_model(NULL, model, sizeof(model));
 	proto_add(&x->out, "preempt", model);
 	proto_add(&x->out, "cpu_dma_latency", daemon_pmqos_state(x->d));
 	send_buf(x);
