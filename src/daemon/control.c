@@ -28,7 +28,7 @@
 #include "shared/protocol.h"
 #include "daemon/control.h"
 #include "daemon/sys/proc.h"
-#include "daemon/request.h"
+#include "daemon/dispatch.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -222,7 +222,7 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 			} else {
 				/* MSG_TRUNC: n is the real length, so oversize is seen, not cut;
 				 * the request takes (and closes) the passed fd */
-				request_handle(cl->ctl->d, &cl->peer, buf, (size_t)n, passed, client_reply, cl);
+				dispatch_request(cl->ctl->d, &cl->peer, buf, (size_t)n, passed, client_reply, cl);
 			}
 		}
 	}
@@ -315,7 +315,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			full = "no credentials";
 		} else {
-			privileged = request_privileged(c->d, cred.uid, cred.gid, cred.pid);
+			privileged = dispatch_privileged(c->d, cred.uid, cred.gid, cred.pid);
 			if (c->n_clients >= MAX_CLIENTS)
 				full = "all connections taken";
 			else if (!privileged && c->n_clients >= MAX_CLIENTS - RESERVED_PRIVILEGED)

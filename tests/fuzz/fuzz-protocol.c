@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r == 0) {
 		check_fields(&m, PROTO_FIELDS_MAX);
 		check_roundtrip(&m);
-		/* what request_handle() asks of every request */
+		/* what dispatch_request() asks of every request */
 		(void)proto_get_long(&m, "v", 0, 1000000, &n);
 		(void)proto_get_long(&m, "tid", 1, INT32_MAX, &n);
 		(void)proto_get_long(&m, "nice", -20, 19, &n);

@@ -1,5 +1,5 @@
 /* fuzz-request.c: libFuzzer target for the whole request path,
- * request_handle() (request.h): parsing, authorization, rate limits, grant
+ * dispatch_request() (dispatch.h): parsing, authorization, rate limits, grant
  * resolution and checks, the registry, and every reply.
  *
  * A minimal daemon is built once: two fixed configurations (written to a
@@ -53,7 +53,7 @@
 #include "daemon/observe/jitter.h"
 #include "daemon/sys/proc.h"
 #include "daemon/core/registry.h"
-#include "daemon/request.h"
+#include "daemon/dispatch.h"
 #include "daemon/core/task.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -310,7 +310,7 @@ static void run_pass(const uint8_t *data, size_t size, struct peer *p, struct co
 		size_t len = substitute(l, n, p->pid, req, sizeof(req));
 
 		changes_state = is_state_change(req, len);
-		request_handle(&d, p, req, len, -1, on_reply, p);
+		dispatch_request(&d, p, req, len, -1, on_reply, p);
 		l = nl ? nl + 1 : end;
 	}
 	if (p == &dead)

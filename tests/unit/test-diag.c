@@ -847,6 +847,56 @@ START_TEST(test_preempt_model)
 }
 END_TEST
 
+/* diag_preempt_model() must say ret and word, and check's preempt-model
+ * finding, from the same tree, must hold finding: the two agree. */
+static void expect_model(int ret, const char *word, const char *finding)
+{
+	const struct diag_finding *f;
+	char m[32];
+
+	ck_assert_int_eq(diag_preempt_model(&env, m, sizeof(m)), ret);
+	ck_assert_str_eq(m, word);
+	run(0, NULL, -1, 0, NULL);
+	f = find("preempt-model");
+	ck_assert_msg(f && strstr(f->message, finding), "%s: no '%s' in:\n%s", word, finding, dump());
+}
+
+/* The one detector, as jitter's reply uses it: the same sources in the same
+ * order as the preempt-model finding, told as one word. */
+START_TEST(test_preempt_model_word)
+{
+	char m[32];
+
+	/* base: PREEMPT_DYNAMIC, and neither debugfs, preempt= nor a config tells the mode */
+	expect_model(-ENOENT, "dynamic", "its mode is the build's default");
+	put("proc/sys/kernel/osrelease", "6.1.0-28-amd64\n");
+	put("boot/config-6.1.0-28-amd64", "CONFIG_PREEMPT_VOLUNTARY=y\nCONFIG_PREEMPT_DYNAMIC=y\n");
+	expect_model(0, "voluntary", "preemption model voluntary (the default of this PREEMPT_DYNAMIC");
+	put("proc/cmdline", "ro preempt=lazy quiet\n");
+	expect_model(0, "lazy", "preemption model lazy (PREEMPT_DYNAMIC kernel booted with preempt=lazy)");
+	put("sys/kernel/debug/sched/preempt", "(none) voluntary full lazy\n");
+	expect_model(0, "none", "preemption model none (debugfs");
+	put("sys/kernel/debug/sched/preempt", "none voluntary (full) lazy\n");
+	expect_model(0, "full", "preemption model full (debugfs");
+	/* a word cut to fit */
+	ck_assert_int_eq(diag_preempt_model(&env, m, 3), -ENOSPC);
+	ck_assert_str_eq(m, "fu");
+	/* not PREEMPT_DYNAMIC: preempt= is not read, the build's config is */
+	del("sys/kernel/debug/sched/preempt");
+	put("proc/sys/kernel/version", "#1 SMP PREEMPT Tue Jan 1\n");
+	expect_model(0, "voluntary", "preemption model voluntary (built in, from");
+	del("boot/config-6.1.0-28-amd64");
+	expect_model(0, "full", "preemptible kernel (CONFIG_PREEMPT");
+	put("proc/sys/kernel/version", "#1 SMP Debian 5.10\n");
+	expect_model(-ENOENT, "voluntary or none", "preemption model voluntary or none");
+	put("proc/sys/kernel/version", "#1 SMP PREEMPT_RT Debian 6.1\n");
+	expect_model(0, "rt", "PREEMPT_RT kernel (");
+	put("proc/sys/kernel/version", "#1 SMP\n");
+	put("sys/kernel/realtime", "1\n");
+	expect_model(0, "rt", "PREEMPT_RT kernel: fully preemptible");
+}
+END_TEST
+
 /* isolcpus= is suggested with nohz_full= only where the kernel has NO_HZ_FULL */
 START_TEST(test_isolated_fix_nohz)
 {
@@ -1133,6 +1183,7 @@ static Suite *diag_suite(void)
 	tcase_add_test(f, test_timer_slack);
 	tcase_add_test(f, test_rt_throttling);
 	tcase_add_test(f, test_preempt_model);
+	tcase_add_test(f, test_preempt_model_word);
 	tcase_add_test(f, test_isolated_fix_nohz);
 	tcase_add_test(f, test_cpu_offline);
 	tcase_add_test(f, test_cpu_outside_cpuset);

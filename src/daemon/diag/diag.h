@@ -112,6 +112,16 @@ int diag_run(const struct diag_env *env, const struct diag_target *t, struct dia
 int diag_explain(const struct diag_env *env, const struct diag_target *t, const char *what,
 		 int err, char *buf, size_t len, char *code);
 
+/* The kernel's preemption model in one word, told as the preempt-model
+ * finding tells it (/sys/kernel/realtime, the version string, debugfs's
+ * sched/preempt, preempt= on a PREEMPT_DYNAMIC kernel's command line, the
+ * build's configuration): "rt", or "none", "voluntary", "full" or "lazy"
+ * ("full" for a CONFIG_PREEMPT kernel known only from its version string).
+ * env NULL: the real paths.  0, or -ENOENT when nothing readable tells the
+ * mode: mode is then "dynamic" (a PREEMPT_DYNAMIC kernel) or "voluntary or
+ * none"; -ENOSPC if the word was cut to fit len; -ENOMEM ("unknown"). */
+int diag_preempt_model(const struct diag_env *env, char *mode, size_t len);
+
 /* --- parsers of /proc and kernel text; they take a NUL-terminated buffer
  * so they can be tested and fuzzed without a live /proc --- */
 

@@ -1,11 +1,13 @@
 /* diag_kernel.c: the diagnosis of the machine: RT throttling, the
- * preemption model, and the CPUs (online, cpuset, isolcpus, nohz_full)
- * a target uses (see diag.h for the finding codes). */
+ * preemption model (its one detector, for check and for jitter's reply),
+ * and the CPUs (online, cpuset, isolcpus, nohz_full) a target uses (see
+ * diag.h for the finding codes). */
 #include "autoconfig.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -119,62 +121,153 @@ static void preempt_report(struct diag_ctx *c, const char *mode, bool dynamic, c
 		 "waits for the kernel to reach a preemption point (up to milliseconds)", mode, how);
 }
 
+/* What the one preemption-model detector found, and where. */
+struct preempt {
+	enum {
+		PREEMPT_FROM_REALTIME,  /* /sys/kernel/realtime is 1 */
+		PREEMPT_FROM_VERSION_RT, /* PREEMPT_RT in the version string */
+		PREEMPT_FROM_DEBUGFS,   /* mode from debugfs's sched/preempt */
+		PREEMPT_FROM_CMDLINE,   /* mode from preempt= (PREEMPT_DYNAMIC only) */
+		PREEMPT_FROM_CONFIG,    /* mode from the build's configuration, in src */
+		PREEMPT_DYNAMIC_UNKNOWN, /* PREEMPT_DYNAMIC, and nothing tells its mode */
+		PREEMPT_FROM_VERSION,   /* " PREEMPT " in the version string: CONFIG_PREEMPT */
+		PREEMPT_NONE_OR_VOLUNTARY, /* none of these */
+	} from;
+	bool dynamic;               /* PREEMPT_DYNAMIC in the version string */
+	char ver[512];              /* the version string, "" if unreadable */
+	char mode[32];              /* none, voluntary, full, lazy (the FROM_ ones with a mode) */
+	char src[PATH_MAX];         /* PREEMPT_FROM_CONFIG: the file */
+};
+
 /* The preemption model, told from what is readable: /sys/kernel/realtime,
- * debugfs, preempt= on the command line, the build's configuration and the
- * kernel's version string. */
+ * the kernel's version string, debugfs, preempt= on the command line and
+ * the build's configuration, in that order. */
+static void preempt_detect(struct diag_ctx *c, struct preempt *p)
+{
+	char cmd[4096];
+	long long rt = 0;
+
+	p->dynamic = false;
+	p->ver[0] = p->mode[0] = p->src[0] = '\0';
+	if (diag_read_ll(&rt, "%s/kernel/realtime", c->env.sys) == 0 && rt == 1) {
+		p->from = PREEMPT_FROM_REALTIME;
+		return;
+	}
+	if (diag_read(p->ver, sizeof(p->ver), "%s/sys/kernel/version", c->env.proc) < 0)
+		p->ver[0] = '\0';
+	p->ver[strcspn(p->ver, "\n")] = '\0';
+	if (strstr(p->ver, "PREEMPT_RT")) {
+		p->from = PREEMPT_FROM_VERSION_RT;
+		return;
+	}
+	p->dynamic = strstr(p->ver, "PREEMPT_DYNAMIC") != NULL;
+	if (preempt_debugfs(c, p->mode, sizeof(p->mode)) == 0)
+		p->from = PREEMPT_FROM_DEBUGFS;
+	else if (p->dynamic && diag_read(cmd, sizeof(cmd), "%s", c->env.cmdline) == 0 &&
+		 diag_cmdline_param(cmd, "preempt", p->mode, sizeof(p->mode)) == 0)
+		p->from = PREEMPT_FROM_CMDLINE;
+	else if (preempt_config(c, p->mode, sizeof(p->mode), p->src, sizeof(p->src)) == 0)
+		p->from = PREEMPT_FROM_CONFIG;
+	else if (p->dynamic)
+		p->from = PREEMPT_DYNAMIC_UNKNOWN;
+	else if (strstr(p->ver, " PREEMPT "))
+		p->from = PREEMPT_FROM_VERSION;
+	else
+		p->from = PREEMPT_NONE_OR_VOLUNTARY;
+}
+
+/* The preempt-model finding, from what preempt_detect() found. */
 static void check_preempt(struct diag_ctx *c)
 {
-	char ver[512], mode[32], cmd[4096], arg[32], src[PATH_MAX], how[PATH_MAX + 128];
-	long long rt = 0;
-	bool dynamic;
+	char how[PATH_MAX + 128], fix[DIAG_TEXT_MAX];
+	struct preempt p;
 
-	if (diag_read_ll(&rt, "%s/kernel/realtime", c->env.sys) == 0 && rt == 1) {
+	preempt_detect(c, &p);
+	switch (p.from) {
+	case PREEMPT_FROM_REALTIME:
 		diag_add(c, "preempt-model", DIAG_INFO, NULL, "PREEMPT_RT kernel: fully preemptible, "
 			 "interrupts in threads");
-		return;
-	}
-	if (diag_read(ver, sizeof(ver), "%s/sys/kernel/version", c->env.proc) < 0)
-		ver[0] = '\0';
-	ver[strcspn(ver, "\n")] = '\0';
-	if (strstr(ver, "PREEMPT_RT")) {
-		diag_add(c, "preempt-model", DIAG_INFO, NULL, "PREEMPT_RT kernel (%s)", ver);
-		return;
-	}
-	dynamic = strstr(ver, "PREEMPT_DYNAMIC") != NULL;
-	if (preempt_debugfs(c, mode, sizeof(mode)) == 0) {
-		preempt_report(c, mode, dynamic, "debugfs sched/preempt");
-		return;
-	}
-	if (dynamic && diag_read(cmd, sizeof(cmd), "%s", c->env.cmdline) == 0 &&
-	    diag_cmdline_param(cmd, "preempt", arg, sizeof(arg)) == 0) {
-		diag_fmt(how, sizeof(how), "PREEMPT_DYNAMIC kernel booted with preempt=%s", arg);
-		preempt_report(c, arg, dynamic, how);
-		return;
-	}
-	if (preempt_config(c, mode, sizeof(mode), src, sizeof(src)) == 0) {
-		if (dynamic)
+		break;
+	case PREEMPT_FROM_VERSION_RT:
+		diag_add(c, "preempt-model", DIAG_INFO, NULL, "PREEMPT_RT kernel (%s)", p.ver);
+		break;
+	case PREEMPT_FROM_DEBUGFS:
+		preempt_report(c, p.mode, p.dynamic, "debugfs sched/preempt");
+		break;
+	case PREEMPT_FROM_CMDLINE:
+		diag_fmt(how, sizeof(how), "PREEMPT_DYNAMIC kernel booted with preempt=%s", p.mode);
+		preempt_report(c, p.mode, p.dynamic, how);
+		break;
+	case PREEMPT_FROM_CONFIG:
+		if (p.dynamic)
 			diag_fmt(how, sizeof(how), "the default of this PREEMPT_DYNAMIC kernel, from %s; debugfs's "
-				 "sched/preempt, not readable here, would show a change made since boot", src);
+				 "sched/preempt, not readable here, would show a change made since boot", p.src);
 		else
-			diag_fmt(how, sizeof(how), "built in, from %s", src);
-		preempt_report(c, mode, dynamic, how);
-		return;
-	}
-	if (dynamic) {
-		char fix[DIAG_TEXT_MAX];
-
+			diag_fmt(how, sizeof(how), "built in, from %s", p.src);
+		preempt_report(c, p.mode, p.dynamic, how);
+		break;
+	case PREEMPT_DYNAMIC_UNKNOWN:
 		diag_fmt(fix, sizeof(fix), "see the mode with: mount -t debugfs none %s/kernel/debug; "
 			 "cat %s/kernel/debug/sched/preempt; for the lowest latency boot with preempt=full",
 			 c->env.sys, c->env.sys);
 		diag_add(c, "preempt-model", DIAG_INFO, fix, "PREEMPT_DYNAMIC kernel (%s): its mode is the "
-			 "build's default, which debugfs or the kernel's config would tell", ver);
-		return;
+			 "build's default, which debugfs or the kernel's config would tell", p.ver);
+		break;
+	case PREEMPT_FROM_VERSION:
+		diag_add(c, "preempt-model", DIAG_INFO, NULL, "preemptible kernel (CONFIG_PREEMPT: %s)", p.ver);
+		break;
+	case PREEMPT_NONE_OR_VOLUNTARY:
+		preempt_report(c, "voluntary or none", false, p.ver[0] ? p.ver : "version unknown");
+		break;
 	}
-	if (strstr(ver, " PREEMPT ")) {
-		diag_add(c, "preempt-model", DIAG_INFO, NULL, "preemptible kernel (CONFIG_PREEMPT: %s)", ver);
-		return;
+}
+
+/* The preemption model in one word, from preempt_detect() (see diag.h). */
+int diag_preempt_model(const struct diag_env *env, char *mode, size_t len)
+{
+	static const struct diag_target none = { .policy = -1 };
+	struct diag_report rep;
+	struct diag_ctx *c;
+	struct preempt *p;
+	const char *word = "unknown";
+	int r = 0;
+
+	c = calloc(1, sizeof(*c));
+	p = malloc(sizeof(*p));
+	diag_report_init(&rep);
+	if (!c || !p) {
+		r = -ENOMEM;
+	} else if ((r = diag_ctx_init(c, env, &none, &rep)) == 0) {
+		preempt_detect(c, p);
+		switch (p->from) {
+		case PREEMPT_FROM_REALTIME:
+		case PREEMPT_FROM_VERSION_RT:
+			word = "rt";
+			break;
+		case PREEMPT_FROM_DEBUGFS:
+		case PREEMPT_FROM_CMDLINE:
+		case PREEMPT_FROM_CONFIG:
+			word = p->mode;
+			break;
+		case PREEMPT_FROM_VERSION:
+			word = "full";
+			break;
+		case PREEMPT_DYNAMIC_UNKNOWN:
+			word = "dynamic";
+			r = -ENOENT;
+			break;
+		case PREEMPT_NONE_OR_VOLUNTARY:
+			word = "voluntary or none";
+			r = -ENOENT;
+			break;
+		}
 	}
-	preempt_report(c, "voluntary or none", false, ver[0] ? ver : "version unknown");
+	if (len > 0 && (size_t)snprintf(mode, len, "%s", word) >= len && r == 0)
+		r = -ENOSPC;
+	diag_report_free(&rep);
+	free(p);
+	free(c);
+	return r;
 }
 
 /* The kernel features rtschedd's own paths depend on, probed live (so

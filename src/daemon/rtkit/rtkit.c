@@ -1,6 +1,6 @@
 /* rtkit.c: org.freedesktop.RealtimeKit1 served with sd-bus on the daemon's
  * event loop. Each Make* call becomes a grant request that goes through
- * request_grant(), the path of a control-socket `register`: the same rules,
+ * register_grant(), the path of a control-socket `register`: the same rules,
  * limits, rate limit, rtprio-cap, watchdog, restore and jitter. What rtkit
  * adds on top is kept here: its argument ranges, the cap and floor it
  * advertises as properties, its RLIMIT_RTTIME contract, and its rule that a
@@ -28,7 +28,7 @@
 #include "daemon/core/grant.h"
 #include "daemon/sys/proc.h"
 #include "daemon/core/registry.h"
-#include "daemon/request.h"
+#include "daemon/ops/register.h"
 #include "daemon/rtkit/rtkit.h"
 
 #define RTKIT_NAME "org.freedesktop.RealtimeKit1"
@@ -104,7 +104,7 @@ static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_er
 		p->uid = uid;
 		pw = getpwuid(uid);
 		p->gid = pw ? pw->pw_gid : (gid_t)-1;
-		/* no pidfd from dbus-daemon 1.14: request_grant's uid check stands in for it */
+		/* no pidfd from dbus-daemon 1.14: register_grant's uid check stands in for it */
 		p->pidfd = -1;
 		return 0;
 	}
@@ -152,7 +152,7 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 	struct rtkit *rk = userdata;
 	const struct rtkit_conf *conf = &rk->d->config->rtkit;
 	struct grant_request req;
-	struct request_granted g;
+	struct register_granted g;
 	struct peer peer;
 	uint64_t process = 0, thread = 0;
 	uint32_t prio = 0;
@@ -175,7 +175,7 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
 			      "thread and process ids must be in 1..%d", INT32_MAX);
 	/* WithPID: the thread must be one of `process`, which must be the
-	 * caller's uid's (request_grant checks both); else the caller's own */
+	 * caller's uid's (register_grant checks both); else the caller's own */
 	if (with_pid)
 		peer.pid = (pid_t)process;
 	memset(&req, 0, sizeof(req));
@@ -202,8 +202,8 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 		req.has_nice = true;
 		req.nice = nice < conf->min_nice ? conf->min_nice : nice;
 	}
-	e = request_grant(rk->d, &peer, (pid_t)thread, false, &req, REG_SOURCE_RTKIT, &g, msg,
-			  sizeof(msg));
+	e = register_grant(rk->d, &peer, (pid_t)thread, false, &req, REG_SOURCE_RTKIT, &g, msg,
+			   sizeof(msg));
 	/* the message starts with the error code, then, when the kernel refused,
 	 * the diagnosed cause's code: "rtschedd: apply-failed: rtprio-zero: ..." */
 	if (e >= 0)

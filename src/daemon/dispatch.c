@@ -1,0 +1,240 @@
+/* dispatch.c: the control requests, from the wire to their op: parsing, the
+ * protocol version, the one op table (version, status, list, register,
+ * unregister, reload, jitter, jitter-attach, jitter-reset, metrics, check;
+ * see rtschedd-protocol(7)) and the gatekeeping its flags ask for, done here
+ * once for every op; the ops are in ops/. Every refusal carries its own
+ * error code and a message naming the rule that refused it. */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shared/protocol.h"
+#include "daemon/core/grant.h"
+#include "daemon/dispatch.h"
+#include "daemon/ops/ops.h"
+#include "daemon/sys/cpulist.h"
+#include "daemon/sys/policy.h"
+
+/* One op: its name on the wire, what carries it out, and what dispatch
+ * checks and parses before it runs (enum op_flag). */
+struct op {
+	const char *name;
+	void (*run)(struct ctx *x);
+	unsigned flags;
+};
+
+/* The order is the one the unknown-op refusal lists them in. */
+static const struct op ops[] = {
+	{ "version", op_version, 0 },
+	{ "status", op_status, 0 },
+	{ "list", op_list, OP_SUBJECT },
+	{ "register", op_register, OP_TARGET | OP_SCHED | OP_SUBJECT | OP_RATE },
+	{ "unregister", op_unregister, OP_TARGET | OP_SUBJECT | OP_RATE },
+	{ "reload", op_reload, OP_ADMIN | OP_RATE },
+	{ "jitter", op_jitter, 0 },
+	{ "jitter-attach", op_jitter_attach, OP_FD | OP_SUBJECT | OP_UNLISTED },
+	{ "jitter-reset", op_jitter_reset, OP_ADMIN },
+	{ "metrics", op_metrics, 0 },
+	{ "check", op_check, OP_SUBJECT | OP_RATE },
+};
+
+/* The rate limit, one token per request that costs (see dispatch.h). */
+int dispatch_rate(struct daemon *d, uid_t uid, char *msg, size_t len)
+{
+	const struct config *c = d->config;
+
+	if (ratelimit_take(d->ratelimit, uid, now_usec(CLOCK_MONOTONIC), c->rate_limit, c->rate_burst))
+		return 0;
+	snprintf(msg, len, "more than %u requests per second (burst %u) from uid %u; "
+		 "slow down or raise rate-limit in [daemon]", c->rate_limit, c->rate_burst, (unsigned)uid);
+	return -EAGAIN;
+}
+
+/* Root, or admin-group: grant_subject_init()'s answer, without a name for root. */
+bool dispatch_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid)
+{
+	struct grant_subject subj;
+
+	return uid == 0 || (grant_subject_init(&subj, d->config, uid, gid, pid) == 0 && subj.privileged);
+}
+
+/* OP_TARGET: tid= or pid=, exactly one, into x->id and x->is_pid. 0, or
+ * -EINVAL after refusing. */
+static int parse_target(struct ctx *x)
+{
+	long tid = 0, pid = 0;
+	int rt = proto_get_long(x->m, "tid", 1, INT32_MAX, &tid);
+	int rp = proto_get_long(x->m, "pid", 1, INT32_MAX, &pid);
+
+	if ((rt == -ENOENT) == (rp == -ENOENT)) {
+		refuse(x, PE_BAD_REQUEST, "give exactly one of tid=TID or pid=PID");
+		return -EINVAL;
+	}
+	if ((rt != -ENOENT && rt < 0) || (rp != -ENOENT && rp < 0)) {
+		refuse(x, PE_BAD_REQUEST, "tid and pid must be positive numbers");
+		return -EINVAL;
+	}
+	x->is_pid = rp == 0;
+	x->id = x->is_pid ? pid : tid;
+	return 0;
+}
+
+/* OP_SCHED: the optional scheduling fields (role, policy, priority, nice,
+ * cpus) into x->req. 0, or -EINVAL after refusing. */
+static int parse_sched(struct ctx *x)
+{
+	struct grant_request *req = &x->req;
+	const char *v;
+	long n;
+	int r;
+
+	memset(req, 0, sizeof(*req));
+	if ((v = proto_get(x->m, "role"))) {
+		if (!*v || strlen(v) >= sizeof(req->role)) {
+			refuse(x, PE_BAD_REQUEST, "role must be 1..%zu characters", sizeof(req->role) - 1);
+			return -EINVAL;
+		}
+		strcpy(req->role, v);
+	}
+	if ((v = proto_get(x->m, "policy"))) {
+		if ((req->policy = policy_from_string(v)) < 0) {
+			refuse(x, PE_BAD_REQUEST, "unknown policy '%s'; use one of %s", v, policy_names());
+			return -EINVAL;
+		}
+		req->has_policy = true;
+	}
+	if ((r = proto_get_long(x->m, "priority", 0, 99, &n)) != -ENOENT) {
+		if (r < 0) {
+			refuse(x, PE_BAD_REQUEST, "priority must be a number in 0..99");
+			return -EINVAL;
+		}
+		req->priority = (int)n;
+		req->has_priority = true;
+	}
+	if ((r = proto_get_long(x->m, "nice", -20, 19, &n)) != -ENOENT) {
+		if (r < 0) {
+			refuse(x, PE_BAD_REQUEST, "nice must be a number in -20..19");
+			return -EINVAL;
+		}
+		req->nice = (int)n;
+		req->has_nice = true;
+	}
+	if ((v = proto_get(x->m, "cpus"))) {
+		cpu_set_t present, missing;
+		char have[128];
+
+		if (cpulist_parse(v, &req->cpus, NULL) < 0 || CPU_COUNT(&req->cpus) == 0) {
+			refuse(x, PE_BAD_REQUEST, "bad CPU list '%s'; use the kernel's syntax, e.g. 0-3,6", v);
+			return -EINVAL;
+		}
+		if (cpulist_present(&present) == 0 && cpulist_missing(&req->cpus, &present, &missing) > 0) {
+			cpulist_format(&present, have, sizeof(have));
+			refuse(x, PE_CPU_DENIED, "CPU list '%s' names CPUs that do not exist; present CPUs are %s",
+			       v, have);
+			return -EINVAL;
+		}
+		req->has_cpus = true;
+	}
+	return 0;
+}
+
+/* Everything an op's flags ask for, in this order: a descriptor only where
+ * one is taken, the arguments (so a malformed request is refused as such
+ * and costs no rate-limit token), the caller's user and groups, root or
+ * admin-group, then the rate limit. 0 when the op may run, else -errno
+ * after refusing. */
+static int gate(struct ctx *x, const struct op *op)
+{
+	char msg[256];
+	int r;
+
+	if (x->fd >= 0 && !(op->flags & OP_FD)) {
+		refuse(x, PE_BAD_REQUEST, "op %s takes no file descriptor; only jitter-attach does", op->name);
+		return -EBADF;
+	}
+	if ((op->flags & OP_TARGET) && (r = parse_target(x)) < 0)
+		return r;
+	if ((op->flags & OP_SCHED) && (r = parse_sched(x)) < 0)
+		return r;
+	if (op->flags & (OP_SUBJECT | OP_ADMIN))
+		grant_subject_init(&x->subj, x->d->config, x->peer->uid, x->peer->gid, x->peer->pid);
+	if ((op->flags & OP_ADMIN) && !x->subj.privileged) {
+		refuse(x, PE_NOT_ADMIN, "%s needs root or admin-group", op->name);
+		return -EPERM;
+	}
+	if ((op->flags & OP_RATE) && (r = dispatch_rate(x->d, x->peer->uid, msg, sizeof(msg))) < 0) {
+		refuse(x, PE_RATE_LIMITED, "%s", msg);
+		return r;
+	}
+	return 0;
+}
+
+/* "a, b, ... or z": the ops a client may name (OP_UNLISTED ones left out). */
+static void op_names(char *buf, size_t len)
+{
+	size_t n = 0, left = 0;
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		left += !(ops[i].flags & OP_UNLISTED);
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && n < len; i++) {
+		if (ops[i].flags & OP_UNLISTED)
+			continue;
+		left--;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n == 0 ? "" : left == 0 ? " or " : ", ",
+				      ops[i].name);
+	}
+}
+
+/* Carry out a parsed request; x->fd is closed by the caller if left. */
+static void dispatch(struct ctx *x)
+{
+	const char *name = proto_get(x->m, "op");
+	char names[256];
+	long v;
+
+	if (proto_get_long(x->m, "v", 0, 1000000, &v) < 0) {
+		refuse(x, PE_BAD_REQUEST, "no protocol version; start the request with v=%d", PROTO_VERSION);
+		return;
+	}
+	if (v != PROTO_VERSION) {
+		refuse(x, PE_VERSION, "protocol version %ld is not supported; this rtschedd %s speaks v=%d, "
+		       "use a matching rtschedctl/librtsched", v, PACKAGE_VERSION, PROTO_VERSION);
+		return;
+	}
+	for (size_t i = 0; name && i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (strcmp(name, ops[i].name) != 0)
+			continue;
+		if (gate(x, &ops[i]) == 0)
+			ops[i].run(x);
+		return;
+	}
+	op_names(names, sizeof(names));
+	refuse(x, PE_UNKNOWN_OP, "unknown op '%s'; use %s", name ? name : "", names);
+}
+
+/* Parse one request and carry it out; the passed descriptor is closed if no op kept it. */
+void dispatch_request(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,
+		      reply_fn reply, void *ud)
+{
+	struct proto_msg m;
+	struct ctx x = { .d = d, .peer = p, .m = &m, .reply = reply, .ud = ud, .fd = fd };
+	int r;
+
+	r = proto_parse_request(&m, data, len);
+	if (r == -E2BIG)
+		refuse(&x, len > PROTO_MSG_MAX ? PE_TOO_LARGE : PE_BAD_REQUEST,
+		       len > PROTO_MSG_MAX ? "request over %d bytes" : "more than %d fields",
+		       len > PROTO_MSG_MAX ? PROTO_MSG_MAX : PROTO_FIELDS_MAX);
+	else if (r < 0)
+		refuse(&x, PE_BAD_REQUEST, "malformed request; send 'v=%d op=NAME key=value ...' in printable ASCII",
+		       PROTO_VERSION);
+	else
+		dispatch(&x);
+	if (x.fd >= 0)
+		close(x.fd);
+}

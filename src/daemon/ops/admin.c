@@ -1,0 +1,162 @@
+/* ops/admin.c: the ops about the daemon's rules and the machine: reload (of
+ * the configuration) and check (the diagnosis of a process or a user). */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/core/grant.h"
+#include "daemon/core/registry.h"
+#include "daemon/diag/diag.h"
+#include "daemon/observe/bpfcheck.h"
+#include "daemon/ops/ops.h"
+#include "daemon/sys/cpulist.h"
+#include "daemon/sys/policy.h"
+#include "daemon/sys/proc.h"
+
+/* reload: read the configuration again (dispatch let only root and
+ * admin-group through, and took the rate-limit token). */
+void op_reload(struct ctx *x)
+{
+	char err[512];
+
+	if (daemon_reload(x->d, err, sizeof(err)) < 0) {
+		refuse(x, PE_CONFIG_INVALID, "%s; the running configuration was kept", err);
+		return;
+	}
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "threads", (long)registry_n_threads(x->d->registry));
+	proto_add_long(&x->out, "rules", (long)x->d->config->n_rules);
+	send_buf(x);
+}
+
+/* The daemon's own decision on a check's policy and priority, as a register
+ * would meet it: the same grant_check, the same code and fix. For the user
+ * checked (or the caller), against the process checked. */
+static void check_grant(struct ctx *x, const struct grant_subject *caller, const struct diag_target *t,
+			struct diag_report *rep)
+{
+	const struct config *c = x->d->config;
+	struct grant_request req = { .has_policy = true, .policy = t->policy, .has_priority = true,
+				     .priority = t->priority };
+	struct grant_subject subj = *caller;
+	struct sched_spec spec;
+	struct grant_cap cap;
+	char msg[768];
+	int e;
+
+	if (t->user && strcmp(t->user, caller->user) != 0) {
+		struct passwd *pw = getpwnam(t->user);
+		if (!pw)
+			return;
+		grant_subject_init(&subj, c, pw->pw_uid, pw->pw_gid, 0);
+	}
+	if (grant_resolve(c, &req, &spec, msg, sizeof(msg)) >= 0)
+		return;
+	e = grant_check(c, &subj, &req, &spec, t->pid ? t->pid : caller->pid, 0, 0, &cap, msg, sizeof(msg));
+	if (e >= 0) {
+		/* the refusal is "what; what to do": the fix after the first "; " */
+		char *fix = strstr(msg, "; ");
+		if (fix) {
+			*fix = '\0';
+			fix += 2;
+		}
+		diag_report_add(rep, proto_error_code((enum proto_error)e), DIAG_ERROR, msg,
+				fix ? fix : "see the message: it names the limit and where it is set");
+		diag_report_sort(rep);
+	}
+}
+
+/* check: the diagnosis of a process or a user, one ROW per finding. A
+ * non-privileged client may examine only itself (its processes, its user);
+ * dispatch took the rate-limit token before any field here is parsed. */
+void op_check(struct ctx *x)
+{
+	const struct grant_subject *subj = &x->subj;
+	struct diag_target t = { .policy = -1 };
+	struct diag_report rep;
+	struct proc_status ps;
+	const char *user = proto_get(x->m, "user"), *pol = proto_get(x->m, "policy"), *cpus_s = proto_get(x->m, "cpus");
+	cpu_set_t cpus;
+	long n;
+	int r;
+
+	if ((r = proto_get_long(x->m, "pid", 1, INT32_MAX, &n)) == 0) {
+		t.pid = (pid_t)n;
+		if (proc_read_status(t.pid, &ps) < 0) {
+			refuse(x, PE_NO_SUCH_THREAD, "pid %ld: no such process", n);
+			return;
+		}
+		if (!subj->privileged && ps.uid != subj->uid) {
+			refuse(x, PE_NOT_ADMIN, "pid %ld belongs to uid %u; checking another user's process needs root "
+			       "or admin-group", n, (unsigned)ps.uid);
+			return;
+		}
+	} else if (r != -ENOENT) {
+		refuse(x, PE_BAD_REQUEST, "pid must be a positive number");
+		return;
+	}
+	if (user) {
+		if (!subj->privileged && strcmp(user, subj->user) != 0) {
+			refuse(x, PE_NOT_ADMIN, "checking user %s needs root or admin-group", user);
+			return;
+		}
+		t.user = user;
+	}
+	if (pol && (t.policy = policy_from_string(pol)) < 0) {
+		refuse(x, PE_BAD_REQUEST, "unknown policy '%s'; use one of %s", pol, policy_names());
+		return;
+	}
+	if ((r = proto_get_long(x->m, "priority", 0, 99, &n)) == 0) {
+		t.priority = (int)n;
+	} else if (r != -ENOENT) {
+		refuse(x, PE_BAD_REQUEST, "priority must be a number in 0..99");
+		return;
+	} else if (t.policy >= 0) {
+		t.priority = policy_is_realtime(t.policy) ? x->d->config->dflt.priority : 0;
+	}
+	if (cpus_s) {
+		if (cpulist_parse(cpus_s, &cpus, NULL) < 0) {
+			refuse(x, PE_BAD_REQUEST, "bad CPU list '%s'", cpus_s);
+			return;
+		}
+		t.cpus = &cpus;
+	}
+	struct diag_env env = { .limits_conf = x->d->config->limits_conf, .limits_dir = x->d->config->limits_dir };
+	diag_report_init(&rep);
+	r = diag_run(&env, &t, &rep);
+	if (r < 0) {
+		diag_report_free(&rep);
+		refuse(x, r == -ESRCH ? PE_NO_SUCH_THREAD : r == -ENOENT ? PE_BAD_REQUEST : PE_INTERNAL,
+		       "check failed: %s%s", strerror(-r), r == -ENOENT ? " (no such user?)" : "");
+		return;
+	}
+	if (t.policy >= 0)
+		check_grant(x, subj, &t, &rep);
+	bpfcheck_add(&rep, x->d->observer_error, x->d->observer_why, true);
+	diag_report_sort(&rep);
+	for (size_t i = 0; i < rep.n; i++) {
+		proto_begin(&x->out, "ROW");
+		proto_add(&x->out, "code", rep.v[i].code);
+		proto_add(&x->out, "severity", diag_severity_name(rep.v[i].severity));
+		proto_add(&x->out, "message", rep.v[i].message);
+		proto_add(&x->out, "fix", rep.v[i].fix);
+		send_buf(x);
+	}
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "rows", (long)rep.n);
+	proto_add(&x->out, "worst", diag_severity_name(diag_report_worst(&rep)));
+	proto_add_long(&x->out, "pid", rep.pid);
+	proto_add(&x->out, "comm", rep.comm);
+	proto_add(&x->out, "unit", rep.unit);
+	proto_add(&x->out, "user", rep.user);
+	proto_add_long(&x->out, "has_limits", rep.has_limits);
+	proto_add_long(&x->out, "rtprio_soft", rep.rtprio_soft);
+	proto_add_long(&x->out, "rtprio_hard", rep.rtprio_hard);
+	proto_add(&x->out, "soft_src", rep.soft_src);
+	proto_add(&x->out, "hard_src", rep.hard_src);
+	send_buf(x);
+	diag_report_free(&rep);
+}

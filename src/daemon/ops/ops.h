@@ -1,0 +1,82 @@
+/* ops/ops.h: what dispatch.c and the ops in ops/ share, and no other module
+ * uses: the op flags, the request being handled, the reply helpers and the
+ * ops themselves. */
+#ifndef RTSCHED_OPS_H
+#define RTSCHED_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "shared/protocol.h"
+#include "daemon/core/grant.h"
+#include "daemon/core/task.h"
+#include "daemon/daemon.h"
+#include "daemon/dispatch.h"
+
+/* What dispatch.c checks and parses before an op runs, from the op's flags
+ * in its table; what it parsed is in struct ctx. */
+enum op_flag {
+	OP_FD = 1 << 0,       /* takes a descriptor (SCM_RIGHTS); the others refuse one */
+	OP_TARGET = 1 << 1,   /* names a task: tid= or pid=, exactly one (x->id, x->is_pid) */
+	OP_SCHED = 1 << 2,    /* takes role, policy, priority, nice, cpus (x->req) */
+	OP_SUBJECT = 1 << 3,  /* needs the caller's user and groups (x->subj) */
+	OP_ADMIN = 1 << 4,    /* root or admin-group only (fills x->subj too) */
+	OP_RATE = 1 << 5,     /* takes a rate-limit token of the caller's uid */
+	OP_UNLISTED = 1 << 6, /* left out of the unknown-op refusal's list (librtsched's own) */
+};
+
+/* One request being handled. */
+struct ctx {
+	struct daemon *d;
+	const struct peer *peer;
+	struct proto_msg *m;
+	reply_fn reply;
+	void *ud;
+	struct proto_buf out;
+	int fd;                      /* passed by the client; -1 once consumed */
+	struct grant_subject subj;   /* OP_SUBJECT, OP_ADMIN */
+	long id;                     /* OP_TARGET: the tid, or with is_pid the pid */
+	bool is_pid;
+	struct grant_request req;    /* OP_SCHED */
+};
+
+/* Microseconds on clock clk. */
+static inline uint64_t now_usec(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* reply.c: send x->out as one message (an internal error if it overflowed). */
+void send_buf(struct ctx *x);
+/* Refuse with error e; diag, if not NULL or "", is the diagnosed cause's code. */
+void refuse_msg(struct ctx *x, int e, const char *diag, const char *msg);
+/* Refuse with error e and a formatted message. */
+void refuse(struct ctx *x, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Add the kernel's view of a thread's scheduling to a message. */
+void add_sched(struct proto_buf *b, const struct task_sched *s);
+
+/* register.c: may the client act on this task (privileged, or its own
+ * thread running as its uid)? 0 if it may, else -EPERM with msg (the
+ * refusal is PE_NOT_OWN_THREAD). */
+int may_act_on(const struct peer *peer, const struct grant_subject *subj, const struct proc_status *ps,
+	       const char *what, long id, char *msg, size_t len);
+
+/* The ops (see rtschedd-protocol(7)), one per request's op=. */
+void op_version(struct ctx *x);
+void op_status(struct ctx *x);
+void op_list(struct ctx *x);
+void op_register(struct ctx *x);
+void op_unregister(struct ctx *x);
+void op_reload(struct ctx *x);
+void op_check(struct ctx *x);
+void op_jitter(struct ctx *x);
+void op_jitter_reset(struct ctx *x);
+void op_jitter_attach(struct ctx *x);
+void op_metrics(struct ctx *x);
+
+#endif

@@ -1,0 +1,228 @@
+/* ops/query.c: the ops that only read the daemon's state: version, status and
+ * list (see rtschedd-protocol(7)). */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/control.h"
+#include "daemon/core/registry.h"
+#include "daemon/observe/observer.h"
+#include "daemon/ops/ops.h"
+#include "daemon/privs.h"
+#include "daemon/rtkit/rtkit.h"
+#include "daemon/sys/policy.h"
+#include "daemon/sys/proc.h"
+#include "daemon/sys/procev.h"
+#include "daemon/watchdog/safety.h"
+
+/* version: the daemon's release and protocol version. */
+void op_version(struct ctx *x)
+{
+	proto_begin(&x->out, "OK");
+	proto_add(&x->out, "version", PACKAGE_VERSION);
+	proto_add_long(&x->out, "proto", PROTO_VERSION);
+	send_buf(x);
+}
+
+/* status: counters, configuration, and the state of every subsystem. */
+void op_status(struct ctx *x)
+{
+	struct daemon *d = x->d;
+	const struct config *c = d->config;
+	unsigned long ev, ov;
+
+	procev_stats(d->procev, &ev, &ov);
+	proto_begin(&x->out, "OK");
+	proto_add(&x->out, "version", PACKAGE_VERSION);
+	proto_add_long(&x->out, "proto", PROTO_VERSION);
+	proto_add_long(&x->out, "pid", getpid());
+	proto_add_long(&x->out, "uptime_s", (long)((now_usec(CLOCK_MONOTONIC) - d->start_usec) / 1000000u));
+	proto_add_long(&x->out, "threads", (long)registry_n_threads(d->registry));
+	proto_add_long(&x->out, "processes", (long)registry_n_processes(d->registry));
+	proto_add_long(&x->out, "clients", control_n_clients(d->control));
+	proto_add_long(&x->out, "grants", (long)d->grants);
+	proto_add_long(&x->out, "refusals", (long)d->refusals);
+	proto_add_long(&x->out, "reloads", (long)d->reloads);
+	proto_add(&x->out, "config", d->config_path);
+	proto_add_long(&x->out, "config_files", (long)c->n_files);
+	proto_add(&x->out, "socket", c->socket_path);
+	proto_add(&x->out, "socket_activated", control_activated(d->control) ? "yes" : "no");
+	proto_add(&x->out, "default_policy", policy_to_string(c->dflt.policy));
+	proto_add_long(&x->out, "default_priority", c->dflt.priority);
+	proto_add_long(&x->out, "max_priority", c->max_priority);
+	proto_add(&x->out, "thread_exit", registry_thread_pidfds(d->registry) ? "pidfd-thread" : "connector+rescan");
+	if (d->safety) {
+		struct safety_status st;
+		safety_get_status(d->safety, &st);
+		proto_add(&x->out, "watchdog", st.cooldown ? "cooldown" : st.watching ? "watching" : "idle");
+		proto_add_long(&x->out, "watchdog_threshold_ms", (long)st.threshold_ms);
+		proto_add_long(&x->out, "watchdog_cooldown_s", (long)st.cooldown_s);
+		proto_add_long(&x->out, "watchdog_cooldown_left_s", (long)st.cooldown_left_s);
+		proto_add_long(&x->out, "watchdog_trips", (long)st.trips);
+		if (st.last_culprit[0])
+			proto_add(&x->out, "watchdog_last", st.last_culprit);
+		if (st.cooldown) {
+			char held[512];
+			registry_holds_text(d->registry, held, sizeof(held));
+			proto_add(&x->out, "watchdog_held", held[0] ? held : "no one");
+		}
+	} else {
+		proto_add(&x->out, "watchdog", "off");
+	}
+	if (d->observer) {
+		unsigned max, n = observer_watched(d->observer, &max);
+		char buf[64];
+		snprintf(buf, sizeof(buf), "bpf, %u of %u threads", n, max);
+		proto_add(&x->out, "observer", buf);
+	} else {
+		proto_add(&x->out, "observer", d->observer_why[0] ? d->observer_why : "none");
+	}
+	struct rtkit_stats rs;
+	rtkit_stats(d->rtkit, &rs);
+	proto_add(&x->out, "rtkit", rs.state);
+	if (rs.detail[0])
+		proto_add(&x->out, "rtkit_detail", rs.detail);
+	if (d->rtkit) {
+		proto_add_long(&x->out, "rtkit_calls", (long)rs.calls);
+		proto_add_long(&x->out, "rtkit_grants", (long)rs.grants);
+		proto_add_long(&x->out, "rtkit_refusals", (long)rs.refusals);
+	}
+	char *caps = privs_describe();
+	proto_add(&x->out, "capabilities", caps ? caps : "?");
+	free(caps);
+	proto_add_long(&x->out, "match_rules", (long)c->n_auto_rules);
+	proto_add_long(&x->out, "scan_tasks", (long)d->scan_tasks);
+	proto_add_long(&x->out, "scan_us", (long)d->scan_usec);
+	if (d->procev) {
+		proto_add(&x->out, "new_threads", procev_active(d->procev) ? "connector" :
+			  "connector (idle: nothing needs process events now)");
+		proto_add_long(&x->out, "connector_events", (long)ev);
+		proto_add_long(&x->out, "connector_overruns", (long)ov);
+	} else {
+		char why[96];
+		snprintf(why, sizeof(why), "rescan every %u ms (connector %s)", c->rescan_ms,
+			 d->procev_error == -ENOTSUP ? "off: process-events = no" : strerror(-d->procev_error));
+		proto_add(&x->out, "new_threads", why);
+	}
+	send_buf(x);
+}
+
+/* list: what the BPF observer saw of a thread since its registration (or
+ * the last jitter --reset): samples and p99 of each kind, and how measured. */
+static void list_observed(struct ctx *x, pid_t tid)
+{
+	struct hist *h = malloc(sizeof(*h));
+	int64_t v;
+
+	if (!h)
+		return;
+	if (observer_read(x->d->observer, tid, BPFOBS_TIMER, true, h) < 0) {
+		proto_add(&x->out, "observed", "schedstat");
+		free(h);
+		return;
+	}
+	proto_add(&x->out, "observed", "bpf");
+	for (int k = BPFOBS_TIMER; k <= BPFOBS_WAKEUP; k++) {
+		char key[32];
+
+		if (k != BPFOBS_TIMER && observer_read(x->d->observer, tid, (enum bpfobs_kind)k, true, h) < 0)
+			break;
+		snprintf(key, sizeof(key), "bpf_%s_samples", bpfobs_kind_name((enum bpfobs_kind)k));
+		proto_add_long(&x->out, key, (long)hist_count(h));
+		if (hist_percentile(h, 99, &v) == 0) {
+			snprintf(key, sizeof(key), "bpf_%s_p99_ns", bpfobs_kind_name((enum bpfobs_kind)k));
+			proto_add_long(&x->out, key, (long)v);
+		}
+	}
+	free(h);
+}
+
+/* How a thread came to be managed, as list names it. */
+static const char *source_name(enum reg_source s)
+{
+	return s == REG_SOURCE_PROCESS ? "process" : s == REG_SOURCE_RULE ? "match" :
+	       s == REG_SOURCE_RTKIT ? "rtkit" : "thread";
+}
+
+/* list: one ROW per managed thread (with all=1, also the recent unmanaged ones). */
+void op_list(struct ctx *x)
+{
+	struct safety_status ss = { 0 };
+	long rows = 0, all = 0;
+	int r = proto_get_long(x->m, "all", 0, 1, &all);
+
+	if (r < 0 && r != -ENOENT) {
+		refuse(x, PE_BAD_REQUEST, "all=%s: use all=1 (or 0)", proto_get(x->m, "all"));
+		return;
+	}
+
+	if (x->d->safety)
+		safety_get_status(x->d->safety, &ss);
+	for (struct reg_thread *t = registry_threads(x->d->registry); t; t = t->next) {
+		struct proc_stat st;
+
+		proto_begin(&x->out, "ROW");
+		proto_add_long(&x->out, "tid", t->tid);
+		proto_add_long(&x->out, "pid", t->pid);
+		proto_add(&x->out, "comm", proc_read_stat(t->tid, &st) == 0 ? st.comm : "?");
+		add_sched(&x->out, &t->applied);
+		proto_add(&x->out, "rule", t->req.role[0] ? t->req.role : "default");
+		proto_add(&x->out, "source", source_name(t->source));
+		proto_add_long(&x->out, "owner", (long)t->owner);
+		proto_add_long(&x->out, "since", (long)(t->since_usec / 1000000u));
+		/* why the policy shown is what it is: applied as asked, or set to
+		 * SCHED_OTHER by the watchdog until its cooldown ends */
+		proto_add(&x->out, "state", t->demoted ? "demoted" : "applied");
+		if (t->demoted) {
+			proto_add(&x->out, "state_by", "watchdog");
+			proto_add_long(&x->out, "state_left_s", ss.cooldown ? (long)ss.cooldown_left_s : 0);
+		}
+		list_observed(x, t->tid);
+		send_buf(x);
+		rows++;
+	}
+	/* with all=1, threads not managed, still alive, that a rule matched (or
+	 * a process registered) and were refused, or that were let go and
+	 * restored; without, only how many there are */
+	const struct reg_recent *e;
+	bool admin = x->subj.privileged;
+	long unmanaged = 0;
+	for (size_t i = 0; (e = registry_recent(x->d->registry, i)); i++) {
+		struct proc_stat st;
+		struct task_sched now;
+
+		if (registry_find(x->d->registry, e->tid) || proc_read_stat(e->tid, &st) < 0 ||
+		    st.starttime != e->starttime)
+			continue;
+		unmanaged++;
+		/* the kernel's view only for a row that is sent */
+		if (!all || task_sched_read(e->tid, &now) < 0)
+			continue;
+		proto_begin(&x->out, "ROW");
+		proto_add_long(&x->out, "tid", e->tid);
+		proto_add_long(&x->out, "pid", e->pid);
+		proto_add(&x->out, "comm", st.comm);
+		add_sched(&x->out, &now);
+		proto_add(&x->out, "rule", e->rule[0] ? e->rule : "default");
+		proto_add(&x->out, "source", source_name(e->source));
+		proto_add_long(&x->out, "owner", (long)e->owner);
+		proto_add_long(&x->out, "since", (long)(e->when_usec / 1000000u));
+		proto_add(&x->out, "state", e->code < 0 ? "restored" : "refused");
+		if (e->code >= 0) {
+			proto_add(&x->out, "state_code", proto_error_code((enum proto_error)e->code));
+			/* the reason may quote the owner's limits: theirs and the admins' to read */
+			if (admin || x->peer->uid == e->owner)
+				proto_add(&x->out, "state_msg", e->why);
+		}
+		send_buf(x);
+		rows++;
+	}
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "rows", rows);
+	proto_add_long(&x->out, "unmanaged", unmanaged);
+	send_buf(x);
+}

@@ -1,0 +1,255 @@
+/* ops/register.c: register and unregister, and the grant path every front end
+ * shares (the control socket's register, the rtkit bus service): ownership,
+ * the rule, the watchdog's cooldown, the user's limits, then the registry. */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "daemon/core/grant.h"
+#include "daemon/core/registry.h"
+#include "daemon/ops/ops.h"
+#include "daemon/ops/register.h"
+#include "daemon/sys/log.h"
+#include "daemon/sys/policy.h"
+#include "daemon/sys/proc.h"
+#include "daemon/watchdog/safety.h"
+
+/* Where the ceiling came from, and whether the priority was clamped to it. */
+static void add_cap(struct proto_buf *b, const struct grant_cap *cap)
+{
+	if (!cap->applies)
+		return;
+	proto_add_long(b, "cap", cap->cap);
+	proto_add(b, "cap_from", cap->from);
+	if (cap->clamped)
+		proto_add_long(b, "clamped_from", cap->asked);
+}
+
+/* The client's process must still be the one that connected. */
+static bool peer_alive(const struct peer *p)
+{
+	if (p->gone)
+		return false;
+	if (p->pidfd < 0)
+		return true;
+	/* signal 0 only probes; EPERM (no CAP_KILL over the client) still means it lives */
+	return syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) == 0 || errno != ESRCH;
+}
+
+/* May the client act on this task? Privileged: yes. Otherwise the task is
+ * in the client's own process, that process is still the one that connected,
+ * and the task runs as the client's uid, real and effective (grant_owns: a
+ * process that exec'd a setuid program is no longer the client's, though its
+ * pid is). 0 if it may, else -EPERM with msg (a PE_NOT_OWN_THREAD refusal). */
+int may_act_on(const struct peer *peer, const struct grant_subject *subj, const struct proc_status *ps,
+	       const char *what, long id, char *msg, size_t len)
+{
+	if (subj->privileged)
+		return 0;
+	if (ps->tgid != peer->pid || !peer_alive(peer)) {
+		snprintf(msg, len, "%s %ld belongs to process %d, not to the caller (pid %d); "
+			 "registering another process's threads needs root or admin-group",
+			 what, id, (int)ps->tgid, (int)peer->pid);
+		return -EPERM;
+	}
+	if (!grant_owns(subj->uid, ps)) {
+		snprintf(msg, len, "%s %ld runs as uid %u (effective %u), not as the caller's uid %u; "
+			 "a process that changed its identity (a setuid program) needs root or admin-group",
+			 what, id, (unsigned)ps->uid, (unsigned)ps->euid, (unsigned)subj->uid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* register_grant() past the rate limit, for subject subj: -1 when granted
+ * (*out filled), else a proto_error with msg. */
+static int grant(struct daemon *d, const struct peer *peer, const struct grant_subject *subj, pid_t id,
+		 bool is_pid, const struct grant_request *req_in, enum reg_source source,
+		 struct register_granted *out, char *msg, size_t len)
+{
+	struct grant_request req = *req_in;
+	struct sched_spec spec;
+	struct proc_status ps;
+	size_t adding = 1;
+	int e, r;
+
+	memset(out, 0, sizeof(*out));
+	msg[0] = '\0';
+	if ((r = proc_read_status(id, &ps)) < 0) {
+		snprintf(msg, len, "%s %d: %s", is_pid ? "pid" : "tid", (int)id,
+			 r == -ESRCH ? "no such task" : strerror(-r));
+		return PE_NO_SUCH_THREAD;
+	}
+	if (is_pid && ps.tgid != id) {
+		snprintf(msg, len, "%d is a thread of process %d, not a process; use tid=%d", (int)id, (int)ps.tgid,
+			 (int)id);
+		return PE_BAD_REQUEST;
+	}
+	if (may_act_on(peer, subj, &ps, is_pid ? "pid" : "tid", id, msg, len) < 0)
+		return PE_NOT_OWN_THREAD;
+	if ((e = grant_resolve(d->config, &req, &spec, msg, len)) >= 0)
+		return e;
+	/* during a cooldown, the runaway's own process (with watchdog-demote =
+	 * all, every process) waits; other programs still get real-time */
+	if (d->safety && safety_in_cooldown(d->safety) && policy_is_realtime(spec.policy) &&
+	    registry_held(d->registry, ps.tgid, NULL)) {
+		struct safety_status st;
+		char held[512];
+		safety_get_status(d->safety, &st);
+		registry_holds_text(d->registry, held, sizeof(held));
+		snprintf(msg, len, "the watchdog demoted a runaway real-time thread (%s); real-time "
+			 "grants for %s resume in %llu s", st.last_culprit, held, (unsigned long long)st.cooldown_left_s);
+		return PE_WATCHDOG_COOLDOWN;
+	}
+	if (is_pid) {
+		struct reg_process *rp = registry_find_process(d->registry, id);
+		pid_t *tids;
+		if (proc_list_tasks(id, &tids, &adding) == 0)
+			free(tids);
+		/* registering again: only threads not yet held count against the quota */
+		if (rp && subj->uid == rp->owner)
+			adding = adding > rp->n_threads ? adding - rp->n_threads : 0;
+	} else {
+		struct reg_thread *held = registry_find(d->registry, id);
+
+		/* registering again a thread this uid holds adds nothing; taking one
+		 * over from another owner (root, a match rule) adds it to the quota */
+		if (held && held->owner == subj->uid)
+			adding = 0;
+	}
+	e = grant_check(d->config, subj, &req, &spec, ps.tgid,
+			subj->privileged ? 0 : registry_count_owner(d->registry, subj->uid), adding, &out->cap, msg,
+			len);
+	if (e >= 0)
+		return e;
+	if (is_pid)
+		e = registry_add_process(d->registry, id, subj->uid, &req, &spec, &out->process, msg, len);
+	else
+		e = registry_add_thread(d->registry, id, ps.tgid, subj->uid, source, &req, &spec, NULL, &out->thread,
+					msg, len);
+	if (e == PE_APPLY_FAILED)
+		snprintf(out->diag, sizeof(out->diag), "%s", registry_last_diag(d->registry));
+	if (e >= 0)
+		return e;
+	d->grants++;
+	return -1;
+}
+
+/* The grant path of every front end's register (see register.h): the rate
+ * limit and the caller's user and groups, then grant(). */
+int register_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_pid,
+		   const struct grant_request *req, enum reg_source source, struct register_granted *out,
+		   char *msg, size_t len)
+{
+	struct grant_subject subj;
+
+	memset(out, 0, sizeof(*out));
+	msg[0] = '\0';
+	if (dispatch_rate(d, peer->uid, msg, len) < 0)
+		return PE_RATE_LIMITED;
+	grant_subject_init(&subj, d->config, peer->uid, peer->gid, peer->pid);
+	if (source == REG_SOURCE_RTKIT) {
+		subj.has_nice_floor = true;
+		subj.nice_floor = d->config->rtkit.min_nice;
+	}
+	return grant(d, peer, &subj, id, is_pid, req, source, out, msg, len);
+}
+
+/* register: tid= or pid= with optional scheduling fields (dispatch parsed
+ * them, and took the rate-limit token); the grant, or why not. */
+void op_register(struct ctx *x)
+{
+	const struct grant_request *req = &x->req;
+	struct register_granted g;
+	char msg[768];
+	bool is_pid = x->is_pid;
+	long id = x->id;
+	int e;
+
+	e = grant(x->d, x->peer, &x->subj, (pid_t)id, is_pid, req, REG_SOURCE_THREAD, &g, msg, sizeof(msg));
+	if (e >= 0) {
+		refuse_msg(x, e, g.diag, msg);
+		return;
+	}
+	if (is_pid) {
+		struct reg_process *p = g.process;
+		proto_begin(&x->out, "OK");
+		proto_add_long(&x->out, "pid", id);
+		proto_add_long(&x->out, "threads", (long)p->n_threads);
+		proto_add(&x->out, "rule", req->role[0] ? req->role : "default");
+		struct reg_thread *t = registry_find(x->d->registry, (pid_t)id);
+		if (t)
+			add_sched(&x->out, &t->applied);
+		add_cap(&x->out, &g.cap);
+		if (msg[0])
+			proto_add(&x->out, "warning", msg);
+		log_info("registered process %d (%zu threads) for uid %u, rule %s", (int)id, p->n_threads,
+			 (unsigned)x->peer->uid, req->role[0] ? req->role : "default");
+		send_buf(x);
+		return;
+	}
+	struct reg_thread *t = g.thread;
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, "tid", t->tid);
+	proto_add_long(&x->out, "pid", t->pid);
+	proto_add(&x->out, "rule", req->role[0] ? req->role : "default");
+	add_sched(&x->out, &t->applied);
+	add_cap(&x->out, &g.cap);
+	task_sched_format(&t->applied, msg, sizeof(msg));
+	log_info("registered tid %d (pid %d) for uid %u, rule %s: %s", (int)t->tid, (int)t->pid,
+		 (unsigned)x->peer->uid, req->role[0] ? req->role : "default", msg);
+	send_buf(x);
+}
+
+/* unregister: give a thread or process back the scheduling it had. */
+void op_unregister(struct ctx *x)
+{
+	struct daemon *d = x->d;
+	const struct grant_subject *subj = &x->subj;
+	struct task_sched now;
+	bool is_pid = x->is_pid;
+	long id = x->id;
+
+	if (is_pid) {
+		struct reg_process *p = registry_find_process(d->registry, (pid_t)id);
+		if (!p) {
+			refuse(x, PE_NOT_REGISTERED, "process %ld is not registered", id);
+			return;
+		}
+		if (!subj->privileged && p->owner != subj->uid) {
+			refuse(x, PE_NOT_OWN_THREAD, "process %ld was registered by uid %u; only it, root or admin-group may unregister it",
+			       id, (unsigned)p->owner);
+			return;
+		}
+		registry_remove_process(d->registry, p, true);
+	} else {
+		struct reg_thread *t = registry_find(d->registry, (pid_t)id);
+		if (!t) {
+			refuse(x, PE_NOT_REGISTERED, "tid %ld is not managed", id);
+			return;
+		}
+		if (!subj->privileged && t->owner != subj->uid) {
+			refuse(x, PE_NOT_OWN_THREAD, "tid %ld was registered by uid %u; only it, root or admin-group may unregister it",
+			       id, (unsigned)t->owner);
+			return;
+		}
+		if (t->proc) {
+			refuse(x, PE_BAD_REQUEST, "tid %ld is managed as part of registered process %d; "
+			       "unregister --pid %d, or register the thread on its own first", id, (int)t->proc->pid,
+			       (int)t->proc->pid);
+			return;
+		}
+		registry_remove_thread(d->registry, t, true);
+	}
+	log_info("unregistered %s %ld", is_pid ? "process" : "tid", id);
+	proto_begin(&x->out, "OK");
+	proto_add_long(&x->out, is_pid ? "pid" : "tid", id);
+	if (task_sched_read((pid_t)id, &now) == 0)
+		add_sched(&x->out, &now);
+	send_buf(x);
+}
