@@ -1,11 +1,12 @@
-/* fuzz-proc.c: libFuzzer target for the /proc parsers of proc.h:
- * proc_parse_stat() and proc_parse_status() (/proc/PID/limits: fuzz-diag).
+/* fuzz-proc.c: libFuzzer target for the /proc parsers of proc.h, the one
+ * parser of each file: proc_parse_stat(), proc_parse_status(),
+ * proc_parse_limits(), proc_parse_cgroup() and proc_unit_from_cgroup().
  *
- * /proc/TID/stat carries the thread's name, which any process sets to
- * anything (prctl PR_SET_NAME, up to 15 bytes, spaces and parentheses
- * included), so proc_parse_stat() reads text an unprivileged user shapes.
- * The input goes to every parser as the NUL-terminated buffer their readers
- * hand them; a parsed comm must be NUL-terminated and fit PROC_COMM_MAX. */
+ * Some of that text is shaped by unprivileged users: any process names its
+ * threads (comm in stat, Name: in status: prctl PR_SET_NAME, up to 15
+ * bytes, spaces and parentheses included) and a user manager names its own
+ * cgroups. The input goes to every parser as the NUL-terminated buffer
+ * their readers hand them; results must keep the promises of proc.h. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -27,15 +28,74 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 		}                                                               \
 	} while (0)
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* A path the parser copied must be a NUL-terminated absolute path. */
+static void check_cg_path(bool has, const char *path, size_t size)
 {
+	char unit[256];
+	bool user;
+
+	if (!has)
+		return;
+	CHECK(memchr(path, '\0', size) != NULL);
+	CHECK(path[0] == '/');
+	if (proc_unit_from_cgroup(path, unit, sizeof(unit), &user) == 0)
+		CHECK(strlen(unit) < sizeof(unit) && strchr(unit, '/') == NULL);
+}
+
+static void fuzz_proc(const char *s)
+{
+	static struct proc_cgroup cg;
 	struct proc_status status;
+	struct proc_rlimits lim;
 	struct proc_stat st;
-	char *s;
+	char unit[64];
 	int r;
 
-	/* the readers' buffers are 1024 (stat) and 4096 (status) bytes */
-	if (size > 4095)
+	memset(&st, 0xa5, sizeof(st));
+	r = proc_parse_stat(s, &st);
+	CHECK(r == 0 || r == -EINVAL);
+	if (r == 0) {
+		CHECK(memchr(st.comm, '\0', sizeof(st.comm)) && strlen(st.comm) <= PROC_COMM_MAX);
+		CHECK(st.tid > 0 && st.processor >= 0);
+		CHECK(st.policy >= 0 && st.policy <= 1000 && st.rt_priority >= 0 && st.rt_priority <= 1000);
+	}
+
+	memset(&status, 0xa5, sizeof(status));
+	r = proc_parse_status(s, &status);
+	CHECK(r == 0 || r == -EINVAL);
+	if (r == 0) {
+		CHECK(status.tgid > 0 && status.pid > 0);
+		CHECK(memchr(status.name, '\0', sizeof(status.name)) != NULL);
+		CHECK(status.n_groups <= PROC_GROUPS_MAX);
+		/* proc.h: 0 none, 1 strict, 2 filter; -1 if the line is absent */
+		CHECK(status.seccomp >= -1 && status.seccomp <= 2);
+	}
+
+	r = proc_parse_limits(s, &lim);
+	CHECK(r == 0 || r == -EINVAL || r == -ERANGE);
+
+	r = proc_parse_cgroup(s, &cg);
+	CHECK(r == 0 || r == -EINVAL || r == -ENAMETOOLONG);
+	if (r == 0) {
+		check_cg_path(cg.has_unified, cg.unified, sizeof(cg.unified));
+		check_cg_path(cg.has_cpu_v1, cg.cpu_v1, sizeof(cg.cpu_v1));
+		check_cg_path(cg.has_cpuset_v1, cg.cpuset_v1, sizeof(cg.cpuset_v1));
+		check_cg_path(cg.has_systemd, cg.systemd, sizeof(cg.systemd));
+	}
+	/* the input as one cgroup path, too */
+	r = proc_unit_from_cgroup(s, unit, sizeof(unit), NULL);
+	CHECK(r == 0 || r == -ENOENT || r == -ENOSPC);
+	if (r == 0)
+		CHECK(strlen(unit) < sizeof(unit));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s;
+
+	/* the readers' buffers: 2 KiB (stat), 4 KiB (limits); status and
+	 * cgroup grow, but their text is a few KiB */
+	if (size > 16384)
 		return 0;
 	/* exactly size + 1 bytes, so a read past the NUL is an ASan report */
 	s = malloc(size + 1);
@@ -43,18 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-
-	memset(&st, 0xa5, sizeof(st));
-	r = proc_parse_stat(s, &st);
-	CHECK(r == 0 || r == -EINVAL);
-	if (r == 0)
-		CHECK(memchr(st.comm, '\0', sizeof(st.comm)) && strlen(st.comm) <= PROC_COMM_MAX);
-
-	r = proc_parse_status(s, &status);
-	CHECK(r == 0 || r == -EINVAL);
-	if (r == 0)
-		CHECK(status.tgid > 0);
-
+	fuzz_proc(s);
 	free(s);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* test-diag.c: the diagnosis module against fake /proc, /sys and /etc
- * trees (tests/fixtures/diag): the parsers and their edge cases, every
+ * trees (tests/fixtures/diag): the kernel command line parsers, every
  * finding code with its severity and fix, diag_explain() for each cause,
  * and the report printers.  Each finding test starts from the healthy
  * fixtures/diag/base and changes only the files its case needs. */
@@ -202,166 +202,6 @@ static cpu_set_t *cpus_of(const char *list)
 
 /* ------------------------------------------------------------ parsers --- */
 
-static const char limits_text[] =
-	"Limit                     Soft Limit           Hard Limit           Units     \n"
-	"Max nice priority         0                    0                    \n"
-	"Max realtime priority     40                   99                   \n"
-	"Max realtime timeout      200000               unlimited            us        \n";
-
-START_TEST(test_parse_limits)
-{
-	struct diag_rlimits l;
-	char buf[1024];
-
-	ck_assert_int_eq(diag_parse_limits(limits_text, &l), 0);
-	ck_assert_uint_eq(l.rtprio_soft, 40);
-	ck_assert_uint_eq(l.rtprio_hard, 99);
-	ck_assert_uint_eq(l.rttime_soft, 200000);
-	ck_assert(l.rttime_hard == RLIM_INFINITY);
-	/* no final newline, tabs */
-	ck_assert_int_eq(diag_parse_limits("Max realtime priority\t5\t6\nMax realtime timeout 1 2", &l), 0);
-	ck_assert_uint_eq(l.rtprio_soft, 5);
-	ck_assert_uint_eq(l.rttime_hard, 2);
-	/* the largest rlim_t is RLIM_INFINITY; one more does not fit */
-	ck_assert_int_eq(diag_parse_limits("Max realtime priority 18446744073709551615 0\n"
-					   "Max realtime timeout 0 0\n", &l), 0);
-	ck_assert(l.rtprio_soft == RLIM_INFINITY);
-	ck_assert_int_eq(diag_parse_limits("Max realtime priority 18446744073709551616 0\n"
-					   "Max realtime timeout 0 0\n", &l), -ERANGE);
-	ck_assert_int_eq(diag_parse_limits("Max realtime priority 99999999999999999999999 0\n"
-					   "Max realtime timeout 0 0\n", &l), -ERANGE);
-	/* malformed values */
-	ck_assert_int_eq(diag_parse_limits("Max realtime priority -1 0\nMax realtime timeout 0 0\n", &l), -EINVAL);
-	ck_assert_int_eq(diag_parse_limits("Max realtime priority 12x 0\nMax realtime timeout 0 0\n", &l), -EINVAL);
-	ck_assert_int_eq(diag_parse_limits("Max realtime priority 1\nMax realtime timeout 0 0\n", &l), -EINVAL);
-	ck_assert_int_eq(diag_parse_limits("Max realtime priority unlimitedx 1\nMax realtime timeout 0 0\n", &l),
-			 -EINVAL);
-	/* missing rows, a row name that only starts the same, empty input */
-	ck_assert_int_eq(diag_parse_limits("Max realtime priority 1 1\n", &l), -EINVAL);
-	ck_assert_int_eq(diag_parse_limits("Max realtime priorityX 1 1\nMax realtime timeout 0 0\n", &l), -EINVAL);
-	ck_assert_int_eq(diag_parse_limits(" Max realtime priority 1 1\nMax realtime timeout 0 0\n", &l), -EINVAL);
-	ck_assert_int_eq(diag_parse_limits("Max realtime priority2 5 5\nMax realtime priority 1 3\n"
-					   "Max realtime timeout 0 0\n", &l), 0);
-	ck_assert_uint_eq(l.rtprio_soft, 1);
-	ck_assert_uint_eq(l.rtprio_hard, 3);
-	ck_assert_int_eq(diag_parse_limits("", &l), -EINVAL);
-	ck_assert_int_eq(diag_parse_limits("\n\n\n", &l), -EINVAL);
-	/* the fixture file as the kernel writes it */
-	snprintf(buf, sizeof(buf), "%s", limits_text);
-	buf[strlen(buf) - 1] = '\0';
-	ck_assert_int_eq(diag_parse_limits(buf, &l), 0);
-}
-END_TEST
-
-START_TEST(test_parse_status)
-{
-	struct diag_status s;
-
-	ck_assert_int_eq(diag_parse_status("Name:\tpw-data loop\nPid:\t77\nUid:\t1000\t0\t0\t0\n"
-					   "CapEff:\t0000000000800000\nSeccomp:\t2\nCpus_allowed_list:\t1,3-4\n", &s), 0);
-	ck_assert_str_eq(s.name, "pw-data loop");
-	ck_assert_int_eq(s.pid, 77);
-	ck_assert_uint_eq(s.ruid, 1000);
-	ck_assert_uint_eq(s.euid, 0);
-	ck_assert(s.have_capeff && !s.have_capbnd);
-	ck_assert_uint_eq(s.capeff, 1u << 23);
-	ck_assert_int_eq(s.seccomp, 2);
-	ck_assert(s.have_cpus);
-	ck_assert(CPU_ISSET(1, &s.cpus_allowed) && CPU_ISSET(4, &s.cpus_allowed) && !CPU_ISSET(2, &s.cpus_allowed));
-	/* optional lines absent */
-	ck_assert_int_eq(diag_parse_status("Pid:\t5\nUid:\t0\t0\t0\t0\n", &s), 0);
-	ck_assert_int_eq(s.seccomp, -1);
-	ck_assert(!s.have_capeff && !s.have_cpus);
-	ck_assert_str_eq(s.name, "");
-	/* a long name is cut at the kernel's 16 */
-	ck_assert_int_eq(diag_parse_status("Name:\t0123456789abcdefXYZ\nPid:\t5\nUid:\t0\t0\t0\t0\n", &s), 0);
-	ck_assert_str_eq(s.name, "0123456789abcdef");
-	/* required lines */
-	ck_assert_int_eq(diag_parse_status("Name:\tx\nUid:\t0\t0\t0\t0\n", &s), -EINVAL);
-	ck_assert_int_eq(diag_parse_status("Pid:\t5\n", &s), -EINVAL);
-	ck_assert_int_eq(diag_parse_status("Pid:\t0\nUid:\t0\t0\n", &s), -EINVAL);
-	ck_assert_int_eq(diag_parse_status("Pid:\t5x\nUid:\t0\t0\n", &s), -EINVAL);
-	ck_assert_int_eq(diag_parse_status("Pid:\t5\nUid:\t0\n", &s), -EINVAL);
-	ck_assert_int_eq(diag_parse_status("Pid:\t99999999999\nUid:\t0\t0\n", &s), -EINVAL);
-	ck_assert_int_eq(diag_parse_status("Tgid:\t5\nPPid:\t5\nUid:\t0\t0\n", &s), -EINVAL);
-	ck_assert_int_eq(diag_parse_status("", &s), -EINVAL);
-}
-END_TEST
-
-START_TEST(test_parse_cgroup)
-{
-	struct diag_cgroup g;
-
-	ck_assert_int_eq(diag_parse_cgroup("12:cpu,cpuacct:/system.slice/a.service\n4:cpuset:/rt\n"
-					   "3:cpuacct:/x\n1:name=systemd:/system.slice/a.service\n"
-					   "0::/system.slice/a.service\n", &g), 0);
-	ck_assert(g.has_cpu_v1 && g.has_cpuset_v1 && g.has_systemd && g.has_unified);
-	ck_assert_str_eq(g.cpu_v1, "/system.slice/a.service");
-	ck_assert_str_eq(g.cpuset_v1, "/rt");
-	ck_assert_str_eq(g.unified, "/system.slice/a.service");
-	/* cpuacct and cpuset alone are not cpu */
-	ck_assert_int_eq(diag_parse_cgroup("3:cpuacct,cpuset:/y\n0::/\n", &g), 0);
-	ck_assert(!g.has_cpu_v1 && g.has_cpuset_v1 && g.has_unified);
-	ck_assert_str_eq(g.unified, "/");
-	/* pure cgroup v2; a path may hold colons */
-	ck_assert_int_eq(diag_parse_cgroup("0::/a:b/c\n", &g), 0);
-	ck_assert(!g.has_cpu_v1 && !g.has_systemd);
-	ck_assert_str_eq(g.unified, "/a:b/c");
-	ck_assert_int_eq(diag_parse_cgroup("", &g), 0);
-	ck_assert(!g.has_unified);
-	/* malformed */
-	ck_assert_int_eq(diag_parse_cgroup("12cpu:/x\n", &g), -EINVAL);
-	ck_assert_int_eq(diag_parse_cgroup(":cpu:/x\n", &g), -EINVAL);
-	ck_assert_int_eq(diag_parse_cgroup("1:cpu:x\n", &g), -EINVAL);
-	ck_assert_int_eq(diag_parse_cgroup("1:cpu:\n", &g), -EINVAL);
-	{
-		char big[2100];
-
-		memset(big, 'a', sizeof(big));
-		memcpy(big, "1:cpu:/", 7);
-		big[sizeof(big) - 1] = '\0';
-		ck_assert_int_eq(diag_parse_cgroup(big, &g), -ENAMETOOLONG);
-		/* the longest path that fits, and one byte more */
-		big[6 + sizeof(g.cpu_v1) - 1] = '\0';
-		ck_assert_int_eq(diag_parse_cgroup(big, &g), 0);
-		ck_assert_uint_eq(strlen(g.cpu_v1), sizeof(g.cpu_v1) - 1);
-		big[6 + sizeof(g.cpu_v1) - 1] = 'a';
-		big[6 + sizeof(g.cpu_v1)] = '\0';
-		ck_assert_int_eq(diag_parse_cgroup(big, &g), -ENAMETOOLONG);
-	}
-}
-END_TEST
-
-START_TEST(test_unit_from_cgroup)
-{
-	char u[64];
-	bool user = true;
-
-	ck_assert_int_eq(diag_unit_from_cgroup("/system.slice/jackd.service", u, sizeof(u), &user), 0);
-	ck_assert_str_eq(u, "jackd.service");
-	ck_assert(!user);
-	ck_assert_int_eq(diag_unit_from_cgroup("/user.slice/user-1000.slice/user@1000.service/session.slice/"
-					       "pipewire.service", u, sizeof(u), &user), 0);
-	ck_assert_str_eq(u, "pipewire.service");
-	ck_assert(user);
-	ck_assert_int_eq(diag_unit_from_cgroup("/user.slice/user-1000.slice/user@1000.service/init.scope",
-					       u, sizeof(u), &user), 0);
-	ck_assert_str_eq(u, "init.scope");
-	ck_assert(user);
-	ck_assert_int_eq(diag_unit_from_cgroup("/user.slice/user-1000.slice/user@1000.service", u, sizeof(u), &user), 0);
-	ck_assert_str_eq(u, "user@1000.service");
-	ck_assert(!user);
-	ck_assert_int_eq(diag_unit_from_cgroup("/user.slice/user-1000.slice/session-3.scope", u, sizeof(u), &user), 0);
-	ck_assert_str_eq(u, "session-3.scope");
-	ck_assert_int_eq(diag_unit_from_cgroup("/system.slice/a.service/sub", u, sizeof(u), NULL), 0);
-	ck_assert_str_eq(u, "a.service");
-	ck_assert_int_eq(diag_unit_from_cgroup("/", u, sizeof(u), NULL), -ENOENT);
-	ck_assert_int_eq(diag_unit_from_cgroup("/docker/abc", u, sizeof(u), NULL), -ENOENT);
-	ck_assert_int_eq(diag_unit_from_cgroup("/.service", u, sizeof(u), NULL), -ENOENT);
-	ck_assert_int_eq(diag_unit_from_cgroup("/a-very-long-name-of-a-unit.service", u, 8, NULL), -ENOSPC);
-}
-END_TEST
-
 START_TEST(test_cmdline)
 {
 	char v[32];
@@ -386,28 +226,6 @@ START_TEST(test_cmdline)
 }
 END_TEST
 
-START_TEST(test_parse_stat_policy)
-{
-	int pol = -1, prio = -1;
-#define TAIL " R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 " \
-	     "31 32 33 34 35 36 %d %d 0 0\n"
-	char buf[512];
-
-	snprintf(buf, sizeof(buf), "77 (a) (b)c)%s", "");
-	ck_assert_int_eq(diag_parse_stat_policy(buf, &pol, &prio), -EINVAL);
-	snprintf(buf, sizeof(buf), "77 (a) (b) c)");
-	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), TAIL, 42, 1);
-	ck_assert_int_eq(diag_parse_stat_policy(buf, &pol, &prio), 0);
-	ck_assert_int_eq(prio, 42);
-	ck_assert_int_eq(pol, SCHED_FIFO);
-	snprintf(buf, sizeof(buf), "77 (x)");
-	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), TAIL, 0, 5000);
-#undef TAIL
-	ck_assert_int_eq(diag_parse_stat_policy(buf, &pol, &prio), -EINVAL);
-	ck_assert_int_eq(diag_parse_stat_policy("77 (x) R 1 2 3\n", &pol, &prio), -EINVAL);
-	ck_assert_int_eq(diag_parse_stat_policy("no parenthesis", &pol, &prio), -EINVAL);
-}
-END_TEST
 
 /* ---------------------------------------------------- the checking process --- */
 
@@ -1157,12 +975,7 @@ static Suite *diag_suite(void)
 	TCase *p = tcase_create("parsers"), *f = tcase_create("findings"), *e = tcase_create("explain"),
 	      *r = tcase_create("report");
 
-	tcase_add_test(p, test_parse_limits);
-	tcase_add_test(p, test_parse_status);
-	tcase_add_test(p, test_parse_cgroup);
-	tcase_add_test(p, test_unit_from_cgroup);
 	tcase_add_test(p, test_cmdline);
-	tcase_add_test(p, test_parse_stat_policy);
 	suite_add_tcase(s, p);
 
 	tcase_add_checked_fixture(f, setup, teardown);

@@ -11,7 +11,6 @@
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/limits.h"
 #include "daemon/sys/policy.h"
-#include "daemon/diag/diag.h"
 #include "daemon/core/grant.h"
 #include "daemon/sys/proc.h"
 
@@ -164,12 +163,9 @@ static int cap_lookup(const struct config *c, const struct grant_subject *s, pid
 {
 	if (c->rtprio_cap == CAP_RLIMIT) {
 		/* /proc/PID/limits is world-readable, unlike prlimit(2) on another
-		 * user's process; diag's parser is the one that reads it */
-		char buf[4096];
-		struct diag_rlimits l;
-		int r = proc_read_text(target, "limits", buf, sizeof(buf));
-		if (r == 0)
-			r = diag_parse_limits(buf, &l);
+		 * user's process */
+		struct proc_rlimits l;
+		int r = proc_read_limits(target, &l);
 		if (r < 0)
 			return r;
 		long soft = l.rtprio_soft == RLIM_INFINITY ? -1 : (long)l.rtprio_soft;

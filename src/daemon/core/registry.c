@@ -212,10 +212,8 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	}
 	if (policy_is_realtime(want.policy)) {
 		/* RLIMIT_RTTIME 0: the kernel SIGKILLs a real-time task at its first tick */
-		char buf[4096];
-		struct diag_rlimits l;
-		if (proc_read_text(t->pid, "limits", buf, sizeof(buf)) == 0 && diag_parse_limits(buf, &l) == 0 &&
-		    l.rttime_soft == 0) {
+		struct proc_rlimits l;
+		if (proc_read_limits(t->pid, &l) == 0 && l.rttime_soft == 0) {
 			/* the soft limit can go up to the hard one without CAP_SYS_RESOURCE */
 			char hard[32];
 			rlim_t soft = l.rttime_hard == RLIM_INFINITY || l.rttime_hard > 200000 ? 200000 : l.rttime_hard;

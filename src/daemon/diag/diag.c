@@ -208,11 +208,11 @@ static int target_user(struct diag_ctx *c, char *user, size_t len)
 		return diag_path(user, len, "%s", c->t->user);
 	if (!c->target.loaded)
 		return 0;
-	e = getpwuid_r(c->target.st.ruid, &pw, buf, sizeof(buf), &res);
+	e = getpwuid_r(c->target.st.uid, &pw, buf, sizeof(buf), &res);
 	if (!res) {
 		diag_add(c, "check-failed", DIAG_INFO, NULL,
 			 "uid %u of pid %d has no user entry, so no limits.conf line can name it",
-			 (unsigned)c->target.st.ruid, (int)c->target.pid);
+			 (unsigned)c->target.st.uid, (int)c->target.pid);
 		return e ? -e : 0;
 	}
 	return diag_path(user, len, "%s", pw.pw_name);
@@ -300,10 +300,10 @@ static int explain_rt_eperm(struct diag_ctx *c, char *buf, size_t len, const cha
 		*code = "no-cap-sys-nice";
 		cap[0] = '\0';
 		diag_fix_cap(s, cap, sizeof(cap));
-		if (p->loaded && s->st.euid != p->st.ruid && s->st.euid != p->st.euid)
+		if (p->loaded && s->st.euid != p->st.uid && s->st.euid != p->st.euid)
 			return diag_path(buf, len, "%s has no CAP_SYS_NICE and tid %d belongs to uid %u, "
 					 "not to its uid %u; fix: %s", s->st.name, tid,
-					 (unsigned)p->st.ruid, (unsigned)s->st.euid, cap);
+					 (unsigned)p->st.uid, (unsigned)s->st.euid, cap);
 		if (p->have_limits && p->lim.rtprio_soft < (rlim_t)c->need) {
 			*code = p->lim.rtprio_soft == 0 ? "rtprio-zero" : "rtprio-low";
 			return diag_path(buf, len, "%s has no CAP_SYS_NICE, so the kernel allows tid %d "

@@ -122,45 +122,9 @@ int diag_explain(const struct diag_env *env, const struct diag_target *t, const 
  * none"; -ENOSPC if the word was cut to fit len; -ENOMEM ("unknown"). */
 int diag_preempt_model(const struct diag_env *env, char *mode, size_t len);
 
-/* --- parsers of /proc and kernel text; they take a NUL-terminated buffer
- * so they can be tested and fuzzed without a live /proc --- */
-
-/* RLIMIT_RTPRIO and RLIMIT_RTTIME; RLIM_INFINITY for "unlimited". */
-struct diag_rlimits {
-	rlim_t rtprio_soft, rtprio_hard;
-	rlim_t rttime_soft, rttime_hard;   /* microseconds */
-};
-/* Parse /proc/PID/limits.  -EINVAL if a row is missing or malformed,
- * -ERANGE for a number past rlim_t. */
-int diag_parse_limits(const char *buf, struct diag_rlimits *out);
-
-struct diag_status {
-	pid_t pid;
-	char name[17];
-	uid_t ruid, euid;
-	int seccomp;             /* 0 none, 1 strict, 2 filter; -1 if the line is absent */
-	bool have_capeff, have_capbnd;
-	uint64_t capeff, capbnd;
-	bool have_cpus;
-	cpu_set_t cpus_allowed;
-};
-/* Parse /proc/PID/status for Name, Pid, Uid, Seccomp, CapEff, CapBnd and
- * Cpus_allowed_list.  -EINVAL without a valid Pid and Uid line. */
-int diag_parse_status(const char *buf, struct diag_status *out);
-
-/* The cgroups of a task, paths relative to each hierarchy's root. */
-struct diag_cgroup {
-	bool has_cpu_v1, has_cpuset_v1, has_unified, has_systemd;
-	char cpu_v1[1024], cpuset_v1[1024], unified[1024], systemd[1024];
-};
-/* Parse /proc/PID/cgroup.  -EINVAL on a malformed line, -ENAMETOOLONG on a
- * path that does not fit. */
-int diag_parse_cgroup(const char *buf, struct diag_cgroup *out);
-
-/* The systemd unit a cgroup path belongs to: the innermost "*.service" or
- * "*.scope" component.  *user_unit is set when it runs under a user
- * manager (below "user@UID.service").  -ENOENT if there is none. */
-int diag_unit_from_cgroup(const char *path, char *unit, size_t len, bool *user_unit);
+/* --- parsers of kernel text; they take a NUL-terminated buffer so they can
+ * be tested and fuzzed.  The files of a process (stat, status, limits,
+ * cgroup) are read and parsed by daemon/sys/proc.h --- */
 
 /* The value of key ("isolcpus") on a kernel command line; the last one
  * wins, as for the kernel, and nothing after " -- " counts.  -ENOENT if
@@ -170,8 +134,5 @@ int diag_cmdline_param(const char *cmdline, const char *key, char *val, size_t l
 /* The CPUs of an isolcpus= or nohz_full= value ("domain,managed_irq,2-3"):
  * flag words are skipped.  -EINVAL on a bad list. */
 int diag_parse_cpu_param(const char *val, cpu_set_t *set);
-
-/* Policy and RT priority of a task from /proc/PID/stat (fields 41 and 40). */
-int diag_parse_stat_policy(const char *buf, int *policy, int *rt_priority);
 
 #endif

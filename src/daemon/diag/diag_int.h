@@ -6,19 +6,21 @@
 #include <limits.h>
 #include <stdbool.h>
 
+#include "daemon/sys/proc.h"
 #include "daemon/diag/diag.h"
 
 /* What was read about one process: the target or the checking process. */
 struct diag_proc {
 	bool loaded;
 	pid_t pid;                      /* from its status; the self of a fake tree has one too */
+	pid_t id;                       /* what names its directory: the pid asked for, 0 for self */
 	char dir[PATH_MAX];             /* <proc>/<pid> or <proc>/self */
-	struct diag_status st;
+	struct proc_status st;
 	bool have_limits;
-	struct diag_rlimits lim;
+	struct proc_rlimits lim;
 	int cap_sys_nice;               /* 1, 0, or -errno when unknown */
 	bool have_cgroup;
-	struct diag_cgroup cg;
+	struct proc_cgroup cg;
 	char unit[256];                 /* "" if none */
 	bool user_unit;                 /* runs under a user manager: systemctl --user */
 	int restrict_rt;                /* 1 RestrictRealtime=yes, 0 no, -errno unit not found */

@@ -49,32 +49,26 @@ static bool in_service(const struct diag_proc *p)
 
 int diag_proc_load(struct diag_ctx *c, struct diag_proc *p, pid_t pid)
 {
-	char buf[16384];
 	int r;
 
 	memset(p, 0, sizeof(*p));
+	p->id = pid;
 	if (pid)
 		r = diag_path(p->dir, sizeof(p->dir), "%s/%d", c->env.proc, (int)pid);
 	else
 		r = diag_path(p->dir, sizeof(p->dir), "%s/self", c->env.proc);
 	if (r < 0)
 		return r;
-	if ((r = diag_read(buf, sizeof(buf), "%s/status", p->dir)) < 0)
-		return r == -ENOENT ? -ESRCH : r;
-	if ((r = diag_parse_status(buf, &p->st)) < 0)
+	if ((r = proc_read_status_at(c->env.proc, pid, &p->st)) < 0)
 		return r;
 	p->pid = p->st.pid;
-	if (diag_read(buf, sizeof(buf), "%s/limits", p->dir) == 0 &&
-	    diag_parse_limits(buf, &p->lim) == 0)
-		p->have_limits = true;
+	p->have_limits = proc_read_limits_at(c->env.proc, pid, &p->lim) == 0;
 	p->cap_sys_nice = proc_cap_sys_nice(c, p, pid);
-	if (diag_read(buf, sizeof(buf), "%s/cgroup", p->dir) == 0 &&
-	    diag_parse_cgroup(buf, &p->cg) == 0)
-		p->have_cgroup = true;
+	p->have_cgroup = proc_read_cgroup_at(c->env.proc, pid, &p->cg) == 0;
 	p->restrict_rt = -ENOENT;
 	if (p->have_cgroup &&
-	    ((p->cg.has_unified && diag_unit_from_cgroup(p->cg.unified, p->unit, sizeof(p->unit), &p->user_unit) == 0) ||
-	     (p->cg.has_systemd && diag_unit_from_cgroup(p->cg.systemd, p->unit, sizeof(p->unit), &p->user_unit) == 0)) &&
+	    ((p->cg.has_unified && proc_unit_from_cgroup(p->cg.unified, p->unit, sizeof(p->unit), &p->user_unit) == 0) ||
+	     (p->cg.has_systemd && proc_unit_from_cgroup(p->cg.systemd, p->unit, sizeof(p->unit), &p->user_unit) == 0)) &&
 	    in_service(p))
 		p->restrict_rt = diag_unit_restrict_rt(c, p->unit, p->user_unit, &p->transient, p->restrict_src,
 						       sizeof(p->restrict_src));
@@ -258,16 +252,14 @@ static void limits_short(struct diag_ctx *c, const char *user, const struct limi
  * patch 032), whatever limits.conf says. */
 static void check_grant_blocked(struct diag_ctx *c, const char *user, long g)
 {
-	char buf[16384], fix[DIAG_TEXT_MAX];
-	struct diag_status st;
-	struct diag_rlimits l;
+	char fix[DIAG_TEXT_MAX];
+	struct proc_status st;
+	struct proc_rlimits l;
 
-	if (diag_read(buf, sizeof(buf), "%s/1/status", c->env.proc) < 0 ||
-	    diag_parse_status(buf, &st) < 0 || !st.have_capbnd ||
+	if (proc_read_status_at(c->env.proc, 1, &st) < 0 || !st.have_capbnd ||
 	    ((st.capbnd >> CAP_BIT_SYS_RESOURCE) & 1))
 		return;
-	if (diag_read(buf, sizeof(buf), "%s/1/limits", c->env.proc) < 0 ||
-	    diag_parse_limits(buf, &l) < 0 || l.rtprio_hard >= (rlim_t)g)
+	if (proc_read_limits_at(c->env.proc, 1, &l) < 0 || l.rtprio_hard >= (rlim_t)g)
 		return;
 	c->grant_blocked = true;
 	diag_fmt(fix, sizeof(fix), "start this system's pid 1 (%s) with CAP_SYS_RESOURCE in its bounding set, "
@@ -655,18 +647,18 @@ static void check_budget(struct diag_ctx *c)
 static void check_timer_slack(struct diag_ctx *c)
 {
 	const struct diag_proc *p = &c->target;
-	char buf[4096], fix[DIAG_TEXT_MAX];
+	char fix[DIAG_TEXT_MAX];
+	struct proc_stat st;
 	long long slack;
-	int policy = -1, prio, r;
+	int r;
 	int pid = (int)p->pid;
 
 	if (c->rt_requested)
 		return;
-	if (diag_read(buf, sizeof(buf), "%s/stat", p->dir) == 0 &&
-	    diag_parse_stat_policy(buf, &policy, &prio) == 0 &&
-	    (policy == SCHED_FIFO || policy == SCHED_RR) && c->t->policy < 0)
+	if (proc_read_stat_at(c->env.proc, p->id, 0, &st) == 0 &&
+	    (st.policy == SCHED_FIFO || st.policy == SCHED_RR) && c->t->policy < 0)
 		return;
-	if ((r = diag_read_ll(&slack, "%s/timerslack_ns", p->dir)) < 0) {
+	if ((r = proc_read_timerslack_at(c->env.proc, p->id, &slack)) < 0) {
 		diag_failed(c, "the timer slack of the target", r);
 		return;
 	}

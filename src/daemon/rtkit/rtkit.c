@@ -119,12 +119,9 @@ static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_er
 static int check_rttime(struct rtkit *rk, pid_t tid, sd_bus_error *err)
 {
 	long max = rk->d->config->rtkit.rttime_usec_max;
-	struct diag_rlimits l;
-	char buf[4096];
-	int r = proc_read_text(tid, "limits", buf, sizeof(buf));
+	struct proc_rlimits l;
+	int r = proc_read_limits(tid, &l);
 
-	if (r == 0)
-		r = diag_parse_limits(buf, &l);
 	if (r == -ESRCH || r == -ENOENT)
 		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_NO_SUCH_THREAD),
 			      "thread %d: no such thread", (int)tid);

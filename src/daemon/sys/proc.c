@@ -1,10 +1,12 @@
-/* proc.c: /proc readers (see proc.h). */
+/* proc.c: the readers of /proc files (see proc.h); the text goes to the
+ * parsers of procparse.c. */
 #include "autoconfig.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,91 +14,236 @@
 
 #include "daemon/sys/proc.h"
 
-int proc_parse_stat(const char *buf, struct proc_stat *out)
-{
-	const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
-	unsigned long long start;
-	size_t n;
-	int ppid;
-	char state;
+#define STAT_MAX 2048          /* a stat line: 52 numbers of up to 20 digits and a name */
+#define SMALL_MAX 4096         /* limits */
+#define GROW_MAX (1u << 20)    /* status (Groups: may list 65536 gids) and cgroup */
 
-	if (!open || !close || close < open)
-		return -EINVAL;
-	n = (size_t)(close - open - 1);
-	if (n > PROC_COMM_MAX)
-		return -EINVAL;
-	/* after ") ": state ppid pgrp session tty_nr tpgid flags minflt cminflt
-	 * majflt cmajflt utime stime cutime cstime priority nice num_threads
-	 * itrealvalue starttime */
-	if (sscanf(close + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		   &state, &ppid, &start) != 3)
-		return -EINVAL;
-	memcpy(out->comm, open + 1, n);
-	out->comm[n] = '\0';
-	out->state = state;
-	out->ppid = ppid;
-	out->starttime = start;
+/* ROOT/PID[/task/TID]/NAME into path; -ENAMETOOLONG rather than a cut. */
+static int task_path(char *path, size_t size, const char *root, pid_t pid, pid_t tid, const char *name)
+{
+	char who[16];
+	int n;
+
+	if (pid)
+		snprintf(who, sizeof(who), "%d", (int)pid);
+	else
+		snprintf(who, sizeof(who), "self");
+	if (tid)
+		n = snprintf(path, size, "%s/%s/task/%d/%s", root ? root : "/proc", who, (int)tid, name);
+	else
+		n = snprintf(path, size, "%s/%s/%s", root ? root : "/proc", who, name);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Read an open file to its end into buf (NUL-terminated); /proc files may
+ * come in several reads. *used gets the length. -EFBIG if it does not fit. */
+static int read_fd(int fd, char *buf, size_t len, size_t *used)
+{
+	size_t off = 0;
+
+	for (;;) {
+		ssize_t n = read(fd, buf + off, len - 1 - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+		if (off == len - 1) {
+			char extra;
+
+			n = read(fd, &extra, 1);
+			if (n != 0)
+				return n < 0 ? -errno : -EFBIG;
+			break;
+		}
+	}
+	buf[off] = '\0';
+	*used = off;
 	return 0;
 }
 
-int proc_parse_status(const char *buf, struct proc_status *out)
+/* Read a file of a task whole into buf: -ESRCH when the task is gone (no
+ * such file, or nothing in it), -EFBIG if it does not fit. */
+static int read_task(const char *root, pid_t pid, pid_t tid, const char *name, char *buf, size_t len)
 {
-	const char *t = strstr(buf, "\nTgid:"), *u = strstr(buf, "\nUid:"), *g = strstr(buf, "\nGid:");
-	int tgid;
-	unsigned uid, euid, gid;
+	char path[PATH_MAX];
+	size_t n = 0;
+	int fd, r;
 
-	if (!t || !u || !g || sscanf(t, "\nTgid: %d", &tgid) != 1 || sscanf(u, "\nUid: %u %u", &uid, &euid) != 2 ||
-	    sscanf(g, "\nGid: %u", &gid) != 1 || tgid <= 0)
-		return -EINVAL;
-	out->tgid = tgid;
-	out->uid = uid;
-	out->euid = euid;
-	out->gid = gid;
-	return 0;
-}
-
-/* Read a small /proc file whole; -ESRCH when the task is gone. */
-static int read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
+	if ((r = task_path(path, sizeof(path), root, pid, tid, name)) < 0)
+		return r;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0) {
-		int e = errno;
-		close(fd);
-		return e == ESRCH ? -ESRCH : -e;
-	}
+	r = read_fd(fd, buf, len, &n);
 	close(fd);
-	buf[n] = '\0';
-	return n == 0 ? -ESRCH : 0;
+	if (r == 0 && n == 0)
+		r = -ESRCH;
+	return r;
 }
 
-int proc_read_stat(pid_t tid, struct proc_stat *out)
+/* The same into a malloc'd buffer that grows up to GROW_MAX, for files
+ * whose size depends on what the task is (its groups, its cgroups). */
+static int read_task_alloc(const char *root, pid_t pid, pid_t tid, const char *name, char **out)
 {
-	char path[64], buf[1024];
+	size_t len = 4096;
+	char *buf = NULL;
 	int r;
 
-	/* /proc/TID/task/TID/stat, not /proc/TID/stat: the latter is the
-	 * thread-group view, which sums over every thread of the process
-	 * (O(threads) per read, O(n^2) for a list of one big process) */
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tid, (int)tid);
-	if ((r = read_small(path, buf, sizeof(buf))) < 0)
+	for (;;) {
+		char *nb = realloc(buf, len);
+
+		if (!nb) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = nb;
+		r = read_task(root, pid, tid, name, buf, len);
+		if (r != -EFBIG || len >= GROW_MAX)
+			break;
+		len *= 2;
+	}
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*out = buf;
+	return 0;
+}
+
+int proc_read_stat_at(const char *root, pid_t pid, pid_t tid, struct proc_stat *out)
+{
+	char buf[STAT_MAX];
+	int r;
+
+	if ((r = read_task(root, pid, tid, "stat", buf, sizeof(buf))) < 0)
 		return r;
 	return proc_parse_stat(buf, out);
 }
 
-int proc_read_status(pid_t tid, struct proc_status *out)
+int proc_read_status_at(const char *root, pid_t pid, struct proc_status *out)
 {
-	char path[64], buf[4096];
+	char *buf;
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	if ((r = read_small(path, buf, sizeof(buf))) < 0)
+	if ((r = read_task_alloc(root, pid, 0, "status", &buf)) < 0)
 		return r;
-	return proc_parse_status(buf, out);
+	r = proc_parse_status(buf, out);
+	free(buf);
+	return r;
+}
+
+int proc_read_limits_at(const char *root, pid_t pid, struct proc_rlimits *out)
+{
+	char buf[SMALL_MAX];
+	int r;
+
+	if ((r = read_task(root, pid, 0, "limits", buf, sizeof(buf))) < 0)
+		return r;
+	return proc_parse_limits(buf, out);
+}
+
+int proc_read_cgroup_at(const char *root, pid_t pid, struct proc_cgroup *out)
+{
+	char *buf;
+	int r;
+
+	if ((r = read_task_alloc(root, pid, 0, "cgroup", &buf)) < 0)
+		return r;
+	r = proc_parse_cgroup(buf, out);
+	free(buf);
+	return r;
+}
+
+int proc_read_timerslack_at(const char *root, pid_t pid, long long *ns)
+{
+	char path[PATH_MAX], buf[64], *end;
+	size_t n;
+	int fd, r;
+
+	/* errors as they are: ENOENT here means a kernel before 4.6 */
+	if ((r = task_path(path, sizeof(path), root, pid, 0, "timerslack_ns")) < 0)
+		return r;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	r = read_fd(fd, buf, sizeof(buf), &n);
+	close(fd);
+	if (r < 0)
+		return r;
+	errno = 0;
+	*ns = strtoll(buf, &end, 10);
+	if (end == buf || (*end && *end != '\n'))
+		return -EINVAL;
+	return errno ? -errno : 0;
+}
+
+int proc_read_stat(pid_t tid, struct proc_stat *out)
+{
+	/* /proc/TID/task/TID/stat, not /proc/TID/stat: the latter is the
+	 * thread-group view, which sums over every thread of the process
+	 * (O(threads) per read, O(n^2) for a list of one big process) */
+	return proc_read_stat_at(NULL, tid, tid, out);
+}
+
+int proc_read_status(pid_t tid, struct proc_status *out)
+{
+	return proc_read_status_at(NULL, tid, out);
+}
+
+int proc_read_limits(pid_t pid, struct proc_rlimits *out)
+{
+	return proc_read_limits_at(NULL, pid, out);
+}
+
+int proc_read_cgroup(pid_t pid, struct proc_cgroup *out)
+{
+	return proc_read_cgroup_at(NULL, pid, out);
+}
+
+int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd, r;
+
+	if (len < 2)
+		return -ENOSPC;
+	if ((r = task_path(path, sizeof(path), NULL, pid, tid, "comm")) < 0)
+		return r;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* one read, cut to the buffer: a kernel worker's name may be longer
+	 * than the 16 bytes of comm */
+	n = read(fd, buf, len - 1);
+	r = n < 0 ? -errno : n == 0 ? -ENODATA : 0;
+	close(fd);
+	if (r < 0)
+		return r;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count)
+{
+	char buf[128];
+	unsigned long long a, b, c;
+	int r;
+
+	if ((r = read_task(NULL, pid, tid, "schedstat", buf, sizeof(buf))) < 0)
+		return r;
+	if (sscanf(buf, "%llu %llu %llu", &a, &b, &c) != 3)
+		return -EINVAL;
+	*run_ns = a;
+	*delay_ns = b;
+	*count = c;
+	return 0;
 }
 
 int proc_list_tasks(pid_t pid, pid_t **tids, size_t *n)
@@ -131,30 +278,5 @@ int proc_list_tasks(pid_t pid, pid_t **tids, size_t *n)
 	closedir(d);
 	*tids = v;
 	*n = cnt;
-	return 0;
-}
-
-int proc_read_text(pid_t pid, const char *name, char *buf, size_t len)
-{
-	char path[96];
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-	return read_small(path, buf, len);
-}
-
-int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count)
-{
-	char path[64], buf[128];
-	unsigned long long a, b, c;
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	if ((r = read_small(path, buf, sizeof(buf))) < 0)
-		return r;
-	if (sscanf(buf, "%llu %llu %llu", &a, &b, &c) != 3)
-		return -EINVAL;
-	*run_ns = a;
-	*delay_ns = b;
-	*count = c;
 	return 0;
 }

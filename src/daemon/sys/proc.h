@@ -1,39 +1,114 @@
-/* proc.h: what rtschedd reads from /proc about a task. The parsers take a
- * buffer so they can be tested and fuzzed without a live /proc. */
+/* proc.h: the one reader of each /proc file rtschedd looks at (stat,
+ * status, limits, cgroup, comm, schedstat, timerslack_ns, task/), with
+ * every field any module needs: the registry, rules, grants, the watchdog
+ * and the diagnosis all read through here.
+ *
+ * The parsers (procparse.c) take a NUL-terminated buffer and trust nothing
+ * in it, so they are unit-tested and fuzzed without a live /proc. The
+ * readers (proc.c) open the file and hand its text to the parser; those
+ * ending in _at take the directory /proc is mounted on (NULL: "/proc"), so
+ * the diagnosis runs on fixture trees, and name pid 0 "self". Every function
+ * returns 0 or -errno; -ESRCH means the task is gone. */
 #ifndef RTSCHED_PROC_H
 #define RTSCHED_PROC_H
 
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #define PROC_COMM_MAX 16
+#define PROC_GROUPS_MAX 64   /* supplementary groups kept of a status */
 
+/* /proc/.../stat, fields as proc(5) numbers them. */
 struct proc_stat {
-	char comm[PROC_COMM_MAX + 1];
-	char state;
-	pid_t ppid;
-	uint64_t starttime; /* field 22: clock ticks after boot; pins a tid's identity */
+	pid_t tid;                      /* 1 */
+	char comm[PROC_COMM_MAX + 1];   /* 2, without its parentheses */
+	char state;                     /* 3 */
+	uint64_t cputime;               /* 14 + 15 (utime + stime), clock ticks */
+	uint64_t starttime;             /* 22: clock ticks after boot; pins a tid's identity */
+	int processor;                  /* 39: the CPU it last ran on */
+	int rt_priority;                /* 40 */
+	int policy;                     /* 41 */
 };
 
+/* /proc/.../status. */
 struct proc_status {
-	pid_t tgid;
-	uid_t uid;  /* real uid */
-	uid_t euid; /* effective uid */
-	gid_t gid;  /* real gid */
+	char name[PROC_COMM_MAX + 1];   /* Name:, "" if absent, cut at 16 bytes */
+	pid_t tgid, pid;
+	uid_t uid, euid;                /* real and effective */
+	gid_t gid;                      /* real */
+	size_t n_groups;                /* Groups:, the first PROC_GROUPS_MAX */
+	gid_t groups[PROC_GROUPS_MAX];
+	int seccomp;                    /* 0 none, 1 strict, 2 filter; -1 if the line is absent */
+	bool have_capeff, have_capbnd;
+	uint64_t capeff, capbnd;
+	bool have_cpus;
+	cpu_set_t cpus_allowed;         /* Cpus_allowed_list: */
 };
 
-/* Parse /proc/.../stat text; comm may hold spaces and parentheses. */
+/* /proc/.../limits: RLIMIT_RTPRIO and RLIMIT_RTTIME; RLIM_INFINITY for "unlimited". */
+struct proc_rlimits {
+	rlim_t rtprio_soft, rtprio_hard;
+	rlim_t rttime_soft, rttime_hard;   /* microseconds */
+};
+
+/* /proc/.../cgroup: the cgroups of a task, paths relative to each hierarchy's root. */
+struct proc_cgroup {
+	bool has_cpu_v1, has_cpuset_v1, has_unified, has_systemd;
+	char cpu_v1[1024], cpuset_v1[1024], unified[1024], systemd[1024];
+};
+
+/* --- parsers (procparse.c) ----------------------------------------------------- */
+
+/* Parse stat text: fields 1 to 41 must be there; comm may hold spaces and
+ * parentheses; rt_priority and policy must lie in 0..1000. -EINVAL otherwise. */
 int proc_parse_stat(const char *buf, struct proc_stat *out);
-/* Parse /proc/.../status text for Tgid, Uid and Gid. */
+/* Parse status text. -EINVAL without valid Tgid, Pid, Uid (real and
+ * effective) and Gid lines; the other lines are optional. */
 int proc_parse_status(const char *buf, struct proc_status *out);
-/* Read /proc/PID/NAME whole (a small file: limits, cgroup...); -ESRCH if gone. */
-int proc_read_text(pid_t pid, const char *name, char *buf, size_t len);
+/* Parse limits text. -EINVAL if a row is missing or malformed, -ERANGE for a
+ * number past rlim_t. */
+int proc_parse_limits(const char *buf, struct proc_rlimits *out);
+/* Parse cgroup text. -EINVAL on a malformed line, -ENAMETOOLONG on a path
+ * that does not fit. */
+int proc_parse_cgroup(const char *buf, struct proc_cgroup *out);
+/* The systemd unit a cgroup path belongs to: the innermost "*.service" or
+ * "*.scope" component. *user_unit (if given) is set when it runs under a user
+ * manager (below "user@UID.service"). -ENOENT if there is none, -ENOSPC if
+ * it does not fit. */
+int proc_unit_from_cgroup(const char *path, char *unit, size_t len, bool *user_unit);
+
+/* --- readers (proc.c) ------------------------------------------------------------ */
+
+/* ROOT/PID/task/TID/stat (ROOT/PID/stat with tid 0). */
+int proc_read_stat_at(const char *root, pid_t pid, pid_t tid, struct proc_stat *out);
+/* ROOT/PID/status. */
+int proc_read_status_at(const char *root, pid_t pid, struct proc_status *out);
+/* ROOT/PID/limits. */
+int proc_read_limits_at(const char *root, pid_t pid, struct proc_rlimits *out);
+/* ROOT/PID/cgroup. */
+int proc_read_cgroup_at(const char *root, pid_t pid, struct proc_cgroup *out);
+/* ROOT/PID/timerslack_ns, in ns. -ENOENT before Linux 4.6, -EACCES without
+ * the right to read it. */
+int proc_read_timerslack_at(const char *root, pid_t pid, long long *ns);
+
+/* A thread's own stat (/proc/TID/task/TID/stat, not the thread group's). */
+int proc_read_stat(pid_t tid, struct proc_stat *out);
+/* /proc/TID/status. */
+int proc_read_status(pid_t tid, struct proc_status *out);
+/* /proc/PID/limits. */
+int proc_read_limits(pid_t pid, struct proc_rlimits *out);
+/* /proc/PID/cgroup. */
+int proc_read_cgroup(pid_t pid, struct proc_cgroup *out);
+/* The name of a thread (/proc/PID/task/TID/comm) or with tid 0 of a process
+ * (/proc/PID/comm), up to its first newline and cut to len - 1 bytes.
+ * -ENODATA if empty. */
+int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* /proc/PID/task/TID/schedstat: time on CPU, time waiting to run (ns), runs. */
 int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count);
-/* Read a thread's own stat (/proc/TID/task/TID/stat). -ESRCH if gone. */
-int proc_read_stat(pid_t tid, struct proc_stat *out);
-/* Read /proc/TID/status. -ESRCH if gone. */
-int proc_read_status(pid_t tid, struct proc_status *out);
 /* The tids of a process; *tids is malloc'd. */
 int proc_list_tasks(pid_t pid, pid_t **tids, size_t *n);
 
