@@ -1,7 +1,7 @@
 /* test-safety.c: the watchdog's decisions without threads: suspend and stop
  * detection from the two clocks, the stall window, a simulated CPU under
- * the loads that must and must not trip it, /proc stat parsing and the
- * choice of the culprit. */
+ * the loads that must and must not trip it, the choice of the culprit and
+ * of the threads to demote (stat parsing: test-proc). */
 #include "autoconfig.h"
 
 #include <check.h>
@@ -152,50 +152,9 @@ START_TEST(test_simulated_loads)
 }
 END_TEST
 
-START_TEST(test_parse_stat)
-{
-	/* a comm with spaces and parentheses, a negative nice */
-	const char *line = "4242 (a) b (c) R 1 4240 4240 0 -1 4194368 120 0 0 0 1500 25 0 0 -51 0 3 0 987654 "
-			   "10000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 50 1 0 0 0 0 0 0 0 0 0 0 0\n";
-	struct safety_taskstat st;
-
-	ck_assert_int_eq(safety_parse_stat(line, &st), 0);
-	ck_assert_int_eq(st.tid, 4242);
-	ck_assert_str_eq(st.comm, "a) b (c");
-	ck_assert_int_eq(st.state, 'R');
-	ck_assert_uint_eq(st.cputime, 1525);
-	ck_assert_uint_eq(st.starttime, 987654);
-	ck_assert_int_eq(st.processor, 1);
-	ck_assert_int_eq(st.rt_priority, 50);
-	ck_assert_int_eq(st.policy, SCHED_FIFO);
-	ck_assert_int_eq(safety_parse_stat("4242 (x) R 1 2 3", &st), -EINVAL);
-	ck_assert_int_eq(safety_parse_stat("4242 x R", &st), -EINVAL);
-	ck_assert_int_eq(safety_parse_stat("1 (a-comm-longer-than-16) R", &st), -EINVAL);
-}
-END_TEST
-
-START_TEST(test_parse_own_stat)
-{
-	char buf[1024];
-	struct safety_taskstat st;
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t n;
-
-	ck_assert_ptr_nonnull(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	ck_assert_int_eq(safety_parse_stat(buf, &st), 0);
-	ck_assert_int_eq(st.tid, getpid());
-	ck_assert_int_eq(st.state, 'R');
-	ck_assert_int_eq(st.policy, sched_getscheduler(0) & ~SCHED_RESET_ON_FORK);
-	ck_assert_int_ge(st.processor, 0);
-}
-END_TEST
-
 START_TEST(test_culprit)
 {
-	struct safety_taskstat t[6] = {
+	struct proc_stat t[6] = {
 		{ .tid = 10, .state = 'S', .processor = 0, .policy = SCHED_FIFO, .rt_priority = 80 },  /* asleep */
 		{ .tid = 11, .state = 'R', .processor = 1, .policy = SCHED_FIFO, .rt_priority = 70 },  /* elsewhere */
 		{ .tid = 12, .state = 'R', .processor = 0, .policy = SCHED_RR, .rt_priority = 40, .cputime = 10 },
@@ -246,16 +205,9 @@ END_TEST
 
 START_TEST(test_demote_identity)
 {
-	char buf[1024];
-	struct safety_taskstat st;
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t n;
+	struct proc_stat st;
 
-	ck_assert_ptr_nonnull(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	ck_assert_int_eq(safety_parse_stat(buf, &st), 0);
+	ck_assert_int_eq(proc_read_stat(getpid(), &st), 0);
 	/* a reused tid (another start time) is never touched */
 	ck_assert_int_eq(safety_demote_tid(getpid(), st.starttime + 1), -ESRCH);
 	/* not real-time: nothing to do */
@@ -301,8 +253,6 @@ int main(void)
 	tcase_add_test(tc, test_stall_now);
 	tcase_add_test(tc, test_window);
 	tcase_add_test(tc, test_simulated_loads);
-	tcase_add_test(tc, test_parse_stat);
-	tcase_add_test(tc, test_parse_own_stat);
 	tcase_add_test(tc, test_culprit);
 	tcase_add_test(tc, test_runners);
 	tcase_add_test(tc, test_demote_identity);

@@ -14,7 +14,6 @@
 #include "autoconfig.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -159,41 +158,7 @@ uint64_t safety_window_push(struct safety_window *w, uint64_t stall_total)
 	return stall_total > w->samples[oldest] ? stall_total - w->samples[oldest] : 0;
 }
 
-int safety_parse_stat(const char *buf, struct safety_taskstat *out)
-{
-	const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
-	unsigned long long f[42];
-	const char *p;
-	char *end;
-	size_t n;
-
-	if (!open || !close || close < open || close[1] != ' ' || !close[2])
-		return -EINVAL;
-	n = (size_t)(close - open - 1);
-	if (n >= sizeof(out->comm))
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	out->tid = (pid_t)strtol(buf, NULL, 10);
-	memcpy(out->comm, open + 1, n);
-	out->state = close[2];
-	/* fields 4..41 are numbers; a few may be negative (nice, priority) */
-	p = close + 3;
-	for (int i = 4; i <= 41; i++) {
-		errno = 0;
-		f[i] = strtoull(p, &end, 10);
-		if (end == p || errno)
-			return -EINVAL;
-		p = end;
-	}
-	out->cputime = f[14] + f[15];
-	out->starttime = f[22];
-	out->processor = (int)f[39];
-	out->rt_priority = (int)f[40];
-	out->policy = (int)f[41];
-	return 0;
-}
-
-int safety_pick_culprit(const struct safety_taskstat *t, size_t n, int cpu)
+int safety_pick_culprit(const struct proc_stat *t, size_t n, int cpu)
 {
 	int best = -1;
 
@@ -356,28 +321,6 @@ static const char *policy_name(int policy)
 	return policy == SCHED_FIFO ? "fifo" : policy == SCHED_RR ? "rr" : "other";
 }
 
-/* Read /proc/PID/task/TID/stat, or /proc/TID/stat with pid 0; -ESRCH if gone. */
-static int read_taskstat(pid_t pid, pid_t tid, struct safety_taskstat *out)
-{
-	char path[64], buf[1024];
-	ssize_t n;
-	int fd;
-
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tid, (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = '\0';
-	return safety_parse_stat(buf, out);
-}
-
 /* A thread's time on a CPU so far (ns), 0 if it is gone. */
 static uint64_t run_ns(const struct safety_thread *th)
 {
@@ -389,10 +332,10 @@ static uint64_t run_ns(const struct safety_thread *th)
 int safety_demote_tid(pid_t tid, uint64_t starttime)
 {
 	struct sched_param sp = { .sched_priority = 0 };
-	struct safety_taskstat st;
+	struct proc_stat st;
 	int pol;
 
-	if (read_taskstat(0, tid, &st) < 0 || st.starttime != starttime)
+	if (proc_read_stat(tid, &st) < 0 || st.starttime != starttime)
 		return -ESRCH;
 	pol = sched_getscheduler(tid);
 	if (pol < 0)
@@ -473,23 +416,10 @@ static void culprit_add(char *buf, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A process's name from /proc/PID/comm, "?" if unreadable. */
+/* A process's name, "?" if unreadable. */
 static void read_comm(pid_t pid, char *buf, size_t len)
 {
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	snprintf(buf, len, "?");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n > 0)
-		buf[n - (buf[n - 1] == '\n')] = '\0';
-	else
+	if (proc_read_comm(pid, 0, buf, len) < 0)
 		snprintf(buf, len, "?");
 }
 
@@ -514,7 +444,7 @@ static unsigned run_oldest(const struct safety *s)
 
 /* Whether a thread is still the published one and real-time, and where it
  * may run now (its own sched_setaffinity may have widened what was published). */
-static bool rt_thread_on(const struct safety_thread *th, const struct safety_taskstat *st, cpu_set_t *cpus)
+static bool rt_thread_on(const struct safety_thread *th, const struct proc_stat *st, cpu_set_t *cpus)
 {
 	int pol;
 
@@ -545,7 +475,7 @@ static void trip_demote(struct safety *s, size_t i, bool *done)
 
 /* watchdog-demote = all: every managed real-time thread that may run on a
  * starved CPU where one of them was running at the trip. */
-static void trip_all(struct safety *s, const cpu_set_t *starved, const struct safety_taskstat *st, bool *done)
+static void trip_all(struct safety *s, const cpu_set_t *starved, const struct proc_stat *st, bool *done)
 {
 	struct safety_trip *t = &s->trip;
 	cpu_set_t guilty;
@@ -581,7 +511,7 @@ static void trip_all(struct safety *s, const cpu_set_t *starved, const struct sa
 
 /* watchdog-demote = culprit: per starved CPU, the threads that used its time
  * in the window, by what each ran since the oldest run-time sample. */
-static void trip_culprits(struct safety *s, const cpu_set_t *starved, const struct safety_taskstat *st, bool *done,
+static void trip_culprits(struct safety *s, const cpu_set_t *starved, const struct proc_stat *st, bool *done,
 			  uint64_t now_mono)
 {
 	struct safety_trip *t = &s->trip;
@@ -651,7 +581,7 @@ out:
 static void watchdog_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, uint64_t now_mono)
 {
 	struct safety_trip *t = &s->trip;
-	struct safety_taskstat *st;
+	struct proc_stat *st;
 	uint64_t one = 1;
 	bool *done;
 	size_t n;
@@ -667,7 +597,7 @@ static void watchdog_trip(struct safety *s, const cpu_set_t *starved, uint64_t w
 	s->trip_demoted = calloc(n ? n : 1, sizeof(*s->trip_demoted));
 	for (size_t i = 0; st && i < n; i++) {
 		const struct safety_thread *th = &s->threads[i];
-		if (read_taskstat(th->pid, th->tid, &st[i]) < 0 || st[i].starttime != th->starttime)
+		if (proc_read_stat_at(NULL, th->pid, th->tid, &st[i]) < 0 || st[i].starttime != th->starttime)
 			st[i].state = 'X';  /* gone, or the tid names another thread */
 	}
 	if (!st || !done)

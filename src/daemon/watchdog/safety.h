@@ -42,6 +42,8 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "daemon/sys/proc.h"
+
 #define SAFETY_THRESHOLD_MS_DEFAULT 2000u
 #define SAFETY_THRESHOLD_MS_MIN 200u
 #define SAFETY_THRESHOLD_MS_MAX 60000u
@@ -168,23 +170,9 @@ void safety_window_reset(struct safety_window *w);
 /* Add a sample; returns the stall within the window (0 for the first). */
 uint64_t safety_window_push(struct safety_window *w, uint64_t stall_total);
 
-/* What the watchdog reads about a thread from /proc/TID/stat. */
-struct safety_taskstat {
-	pid_t tid;
-	char comm[17];
-	char state;           /* field 3 */
-	uint64_t cputime;     /* fields 14 + 15, clock ticks */
-	uint64_t starttime;   /* field 22 */
-	int processor;        /* field 39: the CPU it last ran on */
-	int rt_priority;      /* field 40 */
-	int policy;           /* field 41 */
-};
-
-/* Parse /proc/.../stat text (comm may hold spaces and parentheses). */
-int safety_parse_stat(const char *buf, struct safety_taskstat *out);
 /* The thread that was running on `cpu`: real-time, state R, last on `cpu`;
  * the highest priority, then the most CPU time. Its index, or -1. */
-int safety_pick_culprit(const struct safety_taskstat *t, size_t n, int cpu);
+int safety_pick_culprit(const struct proc_stat *t, size_t n, int cpu);
 /* Which of n real-time threads that may run on a starved CPU to demote, from
  * the run time each had in the window (ns): the biggest consumers, until the
  * rest ran less than `threshold_ns` in total. Sets pick[i]; returns how many,
