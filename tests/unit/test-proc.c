@@ -283,6 +283,8 @@ START_TEST(test_read_self)
 	char comm[PROC_COMM_MAX + 1], name[4];
 	pid_t *tids = NULL;
 	size_t n = 0;
+	gid_t groups[PROC_GROUPS_MAX];
+	int ngroups;
 
 	ck_assert_int_eq(proc_read_stat(getpid(), &st), 0);
 	ck_assert_int_eq(st.tid, getpid());
@@ -294,6 +296,12 @@ START_TEST(test_read_self)
 	ck_assert_uint_eq(ps.uid, getuid());
 	ck_assert_uint_eq(ps.euid, geteuid());
 	ck_assert_uint_eq(ps.gid, getgid());
+	ngroups = getgroups(PROC_GROUPS_MAX, groups);
+	if (ngroups >= 0) {   /* -1: more than PROC_GROUPS_MAX, of which status keeps the first */
+		ck_assert_uint_eq(ps.n_groups, (size_t)ngroups);
+		for (int i = 0; i < ngroups; i++)
+			ck_assert_uint_eq(ps.groups[i], groups[i]);
+	}
 	ck_assert_int_eq(proc_read_limits(getpid(), &l), 0);
 	ck_assert_int_eq(proc_read_comm(getpid(), getpid(), comm, sizeof(comm)), 0);
 	ck_assert_str_eq(comm, st.comm);

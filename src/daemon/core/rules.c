@@ -4,7 +4,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,91 +15,43 @@
 #include "daemon/core/registry.h"
 #include "daemon/core/rules.h"
 
-#define MAX_GROUPS 64
-
 struct subject_buf {
 	struct match_subject s;
 	char comm[PROC_COMM_MAX + 1];
 	char pcomm[PROC_COMM_MAX + 1];
 	char exe[PATH_MAX];
-	char cgroup[512];
+	char cgroup[sizeof(((struct proc_cgroup *)0)->unified)];
 	char unit[256];
-	gid_t groups[MAX_GROUPS];
+	gid_t groups[PROC_GROUPS_MAX];
 };
 
-/* Read a one-line /proc file into buf without its newline. */
-static int read_line(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
 /* The cgroup v2 path of a process ("0::/system.slice/x.service") and the
- * unit it names: the last path component ending in .service or .scope. */
+ * unit it names. */
 static void load_cgroup(pid_t pid, struct subject_buf *b)
 {
-	char path[64], line[sizeof(b->cgroup) + 8];
-	FILE *f;
+	struct proc_cgroup cg;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (proc_read_cgroup(pid, &cg) < 0 || !cg.has_unified)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, "::");
-		if (strncmp(line, "0::", 3) != 0 || !p)
-			continue;
-		p += 2;
-		p[strcspn(p, "\n")] = '\0';
-		snprintf(b->cgroup, sizeof(b->cgroup), "%s", p);
-		b->s.cgroup = b->cgroup;
-		for (char *c = strtok(p, "/"); c; c = strtok(NULL, "/")) {
-			size_t n = strlen(c);
-			if ((n > 8 && strcmp(c + n - 8, ".service") == 0) || (n > 6 && strcmp(c + n - 6, ".scope") == 0)) {
-				snprintf(b->unit, sizeof(b->unit), "%s", c);
-				b->s.unit = b->unit;
-			}
-		}
-		break;
-	}
-	fclose(f);
+	snprintf(b->cgroup, sizeof(b->cgroup), "%s", cg.unified);
+	b->s.cgroup = b->cgroup;
+	if (proc_unit_from_cgroup(cg.unified, b->unit, sizeof(b->unit), NULL) == 0)
+		b->s.unit = b->unit;
 }
 
-/* uid, gid and supplementary groups from /proc/PID/status. */
+/* Real uid, gid and supplementary groups from /proc/TID/status. */
 static int load_ids(pid_t tid, struct subject_buf *b)
 {
-	char path[64], line[1024];
-	FILE *f;
+	struct proc_status ps;
+	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned id;
-		if (sscanf(line, "Uid: %u", &id) == 1)
-			b->s.uid = id;
-		else if (sscanf(line, "Gid: %u", &id) == 1)
-			b->s.gid = id;
-		else if (strncmp(line, "Groups:", 7) == 0) {
-			char *save = NULL;
-			for (char *t = strtok_r(line + 7, " \t\n", &save); t && b->s.n_groups < MAX_GROUPS;
-			     t = strtok_r(NULL, " \t\n", &save))
-				b->groups[b->s.n_groups++] = (gid_t)strtoul(t, NULL, 10);
-		}
-	}
-	fclose(f);
+	if ((r = proc_read_status(tid, &ps)) < 0)
+		return r;
+	b->s.uid = ps.uid;
+	b->s.gid = ps.gid;
+	memcpy(b->groups, ps.groups, ps.n_groups * sizeof(*b->groups));
 	b->s.groups = b->groups;
+	b->s.n_groups = ps.n_groups;
 	return 0;
 }
 
@@ -114,15 +65,11 @@ static int load_subject(const struct config *c, pid_t tid, pid_t pid, struct sub
 	memset(&b->s, 0, sizeof(b->s));
 	b->s.uid = (uid_t)-1;
 	b->s.gid = (gid_t)-1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	if ((r = read_line(path, b->comm, sizeof(b->comm))) < 0)
-		return r == -ENOENT ? -ESRCH : r;
+	if ((r = proc_read_comm(pid, tid, b->comm, sizeof(b->comm))) < 0)
+		return r;
 	b->s.thread_name = b->comm;
-	if (c->match_needs & MATCH_NEED_PROCESS_NAME) {
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-		if (read_line(path, b->pcomm, sizeof(b->pcomm)) == 0)
-			b->s.process_name = b->pcomm;
-	}
+	if ((c->match_needs & MATCH_NEED_PROCESS_NAME) && proc_read_comm(pid, 0, b->pcomm, sizeof(b->pcomm)) == 0)
+		b->s.process_name = b->pcomm;
 	if (c->match_needs & MATCH_NEED_EXE) {
 		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 		n = readlink(path, b->exe, sizeof(b->exe) - 1);
