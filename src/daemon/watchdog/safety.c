@@ -29,7 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
+#include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
 #include "daemon/watchdog/safety.h"
 
@@ -217,23 +219,6 @@ static uint64_t tick_ns(struct safety *s)
 	return atomic_load(&s->threshold_ns) / SAFETY_TICKS_PER_THRESHOLD;
 }
 
-/* "0,2-3" for logs; cut short rather than fail. */
-static void format_cpus(const cpu_set_t *set, char *buf, size_t len)
-{
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (int c = 0; c < CPU_SETSIZE && off + 12 < len; c++) {
-		int e = c;
-		if (!CPU_ISSET(c, set))
-			continue;
-		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
-			e++;
-		off += (size_t)snprintf(buf + off, len - off, e > c ? "%s%d-%d" : "%s%d", off ? "," : "", c, e);
-		c = e;
-	}
-}
-
 /* Wait for a kick or timeout_ns (UINT64_MAX: none). True if kicked or
  * interrupted, so the caller re-reads what it should do. */
 static bool wait_kick(struct worker *w, uint64_t timeout_ns)
@@ -314,11 +299,6 @@ static bool stop_thread(struct worker *w)
 	close(w->kick);
 	w->started = false;
 	return true;
-}
-
-static const char *policy_name(int policy)
-{
-	return policy == SCHED_FIFO ? "fifo" : policy == SCHED_RR ? "rr" : "other";
 }
 
 /* A thread's time on a CPU so far (ns), 0 if it is gone. */
@@ -493,7 +473,7 @@ static void trip_all(struct safety *s, const cpu_set_t *starved, const struct pr
 			read_comm(s->threads[k].pid, pcomm, sizeof(pcomm));
 			culprit_add(t->culprits, "%sCPU %d: tid %d (%s) of pid %d (%s), %s/%d, running", t->culprits[0] ? "; " : "",
 				    cpu, (int)st[k].tid, st[k].comm, (int)s->threads[k].pid, pcomm,
-				    policy_name(st[k].policy), st[k].rt_priority);
+				    policy_to_string(st[k].policy), st[k].rt_priority);
 		} else {
 			culprit_add(t->culprits, "%sCPU %d: no managed thread was running there (a task rtschedd "
 				    "does not manage may be the cause)", t->culprits[0] ? "; " : "", cpu);
@@ -561,7 +541,7 @@ static void trip_culprits(struct safety *s, const cpu_set_t *starved, const stru
 			read_comm(s->threads[i].pid, pcomm, sizeof(pcomm));
 			culprit_add(t->culprits, "%sCPU %d: tid %d (%s) of pid %d (%s), %s/%d, ran %.1f s of the last %.1f s",
 				    t->culprits[0] ? "; " : "", cpu, (int)st[i].tid, st[i].comm, (int)s->threads[i].pid,
-				    pcomm, policy_name(st[i].policy), st[i].rt_priority, (double)ran[i] / NSEC, span);
+				    pcomm, policy_to_string(st[i].policy), st[i].rt_priority, (double)ran[i] / NSEC, span);
 			trip_demote(s, i, done);
 		}
 	}
@@ -769,7 +749,7 @@ static int on_notify(sd_event_source *src, int fd, uint32_t revents, void *userd
 	s->cooldown_until = t.cooldown_until_usec;
 	s->trips++;
 	snprintf(s->last_culprit, sizeof(s->last_culprit), "%s", t.culprits);
-	format_cpus(&t.starved, cpus, sizeof(cpus));
+	cpulist_format(&t.starved, cpus, sizeof(cpus));   /* cut if it does not fit */
 	log_warnx("watchdog: CPU %s: SCHED_OTHER tasks were kept waiting %.1f s of the last %.1f s by real-time "
 		  "threads; demoted %zu managed real-time thread%s to SCHED_OTHER (watchdog-demote = %s), real-time "
 		  "grants held back for %u s", cpus, t.stall_ms / 1000.0,
