@@ -1,0 +1,180 @@
+/* watch.c: the watchdog thread's starvation detection (see safety_int.h):
+ * it judges each interval from two clocks (a suspend or a stopped daemon
+ * restarts the windows), keeps a window of each canary's stall, and when
+ * one reaches the threshold hands the starved CPUs to safety_trip(). */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "daemon/watchdog/safety_int.h"
+
+/* --- the pure decisions (safety.h) --------------------------------------------- */
+
+enum safety_clock_verdict safety_clock_check(const struct safety_clocks *prev, const struct safety_clocks *now,
+					     uint64_t period_ns)
+{
+	uint64_t dm = now->mono - prev->mono, db = now->boot - prev->boot;
+	uint64_t late_limit = period_ns > 100 * MSEC ? period_ns : 100 * MSEC;
+
+	/* BOOTTIME counts a suspend, MONOTONIC does not: the canaries' waits
+	 * then include the freeze before and the thaw after it. */
+	if (db > dm && db - dm > SAFETY_SUSPEND_MARGIN_MS * MSEC)
+		return SAFETY_CLOCK_SUSPENDED;
+	/* Nothing a managed thread (priority <= 98) does can hold a FIFO 99
+	 * thread this long: the whole daemon was stopped (SIGSTOP, freezer,
+	 * a paused VM), and its canaries with it. */
+	if (dm > period_ns + late_limit)
+		return SAFETY_CLOCK_LATE;
+	return SAFETY_CLOCK_OK;
+}
+
+uint64_t safety_stall_now(uint64_t stall_total, uint64_t deadline, uint64_t since, uint64_t now,
+			  uint64_t floor_ns)
+{
+	uint64_t from = deadline > since ? deadline : since;
+
+	if (now > from && now - from > floor_ns)
+		return stall_total + (now - from);
+	return stall_total;
+}
+
+int safety_window_init(struct safety_window *w, size_t checks)
+{
+	w->size = checks + 1;   /* the baseline, then one sample per check */
+	w->samples = calloc(w->size, sizeof(*w->samples));
+	w->head = w->filled = 0;
+	return w->samples ? 0 : -ENOMEM;
+}
+
+void safety_window_done(struct safety_window *w)
+{
+	free(w->samples);
+	w->samples = NULL;
+}
+
+void safety_window_reset(struct safety_window *w)
+{
+	w->head = w->filled = 0;
+}
+
+uint64_t safety_window_push(struct safety_window *w, uint64_t stall_total)
+{
+	size_t oldest;
+
+	w->samples[w->head] = stall_total;
+	w->head = (w->head + 1) % w->size;
+	if (w->filled < w->size)
+		w->filled++;
+	/* with the ring full, the slot after the newest holds the oldest */
+	oldest = w->filled < w->size ? 0 : w->head;
+	return stall_total > w->samples[oldest] ? stall_total - w->samples[oldest] : 0;
+}
+
+/* --- the watchdog thread ------------------------------------------------------ */
+
+/* Restart every window: what happened before `mono` does not count. */
+static void watchdog_restart(struct safety *s, uint64_t mono)
+{
+	atomic_store(&s->since, mono);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		struct canary *c = atomic_load(&s->canary[cpu]);
+		if (c)
+			c->seen_epoch = atomic_load(&c->epoch) - 1; /* reset at the next check */
+	}
+}
+
+/* One check: sample each running canary; true if one starved (it tripped). */
+static bool watchdog_check(struct safety *s, uint64_t now_mono)
+{
+	uint64_t threshold = atomic_load(&s->threshold_ns), since = atomic_load(&s->since), worst = 0;
+	cpu_set_t starved;
+	bool pending;
+
+	CPU_ZERO(&starved);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		struct canary *c = atomic_load(&s->canary[cpu]);
+		unsigned ep;
+		uint64_t total, dl, w;
+
+		if (!c || atomic_load(&c->w.want) != WANT_RUN)
+			continue;
+		ep = atomic_load(&c->epoch);
+		if (ep != c->seen_epoch) {
+			c->seen_epoch = ep;
+			safety_window_reset(&c->win);
+		}
+		total = atomic_load(&c->stall);    /* stall first: see canary_main */
+		dl = atomic_load(&c->deadline);
+		w = safety_window_push(&c->win, safety_stall_now(total, dl, since, now_mono, SAFETY_FLOOR_MS * MSEC));
+		if (w >= threshold) {
+			CPU_SET(cpu, &starved);
+			if (w > worst)
+				worst = w;
+		}
+	}
+	if (!CPU_COUNT(&starved))
+		return false;
+	pthread_mutex_lock(&s->lock);
+	pending = s->trip_pending;
+	pthread_mutex_unlock(&s->lock);
+	if (pending)
+		return false;   /* the main loop has not taken the last one yet */
+	safety_trip(s, &starved, worst, now_mono);
+	return true;
+}
+
+/* Check every tick while something is published; park otherwise. */
+void *safety_watch_main(void *arg)
+{
+	struct safety *s = arg;
+	struct safety_clocks prev = { 0, 0 }, now;
+	uint64_t next = 0;   /* CLOCK_MONOTONIC ns of the next check; 0: start afresh */
+	unsigned pe = atomic_load(&s->param_epoch);
+
+	pthread_setname_np(pthread_self(), "rtsd-watchdog");
+	for (;;) {
+		int want = atomic_load(&s->wd.want);
+		uint64_t period = safety_tick_ns(s), t;
+
+		if (want == WANT_EXIT)
+			break;
+		if (want == WANT_PARK) {
+			/* nothing published: the run-time history starts again */
+			s->run_filled = s->run_head = s->run_ticks = 0;
+			s->run_since = 0;
+			safety_worker_wait(&s->wd, UINT64_MAX);
+			next = 0;
+			continue;
+		}
+		if (pe != atomic_load(&s->param_epoch)) {
+			pe = atomic_load(&s->param_epoch);
+			next = 0;
+		}
+		if (next == 0) {
+			safety_clocks_now(&prev);
+			watchdog_restart(s, prev.mono);
+			next = prev.mono + period;
+		}
+		t = safety_now_ns(CLOCK_MONOTONIC);
+		if (t < next) {
+			safety_worker_wait(&s->wd, next - t);
+			continue;   /* kicked or not: re-read what to do */
+		}
+		safety_clocks_now(&now);
+		if (safety_clock_check(&prev, &now, next - prev.mono) != SAFETY_CLOCK_OK) {
+			atomic_fetch_add(&s->suspends, 1);
+			next = 0;
+			continue;
+		}
+		prev = now;
+		next = now.mono + period;
+		if (!s->run_since)
+			s->run_since = now.mono;
+		if (watchdog_check(s, now.mono))
+			next = 0;   /* fresh windows, or it trips again on the same waits */
+		else if (++s->run_ticks % SAFETY_TICKS_PER_THRESHOLD == 0)
+			safety_run_sample(s, now.mono);
+	}
+	return NULL;
+}
