@@ -20,23 +20,14 @@
 /* Timer slack of a thread: RT threads get none; others from /proc if we may read it. */
 static void timer_slack(const struct task_sched *ts, pid_t pid, char *buf, size_t len)
 {
-	char path[64], v[32];
-	FILE *f;
+	long long ns;
 
-	if (policy_is_realtime(ts->policy)) {
+	if (policy_is_realtime(ts->policy))
 		snprintf(buf, len, "0");
-		return;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", (int)pid);
-	f = fopen(path, "re");
-	if (f && fgets(v, sizeof(v), f)) {
-		v[strcspn(v, "\n")] = '\0';
-		snprintf(buf, len, "%s", v);
-	} else {
+	else if (proc_read_timerslack_at(NULL, pid, &ns) == 0)
+		snprintf(buf, len, "%lld", ns);
+	else
 		snprintf(buf, len, "?");
-	}
-	if (f)
-		fclose(f);
 }
 
 struct jitter_ctx {
