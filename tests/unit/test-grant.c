@@ -1,0 +1,619 @@
+/* test-grant.c: the grant decision (grant.h) against configurations made
+ * from text: request resolution, [daemon] max-priority, the privileged
+ * (root, admin-group) path, per-user limits from [user NAME], [user *] and
+ * the built-in defaults, widening by [group NAME], policies, CPUs, the nice
+ * floor, max-threads, rtprio-cap from limits.conf and RLIMIT_RTPRIO, and the
+ * per-uid rate limit. Every refusal is checked for its code and for the
+ * message naming the rule and the fix.
+ *
+ * Subjects are the system's nobody (uid 65534, group nogroup) and daemon
+ * (uid 1), which Debian and Fedora both have; nobody's group is matched
+ * through its primary gid, so no /etc/group membership list is needed. */
+#include "autoconfig.h"
+
+#include <check.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/core/grant.h"
+#include "daemon/sys/proc.h"
+#include "shared/protocol.h"
+#include "unit-util.h"
+
+static char dir[PATH_MAX];
+static struct config *c;
+static uid_t nobody_uid, daemon_uid;
+static gid_t nogroup_gid, daemon_gid;
+
+static void setup(void)
+{
+	struct passwd *pw = getpwnam("nobody");
+	struct group *gr = getgrnam("nogroup");
+
+	ck_assert_msg(pw && gr, "the tests need user nobody and group nogroup");
+	ck_assert_uint_eq(pw->pw_gid, gr->gr_gid);
+	nobody_uid = pw->pw_uid;
+	nogroup_gid = gr->gr_gid;
+	pw = getpwnam("daemon");
+	ck_assert_msg(pw, "the tests need user daemon");
+	ck_assert_uint_ne(pw->pw_gid, nogroup_gid);
+	daemon_uid = pw->pw_uid;
+	daemon_gid = pw->pw_gid;
+	unit_tmpdir(dir, "test-grant");
+	c = NULL;
+}
+
+static void teardown(void)
+{
+	config_free(c);
+	c = NULL;
+	unit_rmdir(dir);
+}
+
+static void load(const char *text)
+{
+	config_free(c);
+	c = unit_config(dir, text);
+}
+
+static void subject_nobody(struct grant_subject *s)
+{
+	ck_assert_int_eq(grant_subject_init(s, c, nobody_uid, nogroup_gid, getpid()), 0);
+	ck_assert_str_eq(s->user, "nobody");
+}
+
+static struct grant_request req_policy(int policy, int priority)
+{
+	struct grant_request q;
+
+	memset(&q, 0, sizeof(q));
+	q.has_policy = true;
+	q.policy = policy;
+	q.has_priority = true;
+	q.priority = priority;
+	return q;
+}
+
+/* Resolve q and check it for s; the code (-1: granted), msg filled. */
+static int decide(const struct grant_subject *s, const struct grant_request *q, struct sched_spec *spec,
+		  size_t held, size_t adding, struct grant_cap *cap, char *msg, size_t len)
+{
+	int e;
+
+	msg[0] = '\0';
+	e = grant_resolve(c, q, spec, msg, len);
+	if (e >= 0)
+		return e;
+	return grant_check(c, s, q, spec, getpid(), held, adding, cap, msg, len);
+}
+
+/* The decision must be `code` and msg must hold every needle (up to 3). */
+static void expect(const struct grant_subject *s, const struct grant_request *q, int code, const char *n1,
+		   const char *n2, const char *n3)
+{
+	const char *needles[] = { n1, n2, n3 };
+	struct sched_spec spec;
+	struct grant_cap cap;
+	char msg[1024];
+	int e = decide(s, q, &spec, 0, 1, &cap, msg, sizeof(msg));
+
+	ck_assert_msg(e == code, "code %d, expected %d: %s", e, code, msg);
+	for (size_t i = 0; i < 3; i++)
+		if (needles[i])
+			ck_assert_msg(strstr(msg, needles[i]), "'%s' not in: %s", needles[i], msg);
+}
+
+START_TEST(test_resolve)
+{
+	struct grant_request q;
+	struct sched_spec spec;
+	char msg[512];
+
+	load("[daemon]\npolicy = fifo\npriority = 12\n"
+	     "[rule audio]\npolicy = rr\npriority = 40\ncpus = 1\n"
+	     "[rule bg]\npolicy = batch\nnice = 5\n");
+	/* no role: the [daemon] default */
+	memset(&q, 0, sizeof(q));
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(spec.policy, SCHED_FIFO);
+	ck_assert_int_eq(spec.priority, 12);
+	ck_assert(!spec.has_cpus);
+	/* a role: its spec */
+	snprintf(q.role, sizeof(q.role), "audio");
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(spec.policy, SCHED_RR);
+	ck_assert_int_eq(spec.priority, 40);
+	ck_assert(spec.has_cpus && CPU_ISSET(1, &spec.cpus) && CPU_COUNT(&spec.cpus) == 1);
+	/* explicit settings win over the role's */
+	q.has_priority = true;
+	q.priority = 30;
+	q.has_cpus = true;
+	CPU_ZERO(&q.cpus);
+	CPU_SET(0, &q.cpus);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(spec.priority, 30);
+	ck_assert(CPU_ISSET(0, &spec.cpus) && !CPU_ISSET(1, &spec.cpus));
+	/* leaving real time drops the priority ... */
+	memset(&q, 0, sizeof(q));
+	snprintf(q.role, sizeof(q.role), "audio");
+	q.has_policy = true;
+	q.policy = SCHED_OTHER;
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(spec.policy, SCHED_OTHER);
+	ck_assert_int_eq(spec.priority, 0);
+	/* ... and entering it from a role without one takes the default's */
+	snprintf(q.role, sizeof(q.role), "bg");
+	q.policy = SCHED_FIFO;
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(spec.policy, SCHED_FIFO);
+	ck_assert_int_eq(spec.priority, 12);
+	/* a role that is not configured */
+	snprintf(q.role, sizeof(q.role), "video");
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), PE_UNKNOWN_ROLE);
+	ck_assert_msg(strstr(msg, "no rule 'video'") && strstr(msg, "add [rule video]"), "%s", msg);
+}
+END_TEST
+
+/* A priority the policy cannot take, and [daemon] max-priority: these hold
+ * for everyone, root included. */
+START_TEST(test_ranges_and_max_priority)
+{
+	struct grant_subject root;
+	struct grant_request q;
+
+	load("[daemon]\nmax-priority = 50\n");
+	ck_assert_int_eq(grant_subject_init(&root, c, 0, 0, getpid()), 0);
+	ck_assert(root.privileged);
+	q = req_policy(SCHED_FIFO, 0);
+	expect(&root, &q, PE_BAD_REQUEST, "priority 0 is not valid for fifo", "use 1..99", NULL);
+	q = req_policy(SCHED_OTHER, 5);
+	expect(&root, &q, PE_BAD_REQUEST, "priority 5 is not valid for other", "use 0..0", NULL);
+	q = req_policy(SCHED_FIFO, 50);
+	expect(&root, &q, -1, NULL, NULL, NULL);
+	q = req_policy(SCHED_FIFO, 51);
+	expect(&root, &q, PE_ABOVE_MAX, "priority 51 (requested) is above max-priority 50 in [daemon]",
+	       "ask for 50 or less", "raise max-priority in [daemon]");
+	/* a role's priority is named by the role */
+	load("[daemon]\nmax-priority = 50\n[rule hot]\npolicy = fifo\npriority = 40\n");
+	ck_assert_int_eq(grant_subject_init(&root, c, 0, 0, getpid()), 0);
+	q = req_policy(SCHED_FIFO, 60);
+	q.has_priority = false;
+	snprintf(q.role, sizeof(q.role), "hot");
+	expect(&root, &q, -1, NULL, NULL, NULL);
+	load("[daemon]\nmax-priority = 50\n[rule hot]\npolicy = fifo\npriority = 50\n");
+	c->max_priority = 45;   /* as if lowered on the command line after validation */
+	expect(&root, &q, PE_ABOVE_MAX, "priority 50 (hot) is above max-priority 45", NULL, NULL);
+}
+END_TEST
+
+/* root and admin-group members skip the per-user limits. */
+START_TEST(test_admin_path)
+{
+	struct grant_subject s;
+	struct grant_request q = req_policy(SCHED_FIFO, 70);
+	struct sched_spec spec;
+	struct grant_cap cap;
+	char msg[512];
+
+	load("[daemon]\nmax-priority = 80\n");
+	subject_nobody(&s);
+	ck_assert(!s.privileged);
+	expect(&s, &q, PE_POLICY_DENIED, NULL, NULL, NULL);
+
+	load("[daemon]\nmax-priority = 80\nadmin-group = nogroup\n");
+	subject_nobody(&s);
+	ck_assert(s.privileged);
+	q.has_cpus = true;
+	CPU_ZERO(&q.cpus);
+	CPU_SET(1, &q.cpus);
+	ck_assert_int_eq(decide(&s, &q, &spec, 1000, 1, &cap, msg, sizeof(msg)), -1);  /* no quota either */
+	ck_assert(!cap.applies);
+	ck_assert_int_eq(spec.priority, 70);
+	q = req_policy(SCHED_FIFO, 81);
+	expect(&s, &q, PE_ABOVE_MAX, "max-priority 80 in [daemon]", NULL, NULL);
+	/* a member by its primary gid only: an unknown uid with that gid */
+	ck_assert_int_eq(grant_subject_init(&s, c, 4242424, nogroup_gid, 1), 0);
+	ck_assert(s.privileged);
+	ck_assert_int_eq(grant_subject_init(&s, c, daemon_uid, daemon_gid, 1), 0);
+	ck_assert(!s.privileged);
+	ck_assert_str_eq(s.user, "daemon");
+	/* root is privileged whatever admin-group says, and needs no name lookup */
+	ck_assert_int_eq(grant_subject_init(&s, c, 0, 12345, 1), 0);
+	ck_assert(s.privileged);
+	ck_assert_str_eq(s.user, "root");
+}
+END_TEST
+
+/* Without any [user] section: nothing real-time, no nice below 0. */
+START_TEST(test_builtin_limits)
+{
+	struct grant_subject s;
+	struct grant_limits l;
+	struct grant_request q;
+
+	load("[daemon]\n");
+	subject_nobody(&s);
+	grant_limits_get(c, &s, &l);
+	ck_assert_int_eq(l.max_priority, 0);
+	ck_assert_int_eq(l.max_threads, 32);
+	ck_assert_int_eq(l.min_nice, 0);
+	ck_assert(!l.has_cpus);
+	ck_assert_str_eq(l.policies_from, "built-in default");
+	q = req_policy(SCHED_FIFO, 10);
+	expect(&s, &q, PE_POLICY_DENIED, "policy fifo (requested) is not allowed for user nobody by built-in default",
+	       "(policies = other,batch,idle)", "add fifo to policies in a [user] or [group] section");
+	q = req_policy(SCHED_BATCH, 0);
+	expect(&s, &q, -1, NULL, NULL, NULL);
+	q.has_nice = true;
+	q.nice = -1;
+	expect(&s, &q, PE_NICE_DENIED, "nice -1 (requested) is below min-nice 0 for user nobody set by built-in default",
+	       "ask for 0 or more", NULL);
+	q.nice = 0;
+	expect(&s, &q, -1, NULL, NULL, NULL);
+	/* the default role's policy is named as "the [daemon] default" */
+	memset(&q, 0, sizeof(q));
+	expect(&s, &q, PE_POLICY_DENIED, "policy fifo (the [daemon] default)", NULL, NULL);
+}
+END_TEST
+
+/* [user NAME] replaces [user *] whole; [user *] applies to every other user. */
+START_TEST(test_user_sections)
+{
+	struct grant_subject s;
+	struct grant_limits l;
+	struct grant_request q;
+
+	load("[user *]\nmax-priority = 30\npolicies = fifo,other\nmax-threads = 4\n");
+	subject_nobody(&s);
+	grant_limits_get(c, &s, &l);
+	ck_assert_int_eq(l.max_priority, 30);
+	ck_assert_str_eq(l.prio_from, "[user *]");
+	q = req_policy(SCHED_FIFO, 30);
+	expect(&s, &q, -1, NULL, NULL, NULL);
+	q = req_policy(SCHED_FIFO, 31);
+	expect(&s, &q, PE_PRIORITY_DENIED, "priority 31 (requested) is above max-priority 30 for user nobody set by [user *]",
+	       "ask for 30 or less", "raise max-priority there");
+	q = req_policy(SCHED_RR, 10);
+	expect(&s, &q, PE_POLICY_DENIED, "policy rr (requested) is not allowed for user nobody by [user *]",
+	       "(policies = other,fifo)", NULL);
+
+	load("[user *]\nmax-priority = 30\npolicies = fifo,other\nmax-threads = 4\n"
+	     "[user nobody]\nmax-priority = 10\npolicies = rr\n");
+	subject_nobody(&s);
+	grant_limits_get(c, &s, &l);
+	ck_assert_int_eq(l.max_priority, 10);
+	ck_assert_str_eq(l.prio_from, "[user nobody]");
+	ck_assert_uint_eq(l.policies, 1u << SCHED_RR);
+	/* not merged with [user *]: max-threads is the built-in one */
+	ck_assert_int_eq(l.max_threads, 32);
+	ck_assert_str_eq(l.threads_from, "built-in default");
+	q = req_policy(SCHED_RR, 11);
+	expect(&s, &q, PE_PRIORITY_DENIED, "above max-priority 10 for user nobody set by [user nobody]", NULL, NULL);
+	q = req_policy(SCHED_FIFO, 5);
+	expect(&s, &q, PE_POLICY_DENIED, "by [user nobody] (policies = rr)", NULL, NULL);
+	/* another user still gets [user *] */
+	ck_assert_int_eq(grant_subject_init(&s, c, daemon_uid, daemon_gid, 1), 0);
+	grant_limits_get(c, &s, &l);
+	ck_assert_int_eq(l.max_priority, 30);
+	ck_assert_int_eq(l.max_threads, 4);
+}
+END_TEST
+
+/* A [group] the user is in widens, key by key, and never narrows. */
+START_TEST(test_group_widens)
+{
+	struct grant_subject s;
+	struct grant_limits l;
+	struct grant_request q;
+
+	load("[user nobody]\nmax-priority = 10\npolicies = fifo\nmax-threads = 2\nmin-nice = 0\ncpus = 0\n"
+	     "[group nogroup]\nmax-priority = 30\npolicies = rr\nmax-threads = 1\nmin-nice = -5\ncpus = 1\n"
+	     "[group daemon]\nmax-priority = 90\n");
+	subject_nobody(&s);
+	grant_limits_get(c, &s, &l);
+	ck_assert_int_eq(l.max_priority, 30);
+	ck_assert_str_eq(l.prio_from, "[group nogroup]");
+	ck_assert_uint_eq(l.policies, 1u << SCHED_FIFO | 1u << SCHED_RR);
+	ck_assert_str_eq(l.policies_from, "[group nogroup]");
+	ck_assert_int_eq(l.max_threads, 2);             /* the group's 1 is not more generous */
+	ck_assert_str_eq(l.threads_from, "[user nobody]");
+	ck_assert_int_eq(l.min_nice, -5);
+	ck_assert_str_eq(l.nice_from, "[group nogroup]");
+	ck_assert(l.has_cpus && CPU_ISSET(0, &l.cpus) && CPU_ISSET(1, &l.cpus));
+	q = req_policy(SCHED_RR, 30);
+	expect(&s, &q, -1, NULL, NULL, NULL);
+	q = req_policy(SCHED_RR, 31);
+	expect(&s, &q, PE_PRIORITY_DENIED, "set by [group nogroup]", "[group] section", NULL);
+
+	/* a group cannot put a CPU limit on a user who had none */
+	load("[user nobody]\nmax-priority = 10\npolicies = fifo\n"
+	     "[group nogroup]\ncpus = 1\n");
+	subject_nobody(&s);
+	grant_limits_get(c, &s, &l);
+	ck_assert(!l.has_cpus);
+	ck_assert_int_eq(l.max_priority, 10);
+	/* a group the user is not in does nothing */
+	load("[user nobody]\nmax-priority = 10\npolicies = fifo\n[group daemon]\nmax-priority = 60\n");
+	subject_nobody(&s);
+	grant_limits_get(c, &s, &l);
+	ck_assert_int_eq(l.max_priority, 10);
+	/* with no [user] section at all the group widens the built-in defaults */
+	load("[group nogroup]\nmax-priority = 20\npolicies = fifo\n");
+	subject_nobody(&s);
+	q = req_policy(SCHED_FIFO, 20);
+	expect(&s, &q, -1, NULL, NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_cpus)
+{
+	struct grant_subject s;
+	struct grant_request q;
+
+	load("[user *]\nmax-priority = 20\npolicies = fifo,other\ncpus = 0\n"
+	     "[rule pinned]\npolicy = fifo\npriority = 10\ncpus = 0-1\n");
+	subject_nobody(&s);
+	q = req_policy(SCHED_FIFO, 10);
+	expect(&s, &q, -1, NULL, NULL, NULL);            /* no cpus asked: the affinity is left alone */
+	q.has_cpus = true;
+	CPU_ZERO(&q.cpus);
+	CPU_SET(0, &q.cpus);
+	expect(&s, &q, -1, NULL, NULL, NULL);
+	CPU_SET(1, &q.cpus);
+	CPU_SET(3, &q.cpus);
+	expect(&s, &q, PE_CPU_DENIED, "CPU 1,3 (requested) is outside the CPUs 0 allowed for user nobody by [user *]",
+	       NULL, NULL);
+	memset(&q, 0, sizeof(q));
+	snprintf(q.role, sizeof(q.role), "pinned");
+	expect(&s, &q, PE_CPU_DENIED, "CPU 1 (pinned) is outside", NULL, NULL);
+}
+END_TEST
+
+/* min-nice, and the floor a front end (rtkit's min-nice-level) sets instead. */
+START_TEST(test_nice_floor)
+{
+	struct grant_subject s;
+	struct grant_request q;
+
+	load("[user *]\nmin-nice = -5\n[rule loud]\npolicy = other\nnice = -10\n");
+	subject_nobody(&s);
+	q = req_policy(SCHED_OTHER, 0);
+	q.has_nice = true;
+	q.nice = -5;
+	expect(&s, &q, -1, NULL, NULL, NULL);
+	q.nice = -6;
+	expect(&s, &q, PE_NICE_DENIED, "nice -6 (requested) is below min-nice -5 for user nobody set by [user *]",
+	       "ask for -5 or more", "or lower min-nice there");
+	memset(&q, 0, sizeof(q));
+	snprintf(q.role, sizeof(q.role), "loud");
+	expect(&s, &q, PE_NICE_DENIED, "nice -10 (loud)", NULL, NULL);
+	/* the front end's floor replaces min-nice, both ways */
+	s.has_nice_floor = true;
+	s.nice_floor = -11;
+	expect(&s, &q, -1, NULL, NULL, NULL);
+	s.nice_floor = -2;
+	q = req_policy(SCHED_OTHER, 0);
+	q.has_nice = true;
+	q.nice = -3;
+	expect(&s, &q, PE_NICE_DENIED, "below min-nice -2 for user nobody set by [rtkit] min-nice-level", NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_quota)
+{
+	struct grant_subject s;
+	struct grant_request q;
+	struct sched_spec spec;
+	struct grant_cap cap;
+	char msg[512];
+
+	load("[user *]\nmax-priority = 20\npolicies = fifo\nmax-threads = 3\n");
+	subject_nobody(&s);
+	q = req_policy(SCHED_FIFO, 10);
+	ck_assert_int_eq(decide(&s, &q, &spec, 2, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 3, &cap, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(decide(&s, &q, &spec, 3, 1, &cap, msg, sizeof(msg)), PE_QUOTA);
+	ck_assert_msg(strstr(msg, "user nobody holds 3 threads and may hold 3 (max-threads in [user *])"), "%s", msg);
+	/* a process registration asks for all its threads at once */
+	ck_assert_int_eq(decide(&s, &q, &spec, 1, 3, &cap, msg, sizeof(msg)), PE_QUOTA);
+	ck_assert_msg(strstr(msg, "holds 1 thread and"), "%s", msg);
+	/* a re-check of what is held (adding 0) passes at the limit */
+	ck_assert_int_eq(decide(&s, &q, &spec, 3, 0, &cap, msg, sizeof(msg)), -1);
+}
+END_TEST
+
+/* rtprio-cap = limits-conf against a limits.conf of our own. */
+START_TEST(test_rtprio_cap_limits_conf)
+{
+	static const char fmt[] =
+		"[daemon]\nrtprio-cap = limits-conf\nover-cap = %s\nlimits-conf = %s/limits.conf\n"
+		"limits-dir = %s/limits.d\n"
+		"[user *]\nmax-priority = 60\npolicies = fifo,rr,other\n";
+	char text[sizeof(fmt) + 3 * PATH_MAX], msg[1024], at[PATH_MAX + 64], fix[64];
+	struct grant_subject s;
+	struct grant_request q;
+	struct sched_spec spec;
+	struct grant_cap cap;
+	char d[PATH_MAX + 16];
+
+	snprintf(d, sizeof(d), "%s/limits.d", dir);
+	ck_assert_int_eq(mkdir(d, 0700), 0);
+	unit_write(dir, "limits.conf", "# a comment\nnobody soft rtprio 15\nnobody hard rtprio 30\n");
+	snprintf(text, sizeof(text), fmt, "refuse", dir, dir);
+	load(text);
+	subject_nobody(&s);
+	q = req_policy(SCHED_FIFO, 15);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert(cap.applies && !cap.clamped);
+	ck_assert_int_eq(cap.cap, 15);
+	snprintf(at, sizeof(at), "limits.conf soft rtprio at %s/limits.conf:2", dir);
+	ck_assert_msg(strstr(cap.from, at), "%s", cap.from);
+	q.priority = 16;
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), PE_RTPRIO_CAP);
+	ck_assert_msg(strstr(msg, "priority 16 is above the cap 15 from") && strstr(msg, at), "%s", msg);
+	snprintf(fix, sizeof(fix), "'nobody - rtprio 16'");
+	ck_assert_msg(strstr(msg, fix) && strstr(msg, "or ask for 15"), "%s", msg);
+	/* not real-time: no cap */
+	q = req_policy(SCHED_OTHER, 0);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert(!cap.applies);
+
+	/* over-cap = clamp: granted, lowered to the cap, and said so */
+	snprintf(text, sizeof(text), fmt, "clamp", dir, dir);
+	load(text);
+	subject_nobody(&s);
+	q = req_policy(SCHED_FIFO, 40);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert(cap.applies && cap.clamped);
+	ck_assert_int_eq(cap.asked, 40);
+	ck_assert_int_eq(spec.priority, 15);
+	/* no rtprio line for the user: cap 0, which even clamp cannot grant */
+	ck_assert_int_eq(grant_subject_init(&s, c, daemon_uid, daemon_gid, 1), 0);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), PE_RTPRIO_CAP);
+	ck_assert_msg(strstr(msg, "no rtprio line for user daemon") && strstr(msg, "'daemon - rtprio 40'"), "%s", msg);
+	/* a limits.d drop-in counts */
+	unit_write(d, "rt.conf", "daemon - rtprio 25\n");
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(spec.priority, 25);
+	/* root: the cap does not apply */
+	ck_assert_int_eq(grant_subject_init(&s, c, 0, 0, 1), 0);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert(!cap.applies);
+	ck_assert_int_eq(spec.priority, 40);
+}
+END_TEST
+
+/* rtprio-cap = rlimit: the target process's soft RLIMIT_RTPRIO, read from
+ * /proc/PID/limits (here our own, lowered to 0 for the test). */
+START_TEST(test_rtprio_cap_rlimit)
+{
+	struct grant_subject s;
+	struct grant_request q;
+	struct sched_spec spec;
+	struct grant_cap cap;
+	struct rlimit old, rl;
+	char msg[1024], needle[128];
+
+	ck_assert_int_eq(getrlimit(RLIMIT_RTPRIO, &old), 0);
+	rl = old;
+	rl.rlim_cur = 0;
+	ck_assert_int_eq(setrlimit(RLIMIT_RTPRIO, &rl), 0);
+	load("[daemon]\nrtprio-cap = rlimit\nover-cap = clamp\n[user *]\nmax-priority = 60\npolicies = fifo\n");
+	subject_nobody(&s);
+	q = req_policy(SCHED_FIFO, 5);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), PE_RTPRIO_CAP);
+	snprintf(needle, sizeof(needle), "above the cap 0 from RLIMIT_RTPRIO of pid %d (soft 0", (int)getpid());
+	ck_assert_msg(strstr(msg, needle), "%s", msg);
+	snprintf(needle, sizeof(needle), "prlimit --pid %d --rtprio=5", (int)getpid());
+	ck_assert_msg(strstr(msg, needle) && strstr(msg, "LimitRTPRIO=5"), "%s", msg);
+	/* a target that is gone: the cap cannot be read */
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(grant_check(c, &s, &q, &spec, INT_MAX, 0, 1, &cap, msg, sizeof(msg)), PE_INTERNAL);
+	ck_assert_msg(strstr(msg, "cannot read the rtprio cap (rtprio-cap)"), "%s", msg);
+	ck_assert_int_eq(setrlimit(RLIMIT_RTPRIO, &old), 0);
+}
+END_TEST
+
+/* The order of the checks: the first rule that refuses is the one named. */
+START_TEST(test_first_refusal_named)
+{
+	struct grant_subject s;
+	struct grant_request q;
+
+	load("[user *]\nmax-priority = 10\npolicies = fifo\nmin-nice = 0\ncpus = 0\nmax-threads = 1\n");
+	subject_nobody(&s);
+	/* above [daemon] max-priority before the user's policies */
+	q = req_policy(SCHED_RR, 90);
+	expect(&s, &q, PE_ABOVE_MAX, NULL, NULL, NULL);
+	/* the policy before the priority */
+	q = req_policy(SCHED_RR, 20);
+	expect(&s, &q, PE_POLICY_DENIED, NULL, NULL, NULL);
+	/* the priority before the CPUs */
+	q = req_policy(SCHED_FIFO, 20);
+	q.has_cpus = true;
+	CPU_ZERO(&q.cpus);
+	CPU_SET(1, &q.cpus);
+	expect(&s, &q, PE_PRIORITY_DENIED, NULL, NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_owns)
+{
+	struct proc_status ps = { .tgid = 1, .uid = 1000, .euid = 1000, .gid = 1000 };
+
+	ck_assert(grant_owns(1000, &ps));
+	ck_assert(!grant_owns(1001, &ps));
+	ps.euid = 0;    /* a setuid program its caller started */
+	ck_assert(!grant_owns(1000, &ps));
+	ck_assert(!grant_owns(0, &ps));
+	ps.uid = 0;
+	ps.euid = 1000;
+	ck_assert(!grant_owns(1000, &ps));
+}
+END_TEST
+
+/* Token buckets with explicit times: burst, refill, per uid, off at rate 0. */
+START_TEST(test_ratelimit)
+{
+	struct ratelimit *rl;
+	const uint64_t t0 = 1000000000;
+
+	ck_assert_int_eq(ratelimit_new(&rl), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert(ratelimit_take(rl, 1000, t0, 2, 3));
+	ck_assert(!ratelimit_take(rl, 1000, t0, 2, 3));
+	ck_assert(ratelimit_take(rl, 1001, t0, 2, 3));       /* another uid has its own bucket */
+	ck_assert(!ratelimit_take(rl, 1000, t0 + 499999, 2, 3));
+	ck_assert(ratelimit_take(rl, 1000, t0 + 500000, 2, 3)); /* rate 2/s: one token per 0.5 s */
+	ck_assert(!ratelimit_take(rl, 1000, t0 + 500000, 2, 3));
+	/* a long pause refills to the burst, no more */
+	for (int i = 0; i < 3; i++)
+		ck_assert(ratelimit_take(rl, 1000, t0 + 3600000000ull, 2, 3));
+	ck_assert(!ratelimit_take(rl, 1000, t0 + 3600000000ull, 2, 3));
+	ck_assert(ratelimit_take(rl, 1000, t0, 0, 0));       /* rate 0: off */
+	/* many uids: the table grows */
+	for (uid_t u = 0; u < 100; u++)
+		ck_assert(ratelimit_take(rl, 5000 + u, t0, 1, 1));
+	for (uid_t u = 0; u < 100; u++)
+		ck_assert(!ratelimit_take(rl, 5000 + u, t0, 1, 1));
+	ratelimit_free(rl);
+	ratelimit_free(NULL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("grant");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_resolve);
+	tcase_add_test(tc, test_ranges_and_max_priority);
+	tcase_add_test(tc, test_admin_path);
+	tcase_add_test(tc, test_builtin_limits);
+	tcase_add_test(tc, test_user_sections);
+	tcase_add_test(tc, test_group_widens);
+	tcase_add_test(tc, test_cpus);
+	tcase_add_test(tc, test_nice_floor);
+	tcase_add_test(tc, test_quota);
+	tcase_add_test(tc, test_rtprio_cap_limits_conf);
+	tcase_add_test(tc, test_rtprio_cap_rlimit);
+	tcase_add_test(tc, test_first_refusal_named);
+	tcase_add_test(tc, test_owns);
+	tcase_add_test(tc, test_ratelimit);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

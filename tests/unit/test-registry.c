@@ -1,0 +1,757 @@
+/* test-registry.c: the registry (registry.h) on real threads of the test
+ * process, with the kernel write recorded instead of made (sched-record.h):
+ * what is written when a thread is added, replaced and removed, that the
+ * settings a thread had before are the ones put back (the affinity only if
+ * it was changed), thread counts per owner, process registrations taking in
+ * the threads a process creates later (and the owner's limits refusing
+ * some), a tid that names another thread now, failed writes, a reload, the
+ * watchdog's hold, and the change callbacks the state journal follows. */
+#include "autoconfig.h"
+
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "daemon/core/registry.h"
+#include "daemon/sys/proc.h"
+#include "shared/protocol.h"
+#include "sched-record.h"
+#include "unit-util.h"
+
+static char dir[PATH_MAX];
+static struct config *c;
+static sd_event *ev;
+static struct registry *r;
+
+/* What the observer was told. */
+#define EVENTS_MAX 128
+static struct event {
+	int ev;
+	pid_t id;
+} events[EVENTS_MAX];
+static size_t n_events;
+
+static void on_change(void *ud, int e, struct reg_thread *t, struct reg_process *p)
+{
+	ck_assert_ptr_eq(ud, &events);
+	ck_assert_uint_lt(n_events, EVENTS_MAX);
+	events[n_events].ev = e;
+	events[n_events].id = t ? t->tid : p->pid;
+	n_events++;
+}
+
+static void setup(void)
+{
+	sched_record_check_wrapped();
+	unit_tmpdir(dir, "test-registry");
+	c = unit_config(dir, "[daemon]\nmax-priority = 80\n");
+	ck_assert_int_ge(sd_event_new(&ev), 0);
+	ck_assert_int_eq(registry_new(&r, ev), 0);
+	n_events = 0;
+}
+
+static void teardown(void)
+{
+	registry_free(r, false);
+	r = NULL;
+	sd_event_unref(ev);
+	config_free(c);
+	unit_rmdir(dir);
+}
+
+static struct sched_spec spec_of(int policy, int priority)
+{
+	struct sched_spec s;
+
+	memset(&s, 0, sizeof(s));
+	s.policy = policy;
+	s.priority = priority;
+	return s;
+}
+
+static const struct grant_request no_req;
+
+static void assert_same(const struct task_sched *a, const struct task_sched *b)
+{
+	ck_assert_int_eq(a->policy, b->policy);
+	ck_assert_int_eq(a->priority, b->priority);
+	ck_assert_int_eq(a->nice, b->nice);
+	ck_assert_int_eq(a->reset_on_fork, b->reset_on_fork);
+	ck_assert(CPU_EQUAL(&a->cpus, &b->cpus));
+}
+
+/* Add tid (of this process) with spec; asserts it was granted. */
+static struct reg_thread *add(pid_t tid, uid_t owner, const struct sched_spec *spec)
+{
+	struct reg_thread *t = NULL;
+	char msg[512] = "";
+	int e = registry_add_thread(r, tid, getpid(), owner, REG_SOURCE_THREAD, &no_req, spec, NULL, &t, msg,
+				    sizeof(msg));
+
+	ck_assert_msg(e == -1, "registry_add_thread: %d: %s", e, msg);
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
+/* Added: the original is what the kernel holds, the write is the spec on top
+ * of it; removed with restore: the original is written back, as it was. */
+START_TEST(test_add_remove_restores_original)
+{
+	struct sched_spec spec = spec_of(SCHED_FIFO, 10);
+	const struct sched_write *w;
+	const struct reg_recent *rec;
+	struct task_sched before;
+	struct reg_thread *t;
+	struct worker wk;
+
+	worker_start(&wk);
+	ck_assert_int_eq(task_sched_read(wk.tid, &before), 0);
+	spec.reset_on_fork = true;
+	t = add(wk.tid, 1000, &spec);
+	ck_assert_ptr_eq(registry_find(r, wk.tid), t);
+	ck_assert_uint_eq(registry_n_threads(r), 1);
+	ck_assert_int_eq(t->pid, getpid());
+	ck_assert_uint_eq(t->starttime, unit_starttime(wk.tid));
+	assert_same(&t->original, &before);
+	ck_assert_uint_eq(sched_record_n(), 1);
+	w = sched_record_get(0);
+	ck_assert_int_eq(w->tid, wk.tid);
+	ck_assert_int_eq(w->s.policy, SCHED_FIFO);
+	ck_assert_int_eq(w->s.priority, 10);
+	ck_assert(w->s.reset_on_fork);
+	ck_assert_int_eq(w->s.nice, before.nice);   /* fifo leaves the nice as it was */
+	ck_assert(!w->set_cpus);                    /* no cpus asked: the affinity is left alone */
+
+	registry_remove_thread(r, t, true);
+	ck_assert_ptr_null(registry_find(r, wk.tid));
+	ck_assert_uint_eq(registry_n_threads(r), 0);
+	ck_assert_uint_eq(sched_record_n(), 2);
+	w = sched_record_get(1);
+	ck_assert_int_eq(w->tid, wk.tid);
+	assert_same(&w->s, &before);
+	ck_assert(!w->set_cpus);
+	/* `list` can say it was let go with its settings put back */
+	rec = registry_recent(r, 0);
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_int_eq(rec->tid, wk.tid);
+	ck_assert_int_eq(rec->code, -1);
+	ck_assert_uint_eq(rec->owner, 1000);
+
+	/* removed without restore (a restart keeps threads as they are): no write */
+	t = add(wk.tid, 1000, &spec);
+	registry_remove_thread(r, t, false);
+	ck_assert_uint_eq(sched_record_n(), 3);
+	worker_stop(&wk);
+}
+END_TEST
+
+/* The affinity is written back only if rtschedd changed it. */
+START_TEST(test_cpus_restored_when_changed)
+{
+	struct sched_spec pinned = spec_of(SCHED_RR, 20), plain = spec_of(SCHED_RR, 20);
+	const struct sched_write *w;
+	struct task_sched before;
+	struct reg_thread *t;
+	struct worker wk;
+
+	worker_start(&wk);
+	ck_assert_int_eq(task_sched_read(wk.tid, &before), 0);
+	pinned.has_cpus = true;
+	CPU_ZERO(&pinned.cpus);
+	CPU_SET(0, &pinned.cpus);
+	t = add(wk.tid, 0, &pinned);
+	w = sched_record_last(wk.tid);
+	ck_assert(w->set_cpus && CPU_EQUAL(&w->s.cpus, &pinned.cpus));
+	ck_assert(t->cpus_changed);
+	assert_same(&t->original, &before);
+	registry_remove_thread(r, t, true);
+	w = sched_record_last(wk.tid);
+	ck_assert(w->set_cpus);
+	assert_same(&w->s, &before);
+
+	/* pinned, then asked again without cpus: the original affinity goes
+	 * back with that write, and the restore need not touch it again */
+	t = add(wk.tid, 0, &pinned);
+	ck_assert_ptr_eq(add(wk.tid, 0, &plain), t);
+	w = sched_record_last(wk.tid);
+	ck_assert(w->set_cpus && CPU_EQUAL(&w->s.cpus, &before.cpus));
+	ck_assert(!t->cpus_changed);
+	registry_remove_thread(r, t, true);
+	w = sched_record_last(wk.tid);
+	ck_assert(!w->set_cpus);
+	assert_same(&w->s, &before);
+	worker_stop(&wk);
+}
+END_TEST
+
+/* Asked again: one entry, the new request, owner and source replace the old;
+ * the original is still the one from the first registration (here one a
+ * previous rtschedd recorded, which the kernel's current view is not). */
+START_TEST(test_replace_keeps_original)
+{
+	struct sched_spec fifo = spec_of(SCHED_FIFO, 10), rr = spec_of(SCHED_RR, 30);
+	struct grant_request q = no_req;
+	struct reg_saved saved;
+	struct reg_thread *t;
+	struct worker wk;
+	char msg[512];
+
+	worker_start(&wk);
+	memset(&saved, 0, sizeof(saved));
+	saved.starttime = unit_starttime(wk.tid);
+	ck_assert_int_eq(task_sched_read(wk.tid, &saved.original), 0);
+	saved.original.policy = SCHED_FIFO;
+	saved.original.priority = 5;
+	ck_assert_int_eq(registry_adopt_thread(r, wk.tid, getpid(), 1000, REG_SOURCE_RULE, &q, &fifo, NULL, &saved,
+					       msg, sizeof(msg)), -1);
+	t = registry_find(r, wk.tid);
+	ck_assert_ptr_nonnull(t);
+	assert_same(&t->original, &saved.original);
+	ck_assert_uint_eq(sched_record_n(), 1);
+
+	snprintf(q.role, sizeof(q.role), "other-role");
+	ck_assert_int_eq(registry_add_thread(r, wk.tid, getpid(), 2000, REG_SOURCE_THREAD, &q, &rr, NULL, NULL, msg,
+					     sizeof(msg)), -1);
+	ck_assert_ptr_eq(registry_find(r, wk.tid), t);
+	ck_assert_uint_eq(registry_n_threads(r), 1);
+	ck_assert_uint_eq(t->owner, 2000);
+	ck_assert_int_eq(t->source, REG_SOURCE_THREAD);
+	ck_assert_str_eq(t->req.role, "other-role");
+	assert_same(&t->original, &saved.original);
+	ck_assert_int_eq(sched_record_last(wk.tid)->s.policy, SCHED_RR);
+	ck_assert_int_eq(sched_record_last(wk.tid)->s.priority, 30);
+
+	registry_remove_thread(r, t, true);
+	ck_assert_uint_eq(sched_record_n(), 3);
+	assert_same(&sched_record_last(wk.tid)->s, &saved.original);
+	worker_stop(&wk);
+}
+END_TEST
+
+/* Freed with restore (the daemon stopping): each thread gets exactly its
+ * own original back, after its grant; freed without (a restart): nothing. */
+START_TEST(test_free_restores_each)
+{
+	struct task_sched orig[3];
+	struct reg_saved saved;
+	struct worker wk[3];
+	char msg[512];
+
+	for (int i = 0; i < 3; i++) {
+		struct sched_spec s = spec_of(SCHED_FIFO, 10 + i);
+
+		worker_start(&wk[i]);
+		/* distinct originals, so a mix-up shows */
+		memset(&saved, 0, sizeof(saved));
+		saved.starttime = unit_starttime(wk[i].tid);
+		ck_assert_int_eq(task_sched_read(wk[i].tid, &saved.original), 0);
+		saved.original.policy = SCHED_RR;
+		saved.original.priority = 1 + i;
+		orig[i] = saved.original;
+		ck_assert_int_eq(registry_adopt_thread(r, wk[i].tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL,
+						       &saved, msg, sizeof(msg)), -1);
+	}
+	ck_assert_uint_eq(sched_record_n(), 3);
+	registry_free(r, true);
+	r = NULL;
+	ck_assert_uint_eq(sched_record_n(), 6);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(sched_record_count(wk[i].tid), 2);
+		ck_assert_int_eq(sched_record_get((size_t)i)->tid, wk[i].tid);   /* the grants first */
+		ck_assert_int_eq(sched_record_get((size_t)i)->s.priority, 10 + i);
+		assert_same(&sched_record_last(wk[i].tid)->s, &orig[i]);
+	}
+
+	ck_assert_int_eq(registry_new(&r, ev), 0);
+	for (int i = 0; i < 3; i++) {
+		struct sched_spec s = spec_of(SCHED_FIFO, 10);
+		add(wk[i].tid, 0, &s);
+	}
+	registry_free(r, false);
+	r = NULL;
+	ck_assert_uint_eq(sched_record_n(), 9);
+	for (int i = 0; i < 3; i++)
+		worker_stop(&wk[i]);
+}
+END_TEST
+
+START_TEST(test_count_owner)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct reg_thread *t[3];
+	struct worker wk[3];
+
+	for (int i = 0; i < 3; i++)
+		worker_start(&wk[i]);
+	t[0] = add(wk[0].tid, 1000, &s);
+	t[1] = add(wk[1].tid, 1000, &s);
+	t[2] = add(wk[2].tid, 2000, &s);
+	ck_assert_uint_eq(registry_count_owner(r, 1000), 2);
+	ck_assert_uint_eq(registry_count_owner(r, 2000), 1);
+	ck_assert_uint_eq(registry_count_owner(r, 0), 0);
+	/* asked again by another user: the thread is counted for that user now */
+	ck_assert_ptr_eq(add(wk[1].tid, 2000, &s), t[1]);
+	ck_assert_uint_eq(registry_count_owner(r, 1000), 1);
+	ck_assert_uint_eq(registry_count_owner(r, 2000), 2);
+	registry_remove_thread(r, t[0], true);
+	ck_assert_uint_eq(registry_count_owner(r, 1000), 0);
+	ck_assert_uint_eq(registry_n_threads(r), 2);
+	(void)t[2];
+	for (int i = 0; i < 3; i++)
+		worker_stop(&wk[i]);
+}
+END_TEST
+
+/* Every thread of this process now. */
+static size_t own_threads(void)
+{
+	pid_t *tids = NULL;
+	size_t n = 0;
+
+	ck_assert_int_eq(proc_list_tasks(getpid(), &tids, &n), 0);
+	free(tids);
+	return n;
+}
+
+/* A process registration: all its threads now, one registered on its own
+ * before taken over, threads it creates later through the connector's
+ * notice or a rescan, threads that exit dropped. */
+START_TEST(test_process_takes_new_threads)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10), s2 = spec_of(SCHED_FIFO, 20);
+	struct grant_request q = no_req;
+	struct reg_process *p = NULL;
+	struct task_sched before;
+	struct worker alone, w1, w2, w3;
+	size_t n, writes;
+	char msg[512];
+
+	worker_start(&alone);
+	worker_start(&w1);
+	ck_assert_int_eq(task_sched_read(alone.tid, &before), 0);
+	add(alone.tid, 0, &s2);
+	n = own_threads();
+	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s, &p, msg, sizeof(msg)), -1);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_eq(registry_find_process(r, getpid()), p);
+	ck_assert_uint_eq(p->n_threads, n);
+	ck_assert_uint_eq(registry_n_threads(r), n);
+	for (struct reg_thread *t = registry_threads(r); t; t = t->next) {
+		ck_assert_ptr_eq(t->proc, p);
+		ck_assert_int_eq(t->source, REG_SOURCE_PROCESS);
+	}
+	/* the thread registered alone: its original back, then the process's grant */
+	ck_assert_uint_eq(sched_record_count(alone.tid), 3);
+	ck_assert_int_eq(sched_record_nth(alone.tid, 0)->s.priority, 20);
+	assert_same(&sched_record_nth(alone.tid, 1)->s, &before);
+	ck_assert_int_eq(sched_record_last(alone.tid)->s.priority, 10);
+	assert_same(&registry_find(r, alone.tid)->original, &before);
+
+	/* a new thread, from the process events connector */
+	worker_start(&w2);
+	registry_on_new_thread(r, c, w2.tid, getpid());
+	ck_assert_ptr_nonnull(registry_find(r, w2.tid));
+	ck_assert_ptr_eq(registry_find(r, w2.tid)->proc, p);
+	ck_assert_int_eq(sched_record_last(w2.tid)->s.policy, SCHED_FIFO);
+	ck_assert_uint_eq(p->n_threads, n + 1);
+	/* one the connector missed, found by a rescan */
+	worker_start(&w3);
+	registry_rescan(r, c);
+	ck_assert_ptr_nonnull(registry_find(r, w3.tid));
+	ck_assert_uint_eq(p->n_threads, n + 2);
+	/* a notice for a thread of a process nobody registered does nothing */
+	registry_on_new_thread(r, c, w3.tid, getpid() + 1);
+
+	/* one exits: dropped, nothing written to its tid */
+	writes = sched_record_n();
+	worker_stop(&w2);
+	registry_on_exit(r, w2.tid);
+	ck_assert_ptr_null(registry_find(r, w2.tid));
+	ck_assert_uint_eq(p->n_threads, n + 1);
+	ck_assert_uint_eq(sched_record_n(), writes);
+
+	/* registered again with new settings: every thread gets them */
+	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s2, &p, msg, sizeof(msg)), -1);
+	ck_assert_uint_eq(registry_n_processes(r), 1);
+	for (struct reg_thread *t = registry_threads(r); t; t = t->next)
+		ck_assert_int_eq(sched_record_last(t->tid)->s.priority, 20);
+
+	/* removed: every thread gets its original back */
+	registry_remove_process(r, p, true);
+	ck_assert_uint_eq(registry_n_threads(r), 0);
+	ck_assert_uint_eq(registry_n_processes(r), 0);
+	ck_assert_ptr_null(registry_find_process(r, getpid()));
+	assert_same(&sched_record_last(alone.tid)->s, &before);
+	ck_assert_int_eq(sched_record_last(w3.tid)->s.policy, before.policy);
+	worker_stop(&alone);
+	worker_stop(&w1);
+	worker_stop(&w3);
+}
+END_TEST
+
+/* The owner's limits hold for threads a registered process creates later:
+ * refused ones are left alone and remembered with the reason. */
+START_TEST(test_new_thread_limits)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct grant_request q = no_req;
+	const struct reg_recent *rec;
+	struct reg_process *p;
+	struct passwd *pw = getpwnam("nobody");
+	struct worker w1, w2;
+	char msg[512], text[256];
+	size_t n;
+
+	ck_assert_ptr_nonnull(pw);
+	n = own_threads();
+	snprintf(text, sizeof(text), "[user nobody]\nmax-priority = 20\npolicies = fifo\nmax-threads = %zu\n", n);
+	config_free(c);
+	c = unit_config(dir, text);
+	ck_assert_int_eq(registry_add_process(r, getpid(), pw->pw_uid, &q, &s, &p, msg, sizeof(msg)), -1);
+	ck_assert_uint_eq(registry_count_owner(r, pw->pw_uid), n);
+
+	worker_start(&w1);
+	registry_on_new_thread(r, c, w1.tid, getpid());
+	ck_assert_ptr_null(registry_find(r, w1.tid));
+	ck_assert_uint_eq(sched_record_count(w1.tid), 0);
+	rec = registry_recent(r, 0);
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_int_eq(rec->tid, w1.tid);
+	ck_assert_int_eq(rec->code, PE_QUOTA);
+	ck_assert_int_eq(rec->source, REG_SOURCE_PROCESS);
+	ck_assert_msg(strstr(rec->why, "max-threads in [user nobody]"), "%s", rec->why);
+
+	/* room for one more, but the process asked for more than the user may have */
+	snprintf(text, sizeof(text), "[user nobody]\nmax-priority = 20\npolicies = fifo\nmax-threads = %zu\n", n + 5);
+	config_free(c);
+	c = unit_config(dir, text);
+	p->req.has_priority = true;
+	p->req.priority = 30;
+	registry_on_new_thread(r, c, w1.tid, getpid());
+	ck_assert_ptr_null(registry_find(r, w1.tid));
+	ck_assert_int_eq(registry_recent(r, 0)->code, PE_PRIORITY_DENIED);
+	ck_assert_int_eq(registry_recent(r, 0)->tid, w1.tid);    /* the same entry, updated */
+	ck_assert_ptr_null(registry_recent(r, 1));
+	/* within the limits again: the next rescan takes it */
+	p->req.priority = 20;
+	registry_rescan(r, c);
+	ck_assert_ptr_nonnull(registry_find(r, w1.tid));
+	ck_assert_int_eq(sched_record_last(w1.tid)->s.priority, 20);
+
+	/* found by a rescan, within the limits: taken */
+	worker_start(&w2);
+	registry_rescan(r, c);
+	ck_assert_ptr_nonnull(registry_find(r, w2.tid));
+	ck_assert_int_eq(sched_record_last(w2.tid)->s.priority, 20);
+	registry_remove_process(r, p, true);
+	worker_stop(&w1);
+	worker_stop(&w2);
+}
+END_TEST
+
+/* A tid whose thread is gone, or that names another thread now. */
+START_TEST(test_stale_and_gone)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct reg_saved saved;
+	struct reg_thread *t;
+	struct worker wk, gone;
+	char msg[512];
+
+	worker_start(&wk);
+	worker_start(&gone);
+	pid_t gone_tid = gone.tid;
+	worker_stop(&gone);
+
+	/* no such thread */
+	ck_assert_int_eq(registry_add_thread(r, gone_tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
+					     sizeof(msg)), PE_NO_SUCH_THREAD);
+	ck_assert_msg(strstr(msg, "no such thread"), "%s", msg);
+
+	/* a record whose start time is not the thread's: a reused tid */
+	memset(&saved, 0, sizeof(saved));
+	ck_assert_int_eq(task_sched_read(wk.tid, &saved.original), 0);
+	saved.starttime = unit_starttime(wk.tid) + 1;
+	ck_assert_int_eq(registry_adopt_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, &saved, msg,
+					       sizeof(msg)), PE_STALE_THREAD);
+	ck_assert_msg(strstr(msg, "start time changed"), "%s", msg);
+	ck_assert_ptr_null(registry_find(r, wk.tid));
+	registry_restore_saved(wk.tid, &saved);
+	ck_assert_uint_eq(sched_record_n(), 0);
+	/* the right start time: the record is written back */
+	saved.starttime--;
+	saved.cpus_changed = true;
+	registry_restore_saved(wk.tid, &saved);
+	ck_assert_uint_eq(sched_record_n(), 1);
+	assert_same(&sched_record_get(0)->s, &saved.original);
+	ck_assert(sched_record_get(0)->set_cpus);
+
+	/* a managed thread that exits: its tid is never written again */
+	t = add(wk.tid, 0, &s);
+	ck_assert_uint_eq(sched_record_n(), 2);
+	registry_set_observer(r, on_change, &events);
+	worker_stop(&wk);
+	registry_remove_thread(r, t, true);
+	ck_assert_uint_eq(sched_record_n(), 2);
+	ck_assert_uint_eq(n_events, 1);
+	ck_assert_int_eq(events[0].ev, REG_EV_THREAD_GONE);
+	ck_assert_int_eq(events[0].id, wk.tid);
+}
+END_TEST
+
+/* Exits noticed by the connector and by a rescan. */
+START_TEST(test_exit_paths)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct worker a, b, live;
+
+	worker_start(&a);
+	worker_start(&b);
+	worker_start(&live);
+	add(a.tid, 0, &s);
+	add(b.tid, 0, &s);
+	add(live.tid, 0, &s);
+	registry_on_exit(r, live.tid);           /* a notice for a live thread changes nothing */
+	ck_assert_ptr_nonnull(registry_find(r, live.tid));
+	worker_stop(&a);
+	worker_stop(&b);
+	registry_on_exit(r, a.tid);
+	ck_assert_ptr_null(registry_find(r, a.tid));
+	ck_assert_ptr_nonnull(registry_find(r, b.tid));
+	registry_rescan(r, c);
+	ck_assert_ptr_null(registry_find(r, b.tid));
+	ck_assert_ptr_nonnull(registry_find(r, live.tid));
+	ck_assert_uint_eq(registry_n_threads(r), 1);
+	ck_assert_uint_eq(sched_record_n(), 3);
+	worker_stop(&live);
+}
+END_TEST
+
+/* The kernel refusing: the code, the call and errno in the message, nothing
+ * registered; a thread taken over from a previous rtschedd gets its recorded
+ * original back when its new settings fail. */
+START_TEST(test_write_fails)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct reg_saved saved;
+	struct worker wk;
+	char msg[512], needle[64];
+
+	worker_start(&wk);
+	sched_record_fail(-EPERM, "sched_setattr");
+	ck_assert_int_eq(registry_add_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
+					     sizeof(msg)), PE_APPLY_FAILED);
+	snprintf(needle, sizeof(needle), "sched_setattr(tid %d, fifo/10", (int)wk.tid);
+	ck_assert_msg(strstr(msg, needle) && strstr(msg, strerror(EPERM)), "%s", msg);
+	ck_assert_ptr_null(registry_find(r, wk.tid));
+	ck_assert_uint_eq(registry_n_threads(r), 0);
+	ck_assert_uint_eq(sched_record_n(), 1);         /* not restored: nothing was changed */
+
+	sched_record_fail(-ESRCH, "sched_setattr");
+	ck_assert_int_eq(registry_add_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
+					     sizeof(msg)), PE_NO_SUCH_THREAD);
+
+	sched_record_reset();
+	sched_record_fail(-EPERM, "sched_setaffinity");
+	memset(&saved, 0, sizeof(saved));
+	saved.starttime = unit_starttime(wk.tid);
+	ck_assert_int_eq(task_sched_read(wk.tid, &saved.original), 0);
+	saved.original.policy = SCHED_RR;
+	saved.original.priority = 3;
+	ck_assert_int_eq(registry_adopt_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, &saved, msg,
+					       sizeof(msg)), PE_APPLY_FAILED);
+	ck_assert_msg(strstr(msg, "sched_setaffinity("), "%s", msg);
+	ck_assert_uint_eq(sched_record_n(), 2);
+	assert_same(&sched_record_get(1)->s, &saved.original);
+	ck_assert_ptr_null(registry_find(r, wk.tid));
+	worker_stop(&wk);
+}
+END_TEST
+
+/* RLIMIT_RTTIME 0: real time would get the process SIGKILLed; refused
+ * before anything is written. (Only the soft limit of the test process is
+ * lowered, and raised again; no scheduling changes.) */
+START_TEST(test_rttime_zero)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10), other = spec_of(SCHED_OTHER, 0);
+	struct rlimit old, rl;
+	struct worker wk;
+	char msg[512], needle[64];
+
+	worker_start(&wk);
+	ck_assert_int_eq(getrlimit(RLIMIT_RTTIME, &old), 0);
+	rl = old;
+	rl.rlim_cur = 0;
+	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &rl), 0);
+	ck_assert_int_eq(registry_add_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
+					     sizeof(msg)), PE_RTTIME_ZERO);
+	snprintf(needle, sizeof(needle), "RLIMIT_RTTIME of pid %d is 0", (int)getpid());
+	ck_assert_msg(strstr(msg, needle), "%s", msg);
+	ck_assert_uint_eq(sched_record_n(), 0);
+	add(wk.tid, 0, &other);                         /* not real time: fine */
+	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &old), 0);
+	worker_stop(&wk);
+}
+END_TEST
+
+/* A reload: registrations are resolved and checked again; a role that is
+ * gone, or limits that no longer allow a thread, put its original back. */
+START_TEST(test_reapply)
+{
+	struct sched_spec s;
+	struct grant_request q = no_req;
+	struct passwd *pw = getpwnam("nobody");
+	struct task_sched before;
+	struct worker a, b, d;
+	char msg[512];
+
+	ck_assert_ptr_nonnull(pw);
+	config_free(c);
+	c = unit_config(dir, "[rule audio]\npolicy = fifo\npriority = 30\n[rule video]\npolicy = fifo\npriority = 20\n"
+			     "[user nobody]\nmax-priority = 40\npolicies = fifo\n");
+	worker_start(&a);
+	worker_start(&b);
+	worker_start(&d);
+	ck_assert_int_eq(task_sched_read(a.tid, &before), 0);
+	snprintf(q.role, sizeof(q.role), "audio");
+	ck_assert_int_eq(grant_resolve(c, &q, &s, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(registry_add_thread(r, a.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
+					     sizeof(msg)), -1);
+	snprintf(q.role, sizeof(q.role), "video");
+	ck_assert_int_eq(grant_resolve(c, &q, &s, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(registry_add_thread(r, b.tid, getpid(), pw->pw_uid, REG_SOURCE_THREAD, &q, &s, NULL, NULL,
+					     msg, sizeof(msg)), -1);
+	ck_assert_int_eq(registry_add_thread(r, d.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
+					     sizeof(msg)), -1);
+
+	/* audio is gone, video moved to 35, and nobody may have 30 at most */
+	config_free(c);
+	c = unit_config(dir, "[rule video]\npolicy = fifo\npriority = 35\n"
+			     "[user nobody]\nmax-priority = 30\npolicies = fifo\n");
+	registry_reapply(r, c);
+	ck_assert_ptr_null(registry_find(r, a.tid));
+	assert_same(&sched_record_last(a.tid)->s, &before);
+	ck_assert_ptr_null(registry_find(r, b.tid));
+	ck_assert_int_eq(sched_record_last(b.tid)->s.policy, before.policy);
+	ck_assert_int_eq(registry_recent(r, 0)->code, -1);
+	ck_assert_ptr_nonnull(registry_find(r, d.tid));  /* root's: re-applied */
+	ck_assert_int_eq(sched_record_last(d.tid)->s.priority, 35);
+	worker_stop(&a);
+	worker_stop(&b);
+	worker_stop(&d);
+}
+END_TEST
+
+/* The watchdog's cooldown: real time is held back, and given at promote. */
+START_TEST(test_hold_and_promote)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct reg_thread *t;
+	struct worker wk;
+	char text[64];
+
+	worker_start(&wk);
+	registry_hold_all(r);
+	ck_assert(registry_held(r, getpid(), NULL));
+	t = add(wk.tid, 0, &s);
+	ck_assert_int_eq(sched_record_last(wk.tid)->s.policy, SCHED_OTHER);
+	ck_assert(t->demoted);
+	ck_assert_int_eq(t->demoted_from.policy, SCHED_FIFO);
+	registry_holds_text(r, text, sizeof(text));
+	ck_assert_str_eq(text, "every process");
+	ck_assert_uint_eq(registry_promote(r), 1);
+	ck_assert(!registry_held(r, getpid(), NULL));
+	ck_assert_int_eq(sched_record_last(wk.tid)->s.policy, SCHED_FIFO);
+	ck_assert_int_eq(sched_record_last(wk.tid)->s.priority, 10);
+	ck_assert(!t->demoted);
+	worker_stop(&wk);
+}
+END_TEST
+
+/* The callbacks the state journal is written from. */
+START_TEST(test_observer)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct grant_request q = no_req;
+	struct reg_process *p;
+	struct reg_thread *t;
+	struct worker wk;
+	size_t n;
+	char msg[512];
+
+	worker_start(&wk);
+	registry_set_observer(r, on_change, &events);
+	t = add(wk.tid, 0, &s);
+	ck_assert_uint_eq(n_events, 1);
+	ck_assert_int_eq(events[0].ev, REG_EV_THREAD_SET);
+	ck_assert_int_eq(events[0].id, wk.tid);
+	add(wk.tid, 0, &s);                          /* asked again: set again */
+	ck_assert_uint_eq(n_events, 2);
+	ck_assert_int_eq(events[1].ev, REG_EV_THREAD_SET);
+	registry_remove_thread(r, t, true);
+	ck_assert_uint_eq(n_events, 3);
+	ck_assert_int_eq(events[2].ev, REG_EV_THREAD_GONE);
+	ck_assert_int_eq(events[2].id, wk.tid);
+
+	n_events = 0;
+	n = own_threads();
+	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s, &p, msg, sizeof(msg)), -1);
+	ck_assert_uint_eq(n_events, 1 + n);
+	ck_assert_int_eq(events[0].ev, REG_EV_PROC_SET);   /* the process before its threads */
+	ck_assert_int_eq(events[0].id, getpid());
+	for (size_t i = 1; i <= n; i++)
+		ck_assert_int_eq(events[i].ev, REG_EV_THREAD_SET);
+	n_events = 0;
+	registry_remove_process(r, p, true);
+	ck_assert_uint_eq(n_events, 1 + n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(events[i].ev, REG_EV_THREAD_GONE);
+	ck_assert_int_eq(events[n].ev, REG_EV_PROC_GONE);   /* the threads before their process */
+	ck_assert_int_eq(events[n].id, getpid());
+
+	/* detached: freeing tells nobody */
+	add(wk.tid, 0, &s);
+	n_events = 0;
+	registry_set_observer(r, NULL, NULL);
+	registry_free(r, true);
+	r = NULL;
+	ck_assert_uint_eq(n_events, 0);
+	worker_stop(&wk);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("registry");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_add_remove_restores_original);
+	tcase_add_test(tc, test_cpus_restored_when_changed);
+	tcase_add_test(tc, test_replace_keeps_original);
+	tcase_add_test(tc, test_free_restores_each);
+	tcase_add_test(tc, test_count_owner);
+	tcase_add_test(tc, test_process_takes_new_threads);
+	tcase_add_test(tc, test_new_thread_limits);
+	tcase_add_test(tc, test_stale_and_gone);
+	tcase_add_test(tc, test_exit_paths);
+	tcase_add_test(tc, test_write_fails);
+	tcase_add_test(tc, test_rttime_zero);
+	tcase_add_test(tc, test_reapply);
+	tcase_add_test(tc, test_hold_and_promote);
+	tcase_add_test(tc, test_observer);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

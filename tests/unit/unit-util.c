@@ -1,0 +1,107 @@
+/* unit-util.c: helpers of the core unit tests (see unit-util.h). */
+#include "autoconfig.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/sys/proc.h"
+#include "unit-util.h"
+
+void unit_tmpdir(char *dir, const char *tag)
+{
+	snprintf(dir, PATH_MAX, "/tmp/rtschedd-%s.XXXXXX", tag);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+}
+
+void unit_rmdir(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+void unit_write(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX * 2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fchmod(fileno(f), 0600), 0);
+	ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+struct config *unit_config(const char *dir, const char *text)
+{
+	char path[PATH_MAX * 2], *err = NULL;
+	struct config *c = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&err, &len);
+	int r;
+
+	ck_assert_ptr_nonnull(f);
+	unit_write(dir, "rtschedd.conf", text);
+	snprintf(path, sizeof(path), "%s/rtschedd.conf", dir);
+	r = config_load(path, true, &c, f);
+	if (r == 0)
+		r = config_validate(c, f);
+	fclose(f);
+	ck_assert_msg(r == 0, "config rejected: %s\n%s", err, text);
+	free(err);
+	return c;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	char b;
+
+	w->tid = gettid();
+	sem_post(&w->up);
+	/* until worker_stop() closes the write end */
+	while (read(w->fd[0], &b, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+void worker_start(struct worker *w)
+{
+	memset(w, 0, sizeof(*w));
+	ck_assert_int_eq(pipe(w->fd), 0);
+	ck_assert_int_eq(sem_init(&w->up, 0, 0), 0);
+	ck_assert_int_eq(pthread_create(&w->th, NULL, worker_main, w), 0);
+	while (sem_wait(&w->up) < 0)
+		ck_assert_int_eq(errno, EINTR);
+	ck_assert_int_gt(w->tid, 0);
+}
+
+void worker_stop(struct worker *w)
+{
+	struct proc_stat st;
+
+	close(w->fd[1]);
+	ck_assert_int_eq(pthread_join(w->th, NULL), 0);
+	close(w->fd[0]);
+	sem_destroy(&w->up);
+	/* pthread_join returns when the kernel clears the tid word, a little
+	 * before it releases the task: wait for that, however long it takes */
+	while (proc_read_stat(w->tid, &st) == 0)
+		usleep(1000);
+}
+
+uint64_t unit_starttime(pid_t tid)
+{
+	struct proc_stat st;
+
+	ck_assert_int_eq(proc_read_stat(tid, &st), 0);
+	return st.starttime;
+}

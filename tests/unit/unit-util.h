@@ -1,0 +1,40 @@
+/* unit-util.h: what the core unit tests (grant, registry, state) share: a
+ * private temporary directory, configurations made from text through the
+ * config API, and real threads of the test process to point at. */
+#ifndef RTSCHED_UNIT_UTIL_H
+#define RTSCHED_UNIT_UTIL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/config/config.h"
+
+/* mkdtemp under /tmp, mode 0700; the name goes to dir (PATH_MAX). */
+void unit_tmpdir(char *dir, const char *tag);
+/* rm -rf dir. */
+void unit_rmdir(const char *dir);
+/* Write text to dir/name (mode 0600), asserting it worked. */
+void unit_write(const char *dir, const char *name, const char *text);
+/* Write text as dir/rtschedd.conf, load and validate it: the config or a
+ * failed assertion that quotes the errors. */
+struct config *unit_config(const char *dir, const char *text);
+
+/* A thread of this process that waits until it is stopped. */
+struct worker {
+	pthread_t th;
+	pid_t tid;
+	int fd[2];
+	sem_t up;
+};
+void worker_start(struct worker *w);
+/* Join it and wait until the kernel has released its tid (/proc no longer
+ * shows it), so whatever looks it up next sees a thread that is gone. */
+void worker_stop(struct worker *w);
+/* The start time of a live thread (/proc/TID/stat field 22). */
+uint64_t unit_starttime(pid_t tid);
+
+#endif
