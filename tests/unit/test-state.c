@@ -412,6 +412,66 @@ START_TEST(test_malformed_lines)
 }
 END_TEST
 
+/* A journal cut short (a crash in the middle of a write): every whole line
+ * counts, the cut one does not, wherever the cut falls. */
+START_TEST(test_truncated)
+{
+	struct worker a, b;
+	char full[1024], line[1100];
+	size_t head;
+
+	worker_start(&a);
+	worker_start(&b);
+	t_line(full, sizeof(full), a.tid, unit_starttime(a.tid), me, 0, "- - - - -", "0 0 0 0");
+	head = strlen(full);
+	t_line(line, sizeof(line), b.tid, unit_starttime(b.tid), me, 0, "- - - - -", "0 0 0 0");
+	strcat(full, line);
+	/* every cut inside b's line but the one before its newline */
+	for (size_t cut = head + 1; cut < strlen(full) - 1; cut++) {
+		char text[1024];
+
+		snprintf(text, sizeof(text), "%.*s", (int)cut, full);
+		unit_write(dir, "state", text);
+		restart();
+		ck_assert_msg(registry_find(d.registry, a.tid), "cut at %zu: the whole line was lost: %s", cut, text);
+		ck_assert_msg(!registry_find(d.registry, b.tid), "cut at %zu: a cut line was adopted: %s", cut,
+			      text + head);
+		ck_assert_msg(sched_record_count(b.tid) == 0, "cut at %zu: written", cut);
+	}
+	/* a removal cut short */
+	snprintf(line, sizeof(line), "%s-", full);
+	unit_write(dir, "state", line);
+	restart();
+	ck_assert_uint_eq(adopted_threads(), 2);
+	/* an empty journal */
+	unit_write(dir, "state", "");
+	restart();
+	ck_assert_uint_eq(adopted_threads(), 0);
+	worker_stop(&a);
+	worker_stop(&b);
+}
+END_TEST
+
+/* A crash in the middle of an update: the entry's last whole line counts. */
+START_TEST(test_truncated_update)
+{
+	struct worker a;
+	char text[1024], line[512];
+
+	worker_start(&a);
+	t_line(text, sizeof(text), a.tid, unit_starttime(a.tid), me, 0, "- 1 10 - -", "2 5 0 0");
+	t_line(line, sizeof(line), a.tid, unit_starttime(a.tid), me, 0, "- 1 40 - -", "2 5 0 0");
+	line[strlen(line) / 2] = '\0';
+	strcat(text, line);
+	unit_write(dir, "state", text);
+	open_state();
+	ck_assert_msg(registry_find(d.registry, a.tid), "a cut update lost the entry: %s", text);
+	ck_assert_int_eq(registry_find(d.registry, a.tid)->original.priority, 5);
+	ck_assert_int_eq(sched_record_last(a.tid)->s.priority, 10);
+	worker_stop(&a);
+}
+END_TEST
+
 /* cpus_changed: whether the affinity was ours to put back. */
 START_TEST(test_cpus_changed_read)
 {
@@ -606,6 +666,8 @@ int main(void)
 	tcase_add_test(tc, test_forged_originals);
 	tcase_add_test(tc, test_owner_changed);
 	tcase_add_test(tc, test_malformed_lines);
+	tcase_add_test(tc, test_truncated);
+	tcase_add_test(tc, test_truncated_update);
 	tcase_add_test(tc, test_cpus_changed_read);
 	tcase_add_test(tc, test_removals_and_updates);
 	tcase_add_test(tc, test_untrusted_journal);

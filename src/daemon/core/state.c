@@ -177,10 +177,21 @@ static void replay(struct state *s, FILE *f, struct entry **ents, size_t *n)
 {
 	char *line = NULL;
 	size_t cap = 0;
+	ssize_t len;
 
-	while (getline(&line, &cap, f) > 0) {
+	while ((len = getline(&line, &cap, f)) > 0) {
+		/* A last line without its newline is a write a crash cut short:
+		 * ignored, so an entry's last whole line still counts (a cut "T"
+		 * or update would otherwise replace it and drop the entry). */
+		if (line[len - 1] != '\n')
+			break;
+		/* "T ID ..." / "-T ID": a shorter line names no entry (reading
+		 * the id past its end read what an earlier line left in the buffer) */
+		size_t at = line[0] == '-' ? 3 : 2;
+		if ((size_t)len <= at)
+			continue;
 		char kind = line[0] == '-' ? line[1] : line[0];
-		int id = atoi(line + (line[0] == '-' ? 3 : 2));
+		int id = atoi(line + at);
 		size_t i;
 
 		for (i = 0; i < *n; i++)
