@@ -235,6 +235,37 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+/* An original whose CPU list is long (every other CPU of CPU_SETSIZE, as
+ * one SMT sibling per core numbers on some machines) survives the journal. */
+START_TEST(test_round_trip_long_cpu_list)
+{
+	struct sched_spec fifo = { .policy = SCHED_FIFO, .priority = 10 };
+	struct reg_saved saved;
+	struct reg_thread *t;
+	struct grant_request q;
+	struct worker a;
+	char msg[512];
+
+	memset(&q, 0, sizeof(q));
+	worker_start(&a);
+	open_state();
+	memset(&saved, 0, sizeof(saved));
+	saved.starttime = unit_starttime(a.tid);
+	ck_assert_int_eq(task_sched_read(a.tid, &saved.original), 0);
+	CPU_ZERO(&saved.original.cpus);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu += 2)
+		CPU_SET(cpu, &saved.original.cpus);
+	saved.cpus_changed = true;
+	ck_assert_int_eq(registry_adopt_thread(d.registry, a.tid, getpid(), me, REG_SOURCE_THREAD, &q, &fifo, NULL, &saved,
+					       msg, sizeof(msg)), -1);
+	restart();
+	t = registry_find(d.registry, a.tid);
+	ck_assert_msg(t, "an original with a long CPU list was lost on restart");
+	ck_assert(CPU_EQUAL(&t->original.cpus, &saved.original.cpus));
+	worker_stop(&a);
+}
+END_TEST
+
 /* A process registration comes back with its threads. */
 START_TEST(test_process_round_trip)
 {
@@ -662,6 +693,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_round_trip_long_cpu_list);
 	tcase_add_test(tc, test_process_round_trip);
 	tcase_add_test(tc, test_forged_originals);
 	tcase_add_test(tc, test_owner_changed);

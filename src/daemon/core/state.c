@@ -44,6 +44,11 @@ struct state {
 	bool loading;
 };
 
+/* Room for any cpu_set_t as a CPU list: every other CPU of CPU_SETSIZE
+ * (1024) takes about 2,000 characters. A shorter buffer wrote "-" for a
+ * long list, and the line then failed to parse at the next start. */
+#define CPUS_TEXT_MAX 4096
+
 /* "-" or the CPU list, into a token without spaces. */
 static void fmt_cpus(bool has, const cpu_set_t *set, char *buf, size_t len)
 {
@@ -53,7 +58,7 @@ static void fmt_cpus(bool has, const cpu_set_t *set, char *buf, size_t len)
 
 static void put_req(FILE *f, const struct grant_request *q)
 {
-	char cpus[256];
+	char cpus[CPUS_TEXT_MAX];
 
 	fmt_cpus(q->has_cpus, &q->cpus, cpus, sizeof(cpus));
 	fprintf(f, " %s", q->role[0] ? q->role : "-");
@@ -65,7 +70,7 @@ static void put_req(FILE *f, const struct grant_request *q)
 
 static void put_thread(FILE *f, const struct reg_thread *t)
 {
-	char cpus[256];
+	char cpus[CPUS_TEXT_MAX];
 
 	fprintf(f, "T %d %d %" PRIu64 " %u %d %d", (int)t->tid, (int)t->pid, t->starttime, (unsigned)t->owner,
 		(int)t->source, t->proc ? (int)t->proc->pid : 0);
