@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -426,6 +427,27 @@ START_TEST(test_new_thread_limits)
 	ck_assert_int_eq(rec->code, PE_QUOTA);
 	ck_assert_int_eq(rec->source, REG_SOURCE_PROCESS);
 	ck_assert_msg(strstr(rec->why, "max-threads in [user nobody]"), "%s", rec->why);
+	/* a rescan (the fallback without the connector, or after an overrun)
+	 * finds the same thread: the same limits hold, and the refusal, said
+	 * once, is not logged again every rescan */
+	int saved_err = dup(STDERR_FILENO), log_fd;
+	char log_path[PATH_MAX + 16], logged[4096] = "";
+	snprintf(log_path, sizeof(log_path), "%s/log", dir);
+	log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(log_fd, 0);
+	ck_assert_int_ge(saved_err, 0);
+	ck_assert_int_ge(dup2(log_fd, STDERR_FILENO), 0);
+	registry_rescan(r, c);
+	registry_rescan(r, c);
+	ck_assert_int_ge(dup2(saved_err, STDERR_FILENO), 0);
+	close(saved_err);
+	close(log_fd);
+	log_fd = open(log_path, O_RDONLY);
+	ck_assert_int_ge(read(log_fd, logged, sizeof(logged) - 1), 0);
+	close(log_fd);
+	ck_assert_msg(!registry_find(r, w1.tid), "a rescan took a thread over max-threads");
+	ck_assert_uint_eq(sched_record_count(w1.tid), 0);
+	ck_assert_msg(!strstr(logged, "left alone"), "logged again: %s", logged);
 
 	/* room for one more, but the process asked for more than the user may have */
 	snprintf(text, sizeof(text), "[user nobody]\nmax-priority = 20\npolicies = fifo\nmax-threads = %zu\n", n + 5);
@@ -452,6 +474,37 @@ START_TEST(test_new_thread_limits)
 	registry_remove_process(r, p, true);
 	worker_stop(&w1);
 	worker_stop(&w2);
+}
+END_TEST
+
+/* A thread of a registered process that registered on its own afterwards
+ * keeps its own registration: a rescan takes in new threads only. */
+START_TEST(test_rescan_keeps_own_registration)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10), own = spec_of(SCHED_RR, 30);
+	struct grant_request q = no_req;
+	struct reg_process *p;
+	struct reg_thread *t;
+	struct worker wk;
+	size_t writes;
+	char msg[512];
+
+	worker_start(&wk);
+	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s, &p, msg, sizeof(msg)), -1);
+	t = add(wk.tid, 0, &own);
+	ck_assert_ptr_null(t->proc);
+	ck_assert_int_eq(t->source, REG_SOURCE_THREAD);
+	ck_assert_uint_eq(p->n_threads, own_threads() - 1);
+	writes = sched_record_n();
+	registry_rescan(r, c);
+	t = registry_find(r, wk.tid);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_msg(!t->proc && t->source == REG_SOURCE_THREAD, "a rescan gave the thread back to its process");
+	ck_assert_uint_eq(sched_record_n(), writes);
+	ck_assert_int_eq(sched_record_last(wk.tid)->s.policy, SCHED_RR);
+	registry_remove_process(r, p, true);
+	ck_assert_ptr_eq(registry_find(r, wk.tid), t);   /* not the process's to restore */
+	worker_stop(&wk);
 }
 END_TEST
 
@@ -741,6 +794,7 @@ int main(void)
 	tcase_add_test(tc, test_count_owner);
 	tcase_add_test(tc, test_process_takes_new_threads);
 	tcase_add_test(tc, test_new_thread_limits);
+	tcase_add_test(tc, test_rescan_keeps_own_registration);
 	tcase_add_test(tc, test_stale_and_gone);
 	tcase_add_test(tc, test_exit_paths);
 	tcase_add_test(tc, test_write_fails);

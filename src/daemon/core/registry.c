@@ -613,15 +613,31 @@ void registry_remove_process(struct registry *r, struct reg_process *p, bool res
 	free(p);
 }
 
-void registry_on_new_thread(struct registry *r, const struct config *c, pid_t tid, pid_t pid)
+/* Whether thread tid, as it is now (its start time), was refused with
+ * `code` the last time: a rescan asks again every period, but says so once. */
+static bool refused_before(struct registry *r, pid_t tid, int code)
 {
-	struct reg_process *p = registry_find_process(r, pid);
+	struct proc_stat st;
+
+	if (proc_read_stat(tid, &st) < 0)
+		return false;
+	for (size_t i = 0; i < r->n_recent; i++)
+		if (r->recent[i].tid == tid && r->recent[i].starttime == st.starttime)
+			return r->recent[i].code == code;
+	return false;
+}
+
+/* Manage tid, a new thread of registered process p, if the owner's limits
+ * allow it; a refusal is noted, and logged unless `quiet_repeat` and it is
+ * the one noted last time. */
+static void process_new_thread(struct registry *r, const struct config *c, struct reg_process *p, pid_t tid,
+			       bool quiet_repeat)
+{
+	pid_t pid = p->pid;
 	struct sched_spec spec;
 	char msg[512];
 	int e;
 
-	if (!p || registry_find(r, tid))
-		return;
 	if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0)
 		return;
 	/* the owner's limits hold for threads the process creates later too */
@@ -632,15 +648,25 @@ void registry_on_new_thread(struct registry *r, const struct config *c, pid_t ti
 	e = grant_check(c, &subj, &p->req, &spec, pid, subj.privileged ? 0 : registry_count_owner(r, p->owner), 1,
 			&cap, msg, sizeof(msg));
 	if (e >= 0) {
-		log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
+		if (!quiet_repeat || !refused_before(r, tid, e))
+			log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
 		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
 		return;
 	}
 	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &spec, p, NULL, msg, sizeof(msg));
 	if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD) {
-		log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
+		if (!quiet_repeat || !refused_before(r, tid, e))
+			log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
 		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
 	}
+}
+
+void registry_on_new_thread(struct registry *r, const struct config *c, pid_t tid, pid_t pid)
+{
+	struct reg_process *p = registry_find_process(r, pid);
+
+	if (p && !registry_find(r, tid))
+		process_new_thread(r, c, p, tid, false);
 }
 
 void registry_on_exit(struct registry *r, pid_t tid)
@@ -671,11 +697,24 @@ void registry_rescan(struct registry *r, const struct config *c)
 			thread_free(r, t);
 	}
 	for (p = r->procs; p; p = pn) {
+		pid_t *tids = NULL;
+		size_t n = 0;
+
 		pn = p->next;
-		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) < 0)
-			process_adopt(r, p, &spec, msg, sizeof(msg));
-		else if (p->n_threads == 0)
-			registry_remove_process(r, p, false);
+		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0) {
+			if (p->n_threads == 0)
+				registry_remove_process(r, p, false);
+			continue;
+		}
+		/* threads the connector did not report, through the owner's limits
+		 * like the ones it did; a thread managed already (registered on its
+		 * own, too) is left as it is */
+		if (proc_list_tasks(p->pid, &tids, &n) < 0)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (!registry_find(r, tids[i]))
+				process_new_thread(r, c, p, tids[i], true);
+		free(tids);
 	}
 }
 
