@@ -107,6 +107,15 @@ static void json_object(const struct proto_msg *m)
 	putchar('}');
 }
 
+/* One ROW of a --json list: the objects of an array the caller opens and closes. */
+static int json_row(const struct proto_msg *m)
+{
+	printf("%s", first_row ? "" : ",");
+	json_object(m);
+	first_row = false;
+	return 0;
+}
+
 /* list: one table row per ROW message. */
 static const char *ns_str(const char *v, char *buf, size_t len);
 
@@ -125,12 +134,8 @@ static int on_list(void *ud, const struct proto_msg *m)
 	}
 	if (strcmp(m->head, "ROW") != 0)
 		return 0;
-	if (json) {
-		printf("%s", first_row ? "" : ",");
-		json_object(m);
-		first_row = false;
-		return 0;
-	}
+	if (json)
+		return json_row(m);
 	if (first_row) {
 		printf("%-7s %-7s %-16s %-6s %-4s %-4s %-10s %-12s %-7s %-5s %-12s %-9s %8s %8s\n", "TID", "PID", "COMM",
 		       "POLICY", "PRIO", "NICE", "CPUS", "RULE", "SOURCE", "OWNER", "STATE", "OBSERVED", "TIMER99",
@@ -182,12 +187,8 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 	const char *v;
 
 	if (strcmp(m->head, "ROW") == 0) {
-		if (json) {
-			printf("%s", first_row ? "" : ",");
-			json_object(m);
-			first_row = false;
-			return 0;
-		}
+		if (json)
+			return json_row(m);
 		if (first_row) {
 			printf("%-10s %-15s %-7s %-6s %-4s %-6s %-8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %5s %6s\n",
 			       "KIND", "NAME", "TID", "POLICY", "PRIO", "CPUS", "PERIOD", "SAMPLES", "MIN", "P50", "P90",

@@ -15,8 +15,9 @@
 
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/policy.h"
+#include "daemon/sys/proc.h"
 #include "daemon/diag/diag.h"
-#include "diag_int.h"
+#include "daemon/diag/diag_int.h"
 
 #define UNIT_PATH "/etc/systemd/system:/run/systemd/system:/lib/systemd/system:/usr/lib/systemd/system"
 
@@ -72,38 +73,10 @@ int diag_path(char *buf, size_t len, const char *fmt, ...)
 	return n < 0 ? -EINVAL : (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* Read an open file to its end; /proc files may come in several reads. */
-static int read_fd(int fd, char *buf, size_t len)
-{
-	size_t off = 0;
-
-	for (;;) {
-		ssize_t n = read(fd, buf + off, len - 1 - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		off += (size_t)n;
-		if (off == len - 1) {
-			char extra;
-
-			n = read(fd, &extra, 1);
-			if (n != 0)
-				return n < 0 ? -errno : -EFBIG;
-			break;
-		}
-	}
-	buf[off] = '\0';
-	return 0;
-}
-
 int diag_read(char *buf, size_t len, const char *fmt, ...)
 {
 	char path[PATH_MAX];
+	size_t used;
 	va_list ap;
 	int fd, n, r;
 
@@ -117,7 +90,7 @@ int diag_read(char *buf, size_t len, const char *fmt, ...)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	r = read_fd(fd, buf, len);
+	r = proc_read_fd(fd, buf, len, &used);
 	close(fd);
 	return r;
 }

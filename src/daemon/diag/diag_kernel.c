@@ -13,7 +13,7 @@
 #include <zlib.h>
 
 #include "daemon/sys/cpulist.h"
-#include "diag_int.h"
+#include "daemon/diag/diag_int.h"
 #include "daemon/sys/kfeat.h"
 
 /* kernel.sched_rt_runtime_us against kernel.sched_rt_period_us. */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/sys/limits.h"
-#include "diag_int.h"
+#include "daemon/diag/diag_int.h"
 
 #define CAP_BIT_SYS_NICE 23      /* CAP_SYS_NICE, for the CapEff mask of a fake tree */
 #define CAP_BIT_SYS_RESOURCE 24  /* CAP_SYS_RESOURCE, for pid 1's CapBnd mask */

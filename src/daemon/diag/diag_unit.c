@@ -18,7 +18,7 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
-#include "diag_int.h"
+#include "daemon/diag/diag_int.h"
 
 #define MAX_DROPINS 64
 #define SYSTEMD "org.freedesktop.systemd1"

@@ -35,9 +35,7 @@ static int task_path(char *path, size_t size, const char *root, pid_t pid, pid_t
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* Read an open file to its end into buf (NUL-terminated); /proc files may
- * come in several reads. *used gets the length. -EFBIG if it does not fit. */
-static int read_fd(int fd, char *buf, size_t len, size_t *used)
+int proc_read_fd(int fd, char *buf, size_t len, size_t *used)
 {
 	size_t off = 0;
 
@@ -79,7 +77,7 @@ static int read_task(const char *root, pid_t pid, pid_t tid, const char *name, c
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	r = read_fd(fd, buf, len, &n);
+	r = proc_read_fd(fd, buf, len, &n);
 	close(fd);
 	if (r == 0 && n == 0)
 		r = -ESRCH;
@@ -171,7 +169,7 @@ int proc_read_timerslack_at(const char *root, pid_t pid, long long *ns)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	r = read_fd(fd, buf, sizeof(buf), &n);
+	r = proc_read_fd(fd, buf, sizeof(buf), &n);
 	close(fd);
 	if (r < 0)
 		return r;

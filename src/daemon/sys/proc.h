@@ -112,4 +112,8 @@ int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_
 /* The tids of a process; *tids is malloc'd. */
 int proc_list_tasks(pid_t pid, pid_t **tids, size_t *n);
 
+/* Read an open file to its end into buf (NUL-terminated); /proc files may
+ * come in several reads. *used gets the length. -EFBIG if it does not fit. */
+int proc_read_fd(int fd, char *buf, size_t len, size_t *used);
+
 #endif
