@@ -174,21 +174,6 @@ void config_override_log_level(struct config *c, int level);
 int config_validate(struct config *c, FILE *errors);
 /* Print the effective configuration as a loadable file with each value's origin. */
 void config_print(const struct config *c, FILE *f);
-/* The rule that applies to a thread with these properties, or NULL: the most
- * specific (most match keys) first, then the first in file order. The
- * lookups are lazy: get() is asked only for what some rule needs. */
-struct match_subject {
-	const char *thread_name;
-	const char *process_name;
-	const char *exe;
-	const char *unit;
-	const char *cgroup;
-	uid_t uid;
-	gid_t gid;
-	const gid_t *groups;
-	size_t n_groups;
-};
-const struct rule *config_match(const struct config *c, const struct match_subject *s);
 /* The state journal's path: state-file, or "state" in the socket's directory. */
 void config_state_path(const struct config *c, char *buf, size_t len);
 /* The rule called `name`, or NULL. */
