@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <sys/un.h>
 
 #include "daemon/sys/strmap.h"
