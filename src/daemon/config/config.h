@@ -1,5 +1,7 @@
 /* config.h: rtschedd.conf and its drop-ins, read with inih into a fresh
- * struct config that is validated before it replaces the running one. */
+ * struct config that is validated before it replaces the running one.
+ * parse.c reads, validate.c checks across keys, print.c prints, config.c
+ * answers lookups; every key is one entry of the table in keys.c. */
 #ifndef RTSCHED_CONFIG_H
 #define RTSCHED_CONFIG_H
 
