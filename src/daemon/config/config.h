@@ -43,6 +43,8 @@ struct key_origin {
 /* rtprio-cap: where the ceiling of a non-privileged grant comes from. */
 enum { CAP_CONFIG, CAP_LIMITS_CONF, CAP_RLIMIT };
 
+/* What some rule matches on, so what rules.c must read from /proc for
+ * config_match() (core/match.h); set by config_validate(). */
 enum {
 	MATCH_NEED_PROCESS_NAME = 1 << 0,
 	MATCH_NEED_EXE = 1 << 1,
@@ -149,7 +151,7 @@ struct config {
 	char metrics_file[256];   /* Prometheus textfile-collector output, "" = none */
 	unsigned metrics_interval_s;
 	int cpu_dma_latency_us;   /* -1: don't hold /dev/cpu_dma_latency */
-	bool watchdog;            /* the starvation watchdog (safety.c) */
+	bool watchdog;            /* the starvation watchdog (src/daemon/watchdog) */
 	unsigned watchdog_threshold_ms;
 	unsigned watchdog_cooldown_s;
 	bool watchdog_demote_all; /* watchdog-demote = all: every real-time thread on the CPU, grants held for all */
@@ -168,9 +170,12 @@ int config_dropin_dir(const char *path, char *buf, size_t len);
  * when `required`. Returns 0, -EINVAL when any error was written, or -errno.
  * The result still needs config_validate(), after any overrides. */
 int config_load(const char *path, bool required, struct config **ret, FILE *errors);
-/* Command-line overrides: they win over every file, and say so when printed. */
+/* Command-line overrides win over every file, and say so when printed. */
+/* --scheduler-policy and --scheduler-priority: the [daemon] default spec. */
 void config_override_default(struct config *c, int policy, int priority);
+/* --socket; -ENAMETOOLONG if it does not fit a socket address. */
 int config_override_socket(struct config *c, const char *path);
+/* --log-level. */
 void config_override_log_level(struct config *c, int level);
 /* Check cross-key rules (priority against policy and max-priority, ...).
  * Returns 0, -EINVAL, or -EDOM when a command-line value is what fails. */
