@@ -1,5 +1,5 @@
 /* fuzz-config.c: libFuzzer target for the config reader and validator
- * (config_load() and config_validate() in config.h).
+ * (config_load() and config_validate() in config.h; config_match() in match.h).
  *
  * config_load() reads a path and the *.conf drop-ins beside it, so the input
  * is cut at each "%%\n" into the main file and up to two drop-ins, written
@@ -22,6 +22,7 @@
 
 #include "daemon/sys/log.h"
 #include "daemon/config/config.h"
+#include "daemon/core/match.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 /* True if some line of the error stream is an error, not a warning. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon/config/config.h"
+#include "daemon/core/match.h"
 
 static char dir[PATH_MAX];
 static char main_path[PATH_MAX + 32];

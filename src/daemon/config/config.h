@@ -1,5 +1,7 @@
 /* config.h: rtschedd.conf and its drop-ins, read with inih into a fresh
- * struct config that is validated before it replaces the running one. */
+ * struct config that is validated before it replaces the running one.
+ * parse.c reads, validate.c checks across keys, print.c prints, config.c
+ * answers lookups; every key is one entry of the table in keys.c. */
 #ifndef RTSCHED_CONFIG_H
 #define RTSCHED_CONFIG_H
 
@@ -10,6 +12,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <sys/un.h>
 
 #include "daemon/sys/strmap.h"
@@ -40,6 +43,8 @@ struct key_origin {
 /* rtprio-cap: where the ceiling of a non-privileged grant comes from. */
 enum { CAP_CONFIG, CAP_LIMITS_CONF, CAP_RLIMIT };
 
+/* What some rule matches on, so what rules.c must read from /proc for
+ * config_match() (core/match.h); set by config_validate(). */
 enum {
 	MATCH_NEED_PROCESS_NAME = 1 << 0,
 	MATCH_NEED_EXE = 1 << 1,
@@ -146,7 +151,7 @@ struct config {
 	char metrics_file[256];   /* Prometheus textfile-collector output, "" = none */
 	unsigned metrics_interval_s;
 	int cpu_dma_latency_us;   /* -1: don't hold /dev/cpu_dma_latency */
-	bool watchdog;            /* the starvation watchdog (safety.c) */
+	bool watchdog;            /* the starvation watchdog (src/daemon/watchdog) */
 	unsigned watchdog_threshold_ms;
 	unsigned watchdog_cooldown_s;
 	bool watchdog_demote_all; /* watchdog-demote = all: every real-time thread on the CPU, grants held for all */
@@ -165,30 +170,18 @@ int config_dropin_dir(const char *path, char *buf, size_t len);
  * when `required`. Returns 0, -EINVAL when any error was written, or -errno.
  * The result still needs config_validate(), after any overrides. */
 int config_load(const char *path, bool required, struct config **ret, FILE *errors);
-/* Command-line overrides: they win over every file, and say so when printed. */
+/* Command-line overrides win over every file, and say so when printed. */
+/* --scheduler-policy and --scheduler-priority: the [daemon] default spec. */
 void config_override_default(struct config *c, int policy, int priority);
+/* --socket; -ENAMETOOLONG if it does not fit a socket address. */
 int config_override_socket(struct config *c, const char *path);
+/* --log-level. */
 void config_override_log_level(struct config *c, int level);
 /* Check cross-key rules (priority against policy and max-priority, ...).
  * Returns 0, -EINVAL, or -EDOM when a command-line value is what fails. */
 int config_validate(struct config *c, FILE *errors);
 /* Print the effective configuration as a loadable file with each value's origin. */
 void config_print(const struct config *c, FILE *f);
-/* The rule that applies to a thread with these properties, or NULL: the most
- * specific (most match keys) first, then the first in file order. The
- * lookups are lazy: get() is asked only for what some rule needs. */
-struct match_subject {
-	const char *thread_name;
-	const char *process_name;
-	const char *exe;
-	const char *unit;
-	const char *cgroup;
-	uid_t uid;
-	gid_t gid;
-	const gid_t *groups;
-	size_t n_groups;
-};
-const struct rule *config_match(const struct config *c, const struct match_subject *s);
 /* The state journal's path: state-file, or "state" in the socket's directory. */
 void config_state_path(const struct config *c, char *buf, size_t len);
 /* The rule called `name`, or NULL. */

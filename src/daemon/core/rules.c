@@ -1,5 +1,6 @@
 /* rules.c: automatic matching of threads by name, executable, user, group,
- * unit or cgroup (see rules.h). Only what some rule needs is read from /proc. */
+ * unit or cgroup (see rules.h). Only what some rule needs is read from /proc;
+ * which rule wins is decided in match.c. */
 #include "autoconfig.h"
 
 #include <dirent.h>
@@ -12,6 +13,7 @@
 
 #include "daemon/sys/log.h"
 #include "daemon/sys/proc.h"
+#include "daemon/core/match.h"
 #include "daemon/core/registry.h"
 #include "daemon/core/rules.h"
 

@@ -1,0 +1,233 @@
+/* keys.c: the table of every key of rtschedd.conf, one per section kind
+ * (see keys.h; how each type is read and printed is value.c's), and where
+ * each key's value came from. */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/sys/log.h"
+#include "shared/protocol.h"
+#include "daemon/config/keys.h"
+
+/* Where a key's value is kept, and the bool saying it was given. */
+#define AT(T, m) .offset = offsetof(T, m), .size = sizeof(((T *)0)->m)
+#define HAS(T, m) .has = offsetof(T, m) + 1
+
+/* nice prints only for the policies it acts on. */
+static bool spec_nice_shown(const struct config_key *k, const void *sec)
+{
+	const struct sched_spec *s = (const void *)((const char *)sec + k->offset - offsetof(struct sched_spec, nice));
+
+	return s->policy == SCHED_OTHER || s->policy == SCHED_BATCH;
+}
+
+/* period-us and strategy are how a latency probe waits; a noise probe spins. */
+static bool probe_latency_shown(const struct config_key *k, const void *sec)
+{
+	return !((const struct probe_conf *)sec)->noise;
+}
+
+/* state-file prints as the path the journal has: "" is "state" beside the socket. */
+static void state_file_format(const struct config *c, const void *sec, char *buf, size_t len)
+{
+	config_state_path(c, buf, len);
+}
+
+/* The sched_spec keys of [daemon] (the default) and of [rule NAME], from key
+ * number b, with the section's defaults. */
+#define SPEC_KEYS(T, s, b, policy_def, priority_def, reset_def)                                          \
+	[(b) + R_POLICY] = { .name = "policy", .type = KEY_POLICY, AT(T, s.policy), .def = (policy_def) }, \
+	[(b) + R_PRIORITY] = { .name = "priority", .type = KEY_INT, .min = 0, .max = 99,                 \
+			       AT(T, s.priority), .def = (priority_def) },                                \
+	[(b) + R_NICE] = { .name = "nice", .type = KEY_INT, .min = -20, .max = 19, AT(T, s.nice),         \
+			   .shown = spec_nice_shown },                                                    \
+	[(b) + R_CPUS] = { .name = "cpus", .type = KEY_CPUS, AT(T, s.cpus), HAS(T, s.has_cpus),           \
+			   .flags = KEY_SHOW_SET, .note = "cpus: not set, affinity is left as the thread has it" }, \
+	[(b) + R_RESET_ON_FORK] = { .name = "reset-on-fork", .type = KEY_BOOL, AT(T, s.reset_on_fork),   \
+				    .def = (reset_def) }
+
+#define C struct config
+static const struct config_key daemon_keys[D_N] = {
+	[D_SOCKET] = { .name = "socket", .type = KEY_PATH, AT(C, socket_path), .def_str = PROTO_DEFAULT_SOCKET },
+	SPEC_KEYS(C, dflt, D_POLICY, SCHED_FIFO, 10, true),
+	[D_MAX_PRIORITY] = { .name = "max-priority", .type = KEY_INT, .min = 1, .max = 99, AT(C, max_priority),
+			     .def = 80 },
+	[D_LOG_LEVEL] = { .name = "log-level", .type = KEY_LOG_LEVEL, AT(C, log_level), .def = LOG_LEVEL_INFO },
+	[D_ADMIN_GROUP] = { .name = "admin-group", .type = KEY_STRING, AT(C, admin_group), .flags = KEY_SHOW_SET },
+	[D_RATE_LIMIT] = { .name = "rate-limit", .type = KEY_INT, .min = 0, .max = 1000000, AT(C, rate_limit),
+			   .def = 50 },
+	[D_RATE_BURST] = { .name = "rate-burst", .type = KEY_INT, .min = 1, .max = 1000000, AT(C, rate_burst),
+			   .def = 100 },
+	[D_RESCAN] = { .name = "rescan-interval", .type = KEY_INT, .min = 100, .max = 3600000, AT(C, rescan_ms),
+		       .def = 1000 },
+	[D_PROCESS_EVENTS] = { .name = "process-events", .type = KEY_BOOL, AT(C, process_events), .def = true },
+	[D_RTPRIO_CAP] = { .name = "rtprio-cap", .type = KEY_ENUM, AT(C, rtprio_cap), .def = CAP_CONFIG,
+			   .choices = (const struct key_choice[]){ { "config", CAP_CONFIG },
+								   { "limits-conf", CAP_LIMITS_CONF },
+								   { "rlimit", CAP_RLIMIT }, { NULL, 0 } },
+			   .bad = "'%s' is not a cap source; use config, limits-conf or rlimit" },
+	[D_OVER_CAP] = { .name = "over-cap", .type = KEY_ENUM, AT(C, clamp),
+			 .choices = (const struct key_choice[]){ { "refuse", false }, { "clamp", true }, { NULL, 0 } },
+			 .bad = "'%s' is not valid; use refuse or clamp" },
+	[D_LIMITS_CONF] = { .name = "limits-conf", .type = KEY_PATH, AT(C, limits_conf),
+			    .def_str = "/etc/security/limits.conf" },
+	[D_LIMITS_DIR] = { .name = "limits-dir", .type = KEY_PATH, AT(C, limits_dir),
+			   .def_str = "/etc/security/limits.d" },
+	[D_USER] = { .name = "user", .type = KEY_USER_NAME, AT(C, run_user), .flags = KEY_SHOW_SET },
+	[D_STATE_FILE] = { .name = "state-file", .type = KEY_PATH, AT(C, state_file), .format = state_file_format },
+	[D_METRICS_FILE] = { .name = "metrics-file", .type = KEY_PATH, AT(C, metrics_file), .flags = KEY_SHOW_SET },
+	[D_METRICS_INTERVAL] = { .name = "metrics-interval", .type = KEY_INT, .min = 1, .max = 86400,
+				 AT(C, metrics_interval_s), .def = 15 },
+	[D_CPU_DMA_LATENCY] = { .name = "cpu-dma-latency", .type = KEY_INT, .min = 0, .max = 1000000,
+				AT(C, cpu_dma_latency_us), .def = -1, .flags = KEY_OFF },
+	[D_WATCHDOG] = { .name = "watchdog", .type = KEY_BOOL, AT(C, watchdog), .def = true },
+	[D_WATCHDOG_THRESHOLD] = { .name = "watchdog-threshold", .type = KEY_INT, .min = 200, .max = 60000,
+				   AT(C, watchdog_threshold_ms), .def = 2000 },
+	[D_WATCHDOG_COOLDOWN] = { .name = "watchdog-cooldown", .type = KEY_INT, .min = 1, .max = 86400,
+				  AT(C, watchdog_cooldown_s), .def = 60 },
+	[D_WATCHDOG_DEMOTE] = { .name = "watchdog-demote", .type = KEY_ENUM, AT(C, watchdog_demote_all),
+				.choices = (const struct key_choice[]){ { "culprit", false }, { "all", true },
+									{ NULL, 0 } },
+				.bad = "'%s' is not valid; use culprit (the threads that used the starved CPU) or "
+				       "all (every managed real-time thread there)" },
+	/* BPF observer slots, 29 KiB of kernel memory each */
+	[D_OBSERVE_THREADS] = { .name = "observe-threads", .type = KEY_INT, .min = 0, .max = 4096,
+				AT(C, observe_threads), .def = 64 },
+};
+#undef C
+
+/* --test-config has always printed observe-threads beside rescan-interval
+ * and cpu-dma-latency last, while "valid keys are" lists the table order. */
+static const unsigned char daemon_print_order[D_N] = {
+	D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK, D_MAX_PRIORITY, D_LOG_LEVEL,
+	D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_OBSERVE_THREADS, D_PROCESS_EVENTS,
+	D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE, D_METRICS_FILE,
+	D_METRICS_INTERVAL, D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_WATCHDOG_DEMOTE,
+	D_CPU_DMA_LATENCY,
+};
+
+/* A rule's policy is required and its reset-on-fork follows [daemon]'s
+ * (config_validate()): the spec defaults here are never seen. */
+#define C struct rule
+static const struct config_key rule_keys[R_N] = {
+	SPEC_KEYS(C, spec, 0, 0, 0, false),
+	[R_THREAD_NAME] = { .name = "thread-name", .type = KEY_COMM_GLOB, AT(C, match.thread_name),
+			    .flags = KEY_SHOW_SET },
+	[R_PROCESS_NAME] = { .name = "process-name", .type = KEY_COMM_GLOB, AT(C, match.process_name),
+			     .flags = KEY_SHOW_SET },
+	[R_EXE] = { .name = "exe", .type = KEY_GLOB, AT(C, match.exe), .flags = KEY_SHOW_SET },
+	[R_USER] = { .name = "user", .type = KEY_UID, AT(C, match.uid), HAS(C, match.has_user),
+		     .flags = KEY_SHOW_SET },
+	[R_GROUP] = { .name = "group", .type = KEY_GID, AT(C, match.gid), HAS(C, match.has_group),
+		      .flags = KEY_SHOW_SET },
+	[R_UNIT] = { .name = "unit", .type = KEY_GLOB, AT(C, match.unit), .flags = KEY_SHOW_SET },
+	[R_CGROUP] = { .name = "cgroup", .type = KEY_GLOB, AT(C, match.cgroup), .flags = KEY_SHOW_SET },
+};
+#undef C
+
+/* [user NAME] and [group NAME]: -1 and empty are "not set here", and [user *] fills in. */
+#define C struct principal
+static const struct config_key principal_keys[P_N] = {
+	[P_MAX_PRIORITY] = { .name = "max-priority", .type = KEY_INT, .min = 0, .max = 99, AT(C, max_priority),
+			     .def = -1, .flags = KEY_SHOW_SET },
+	[P_POLICIES] = { .name = "policies", .type = KEY_POLICIES, AT(C, policies), .flags = KEY_SHOW_SET },
+	[P_MAX_THREADS] = { .name = "max-threads", .type = KEY_INT, .min = 0, .max = 1000000, AT(C, max_threads),
+			    .def = -1, .flags = KEY_SHOW_SET },
+	[P_CPUS] = { .name = "cpus", .type = KEY_CPUS, AT(C, cpus), HAS(C, has_cpus), .flags = KEY_SHOW_SET },
+	[P_MIN_NICE] = { .name = "min-nice", .type = KEY_INT, .min = -20, .max = 19, AT(C, min_nice),
+			 HAS(C, has_min_nice), .flags = KEY_SHOW_SET },
+};
+#undef C
+
+#define C struct probe_conf
+static const struct config_key probe_keys[PR_N] = {
+	[PR_CPU] = { .name = "cpu", .type = KEY_CPU, .min = 0, .max = CPU_SETSIZE - 1, AT(C, cpu) },
+	[PR_POLICY] = { .name = "policy", .type = KEY_POLICY, AT(C, policy), .def = SCHED_FIFO },
+	/* -1: the [daemon] default, filled in by validation */
+	[PR_PRIORITY] = { .name = "priority", .type = KEY_INT, .min = 0, .max = 99, AT(C, priority), .def = -1 },
+	[PR_PERIOD] = { .name = "period-us", .type = KEY_INT, .min = 10, .max = 1000000, AT(C, period_us),
+			.def = 1000, .shown = probe_latency_shown },
+	[PR_STRATEGY] = { .name = "strategy", .type = KEY_WORD, AT(C, strategy), .def_str = "sleep",
+			  .choices = (const struct key_choice[]){ { "sleep", 0 }, { "hybrid", 0 }, { "busy", 0 },
+								  { "adaptive", 0 }, { NULL, 0 } },
+			  .bad = "unknown strategy '%s'; use sleep, hybrid, busy or adaptive",
+			  .shown = probe_latency_shown },
+	/* noise: a busy loop recording gaps (oslat) */
+	[PR_MODE] = { .name = "mode", .type = KEY_ENUM, AT(C, noise),
+		      .choices = (const struct key_choice[]){ { "latency", false }, { "noise", true }, { NULL, 0 } },
+		      .bad = "unknown mode '%s'; use latency or noise" },
+};
+#undef C
+
+static const unsigned char probe_print_order[PR_N] = {
+	PR_CPU, PR_POLICY, PR_PRIORITY, PR_MODE, PR_PERIOD, PR_STRATEGY,
+};
+
+/* The built-in values are what rtkit itself grants and advertises. */
+#define C struct rtkit_conf
+static const struct config_key rtkit_keys[RK_N] = {
+	[RK_ENABLE] = { .name = "enable", .type = KEY_BOOL, AT(C, enable) },
+	[RK_REPLACE] = { .name = "replace-existing", .type = KEY_BOOL, AT(C, replace) },
+	[RK_POLICY] = { .name = "policy", .type = KEY_ENUM, AT(C, policy), .def = SCHED_RR,
+			.choices = (const struct key_choice[]){ { "rr", SCHED_RR }, { "fifo", SCHED_FIFO },
+								{ NULL, 0 } },
+			.bad = "'%s' is not valid; use rr (what rtkit grants) or fifo" },
+	[RK_MAX_RT_PRIORITY] = { .name = "max-realtime-priority", .type = KEY_INT, .min = 1, .max = 99,
+				 AT(C, max_priority), .def = 20 },
+	[RK_MIN_NICE] = { .name = "min-nice-level", .type = KEY_INT, .min = -20, .max = 19, AT(C, min_nice),
+			  .def = -15 },
+	[RK_RTTIME_MAX] = { .name = "rttime-usec-max", .type = KEY_INT, .min = 1000, .max = 3600L * 1000000L,
+			    AT(C, rttime_usec_max), .def = 200000,
+			    .bad = "'%s' is not a number in 1000..3600000000 (microseconds)" },
+	[RK_ROLE] = { .name = "role", .type = KEY_STRING, AT(C, role), .flags = KEY_SHOW_SET },
+};
+#undef C
+
+static const struct key_section sections[] = {
+	[SEC_DAEMON] = { daemon_keys, D_N, daemon_print_order, offsetof(struct config, origin) },
+	[SEC_RULE] = { rule_keys, R_N, NULL, offsetof(struct rule, origin) },
+	[SEC_USER] = { principal_keys, P_N, NULL, offsetof(struct principal, origin) },
+	[SEC_GROUP] = { principal_keys, P_N, NULL, offsetof(struct principal, origin) },
+	[SEC_PROBE] = { probe_keys, PR_N, probe_print_order, offsetof(struct probe_conf, origin) },
+	[SEC_RTKIT] = { rtkit_keys, RK_N, NULL, offsetof(struct rtkit_conf, origin) },
+};
+
+const struct key_section *key_section(enum section_kind kind)
+{
+	if (kind <= SEC_NONE || kind >= SEC_BAD)
+		return NULL;
+	return &sections[kind];
+}
+
+int key_find(const struct key_section *s, const char *name)
+{
+	for (int i = 0; i < s->n_keys; i++)
+		if (strcmp(s->keys[i].name, name) == 0)
+			return i;
+	return -ENOENT;
+}
+
+void origin_reset(struct key_origin *o)
+{
+	for (int i = 0; i < CONFIG_KEYS_MAX; i++) {
+		o->file[i] = CONFIG_ORIGIN_DEFAULT;
+		o->line[i] = 0;
+	}
+}
+
+bool origin_set(const struct key_origin *o, int k)
+{
+	return o->file[k] != CONFIG_ORIGIN_DEFAULT;
+}
+
+void origin_str(const struct config *c, const struct key_origin *o, int k, char *buf, size_t len)
+{
+	if (o->file[k] == CONFIG_ORIGIN_DEFAULT)
+		snprintf(buf, len, "built-in default");
+	else if (o->file[k] == CONFIG_ORIGIN_CMDLINE)
+		snprintf(buf, len, "command line");
+	else
+		snprintf(buf, len, "%s:%u", c->files[o->file[k]], o->line[k]);
+}
