@@ -5,9 +5,13 @@
 # pointed at it; every method and property of rtkit's interface called with
 # busctl or tests/rtkit-client; the kernel's view read back with
 # sched_getscheduler (task-helper query) and /proc; refusals for another
-# user's thread, over-limit priorities and RLIMIT_RTTIME as a non-root user;
-# restore when the caller's process exits, on ResetKnown and when rtschedd
-# stops; a second rtschedd finds the name taken and says so in one line.
+# user's thread, over-limit priorities and RLIMIT_RTTIME (unlimited, and
+# finite above RTTimeUSecMax) as a non-root user; Reset*/Exit refused by the
+# bus policy and, with a test policy that lets them through, by rtschedd
+# itself; restore when the caller's process exits, on ResetKnown, ResetAll
+# and when rtschedd stops; WithPID for a process that outlives its caller
+# (the portal's case); [rtkit] policy = fifo; a second rtschedd finds the name
+# taken and says so in one line.
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v dbus-daemon >/dev/null || skip "dbus-daemon missing (apt-get install dbus-daemon)"
@@ -51,8 +55,11 @@ cat >"$TMP/bus.conf" <<EOC
     <deny send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus" send_member="UpdateActivationEnvironment"/>
   </policy>
   <include>$top_srcdir/systemd/dbus/rtschedd-rtkit.conf</include>
+  <!-- test policies dropped in later (ReloadConfig) -->
+  <includedir>$TMP/bus.d</includedir>
 </busconfig>
 EOC
+mkdir "$TMP/bus.d"
 dbus-daemon --config-file="$TMP/bus.conf" --nofork >"$TMP/bus.log" 2>&1 &
 BUSPID=$!
 bus_stop() { [ -n "${BUSPID:-}" ] && kill "$BUSPID" 2>/dev/null; wait "$BUSPID" 2>/dev/null; BUSPID=; }
@@ -132,6 +139,7 @@ done
 helper_start
 h pid; set -- $HR; HP=$2
 T1=$(spawn w1)
+ORIG1=$(q "$T1")
 B call $NAME $OPATH $NAME MakeThreadRealtimeWithPID ttu "$HP" "$T1" 10
 expect_rc 0 "root: MakeThreadRealtimeWithPID $HP $T1 10"
 expect_sched "$T1" "policy=rr priority=10" "kernel: RR 10 after MakeThreadRealtimeWithPID"
@@ -195,6 +203,25 @@ cl_stop
 gone() { ! "$RTSCHEDCTL" --socket "$SOCK" list | awk '{ print $1 }' | grep -qx "$OWNTID"; }
 wait_for gone && pass "caller exited: tid $OWNTID left the registry" || fail "tid $OWNTID still listed after its process exited"
 
+# plain MakeThreadHighPriority: no pid, the caller's own thread
+client as_other $RT "$CLIENT" high -7
+expect_in "$CL" "ok " "uid $OTHER: MakeThreadHighPriority(own thread, -7)"
+[ "$(nice_of "$CLTID")" = -7 ] && pass "kernel: the thread's nice is -7 ($(q "$CLTID"))" ||
+	fail "nice of $CLTID is $(nice_of "$CLTID"), want -7"
+expect_sched "$CLTID" "policy=other" "kernel: a nice change only, the thread stays SCHED_OTHER"
+ctl list
+row=$(printf '%s\n' "$OUT" | awk -v t="$CLTID" '$1 == t')
+expect_in "$row" " rtkit " "list: the nice grant shows with SOURCE rtkit"
+cl_stop
+
+# rtkit's RLIMIT_RTTIME contract with a finite limit: above RTTimeUSecMax (150000) is refused too
+client as_other prlimit --rttime=200000:200000 "$CLIENT" realtime 10
+expect_in "$CL" "org.freedesktop.DBus.Error.AccessDenied" "uid $OTHER, RLIMIT_RTTIME 200000 us: AccessDenied"
+expect_in "$CL" "rtschedd: rttime-over-max:" "... with code rttime-over-max"
+expect_in "$CL" "RLIMIT_RTTIME hard limit 200000 us, above RTTimeUSecMax 150000 us" "... naming the limit and the maximum"
+expect_sched "$CLTID" "policy=other priority=0" "kernel: the refused thread stays SCHED_OTHER"
+cl_stop
+
 client as_other $RT "$CLIENT" -p high -15
 expect_in "$CL" "ok " "uid $OTHER: MakeThreadHighPriorityWithPID(own, -15)"
 [ "$(nice_of "$CLTID")" = -10 ] && pass "kernel: floored to -10" || fail "nice $(nice_of "$CLTID"), want -10"
@@ -215,11 +242,39 @@ expect_in "$ERR" "not-own-thread" "... with code not-own-thread"
 expect_sched "$T2" "policy=other" "kernel: root's thread untouched"
 DO MakeThreadRealtime uint64:"$T2" uint32:5
 expect_in "$ERR" "org.freedesktop.DBus.Error.AccessDenied" "uid $OTHER: MakeThreadRealtime(root's tid): AccessDenied"
-DO ResetAll
-expect_in "$ERR" "org.freedesktop.DBus.Error.AccessDenied" "uid $OTHER: ResetAll refused"
-DO Exit
-expect_in "$ERR" "org.freedesktop.DBus.Error.AccessDenied" "uid $OTHER: Exit refused"
+# ResetKnown, ResetAll, Exit: the bus policy (rtschedd-rtkit.conf) stops them
+for m in ResetKnown ResetAll Exit; do
+	DO $m
+	expect_in "$ERR" "org.freedesktop.DBus.Error.AccessDenied: Rejected send message" "uid $OTHER: $m refused by the bus policy"
+done
 expect_sched "$T1" "policy=rr priority=15" "kernel: root's grant survived the refused resets"
+# a policy that lets them through (a machine without rtschedd's file, or a
+# looser one): rtschedd refuses them itself
+cat >"$TMP/bus.d/let-nobody-reset.conf" <<EOC
+<busconfig>
+  <policy user="nobody">
+    <allow send_destination="$NAME" send_interface="$NAME" send_member="ResetKnown"/>
+    <allow send_destination="$NAME" send_interface="$NAME" send_member="ResetAll"/>
+    <allow send_destination="$NAME" send_interface="$NAME" send_member="Exit"/>
+  </policy>
+</busconfig>
+EOC
+reload_bus() { B call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig; }
+reload_bus
+for m in ResetKnown ResetAll Exit; do
+	DO $m
+	case "$ERR" in
+	*"Rejected send message"*) fail "uid $OTHER: $m still stopped by the bus after the test policy: $ERR" ;;
+	*"org.freedesktop.DBus.Error.AccessDenied: rtschedd: not-admin: $m needs root or admin-group (uid $OTHER "*)
+		pass "uid $OTHER: $m let through by the bus, refused by rtschedd (AccessDenied, not-admin)" ;;
+	*) fail "uid $OTHER: $m let through by the bus: got '$ERR'" ;;
+	esac
+done
+expect_sched "$T1" "policy=rr priority=15" "kernel: root's grant survived the resets rtschedd refused"
+[ "$(nice_of "$T2")" = -10 ] && pass "kernel: root's nice grant survived too (nice -10)" || fail "nice of $T2 is $(nice_of "$T2"), want -10"
+owned && pass "Exit refused: rtschedd still owns the name" || fail "after a refused Exit: '$(rtkit_state)'"
+rm "$TMP/bus.d/let-nobody-reset.conf"
+reload_bus
 
 # --- status, ResetKnown, a second rtschedd, restore on stop ----------------------------
 ctl status
@@ -245,6 +300,45 @@ expect_sched "$T1" "policy=other priority=0" "kernel: ResetKnown restored root's
 
 B call $NAME $OPATH $NAME MakeThreadRealtimeWithPID ttu "$HP" "$T1" 7
 expect_sched "$T1" "policy=rr priority=7" "granted again after ResetKnown"
+
+# ResetAll: every thread rtschedd manages, the control socket's too
+T3=$(spawn w3)
+ORIG3=$(q "$T3")
+h register w3 -
+expect_in "$HR" "ok fifo 10" "a thread registers itself through the control socket: $HR"
+expect_sched "$T3" "policy=fifo priority=10" "kernel: SCHED_FIFO 10 (SOURCE thread)"
+B call $NAME $OPATH $NAME ResetAll
+expect_rc 0 "root: ResetAll"
+[ "$(q "$T1")" = "$ORIG1" ] && pass "kernel: ResetAll restored the bus's thread ($ORIG1)" ||
+	fail "after ResetAll: $T1 is $(q "$T1"), want $ORIG1"
+[ "$(q "$T3")" = "$ORIG3" ] && pass "kernel: ResetAll restored the control socket's thread too ($ORIG3)" ||
+	fail "after ResetAll: $T3 is $(q "$T3"), want $ORIG3"
+ctl list
+[ -z "$(printf '%s\n' "$OUT" | awk -v a="$T1" -v b="$T3" '$1 == a || $1 == b')" ] &&
+	pass "list: neither thread is managed after ResetAll" || fail "list after ResetAll: $OUT"
+B call $NAME $OPATH $NAME MakeThreadRealtimeWithPID ttu "$HP" "$T1" 7
+expect_sched "$T1" "policy=rr priority=7" "granted again after ResetAll"
+
+# --- WithPID for a process that outlives its caller (the Realtime portal's case:
+# the portal calls for an app's process and goes on; rtkit keeps the grant) ------
+SP=""
+sp_stop() { [ -n "$SP" ] && kill "$SP" 2>/dev/null; wait "$SP" 2>/dev/null; SP=""; }
+at_exit sp_stop
+"${AS_OTHER[@]}" prlimit --rttime=100000:100000 sleep 100000 </dev/null >/dev/null 2>&1 &
+SP=$!   # setpriv and prlimit exec: this is the sleep
+is_sleep() { [ "$(cat /proc/"$SP"/comm)" = sleep ]; }
+wait_for is_sleep || fail "the target process did not start"
+SORIG=$(q "$SP")
+run "${AS_OTHER[@]}" busctl --system call $NAME $OPATH $NAME MakeThreadRealtimeWithPID ttu "$SP" "$SP" 9
+expect_rc 0 "uid $OTHER (busctl, another process): MakeThreadRealtimeWithPID for its process $SP"
+expect_sched "$SP" "policy=rr priority=9" "kernel: the target is RR 9"
+# busctl has exited (run waited for it); rtschedd answers later requests
+B get-property $NAME $OPATH $NAME MaxRealtimePriority
+ctl list
+row=$(printf '%s\n' "$OUT" | awk -v t="$SP" '$1 == t')
+expect_in "$row" " rtkit " "caller gone: the target is still managed (SOURCE rtkit)"
+expect_in "$row" "$OTHER" "... owned by uid $OTHER"
+expect_sched "$SP" "policy=rr priority=9" "kernel: the target keeps RR 9 after its caller exited (as with rtkit)"
 
 # --- the real client: PipeWire's module-rt, as nobody with RLIMIT_RTPRIO 0 ------
 # (so it cannot make itself real-time and asks RealtimeKit1, as on a desktop)
@@ -281,15 +375,29 @@ fi
 
 daemon_stop
 expect_sched "$T1" "policy=other priority=0" "kernel: rtschedd stopped, the thread is restored"
+[ "$(q "$SP")" = "$SORIG" ] && pass "kernel: the target whose caller had exited is restored on stop ($SORIG)" ||
+	fail "after stop: $SP is $(q "$SP"), want $SORIG"
+sp_stop
 [ -n "$PWTID" ] && expect_sched "$PWTID" "policy=other priority=0" "kernel: PipeWire's data loop restored when rtschedd stops (PipeWire still running)"
 pw_stop
 
 B call $NAME $OPATH $NAME Exit   # nobody on the name now: the bus says so
 expect_in "$ERR" "not" "with rtschedd stopped the name has no owner"
 
+# --- [rtkit] policy = fifo: MakeThreadRealtime grants SCHED_FIFO ------------------
+# ([user *] must allow fifo for the user: policies = fifo,other)
+sed -e 's/^policies = rr,other$/policies = fifo,other/' -e 's/^\[rtkit\]$/[rtkit]\npolicy = fifo/' \
+	"$CONF" >"$TMP/rtkit-fifo.conf"
+grep -q '^policy = fifo$' "$TMP/rtkit-fifo.conf" || fail "could not write policy = fifo into the test config"
+daemon_start "$TMP/rtkit-fifo.conf"
+wait_for owned || fail "rtschedd with policy = fifo does not own the name: '$(rtkit_state)'"
+client as_other $RT "$CLIENT" realtime 10
+expect_in "$CL" "ok " "uid $OTHER: MakeThreadRealtime(own thread, 10) with [rtkit] policy = fifo"
+expect_sched "$CLTID" "policy=fifo priority=10" "kernel: SCHED_FIFO 10"
+expect_sched "$CLTID" "rfork=1" "kernel: with SCHED_RESET_ON_FORK still"
+cl_stop
+
 # --- Exit releases the name, the daemon keeps its socket --------------------------
-daemon_start "$CONF"
-wait_for owned
 B call $NAME $OPATH $NAME Exit
 expect_rc 0 "root: Exit"
 released() { [ "$(rtkit_state)" = released ]; }

@@ -6,8 +6,11 @@
 # `systemctl status`, reload, the watchdog, restart keeping the registrations,
 # stop restoring the threads and the journal's priorities, all with rtschedd
 # as the user rtschedd inside the unit's sandbox (cpu-dma-latency and
-# metrics-file included). Threads come from tests/task-helper run inside the
-# container; every scheduling assertion is what the kernel reports there.
+# metrics-file included), and rtkit's D-Bus API on the container's own system
+# bus: the name owned by that rtschedd, a call from a non-root process, bus
+# activation of the unit and PipeWire's module-rt. Threads come from
+# tests/task-helper and tests/rtkit-client run inside the container; every
+# scheduling assertion is what the kernel reports there.
 . "$(dirname "$0")/lib.sh"
 need_root
 # bash runs the EXIT trap (and so the cleanup) on a signal only through exit
@@ -188,20 +191,28 @@ out=$(cin env MANPATH=/root/man systemd-analyze verify "${man[@]}" /etc/systemd/
 	/etc/systemd/system/rtschedd.socket 2>&1); rc=$?
 [ $rc -eq 0 ] && [ -z "$out" ] && pass "systemd-analyze verify is clean" || fail "systemd-analyze verify (exit $rc): $out"
 sctl daemon-reload
-cin systemd-analyze security --no-pager $UNIT >"$TMP/security" 2>&1
-grep '✗' "$TMP/security" | sed 's/^/    /'
-score=$(sed -n "s/.*Overall exposure level for $UNIT: \\([0-9.]*\\).*/\\1/p" "$TMP/security")
-echo "    $(grep 'Overall exposure' "$TMP/security")"
-if [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then
-	pass "systemd-analyze security: exposure $score (target 2.0 or lower)"
-else
-	fail "systemd-analyze security: exposure '$score', want 2.0 or lower"
-fi
+# security_check [WHEN]: systemd-analyze security of the unit, 2.0 or lower
+security_check() {
+	cin systemd-analyze security --no-pager $UNIT >"$TMP/security" 2>&1
+	grep '✗' "$TMP/security" | sed 's/^/    /'
+	score=$(sed -n "s/.*Overall exposure level for $UNIT: \\([0-9.]*\\).*/\\1/p" "$TMP/security")
+	echo "    $(grep 'Overall exposure' "$TMP/security")"
+	if [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then
+		pass "systemd-analyze security${1:+ $1}: exposure $score (target 2.0 or lower)"
+	else
+		fail "systemd-analyze security${1:+ $1}: exposure '$score', want 2.0 or lower"
+	fi
+}
+security_check
 grep -q '^RestrictRealtime=' <(cin cat /etc/systemd/system/$UNIT) && fail "the unit sets RestrictRealtime=" ||
 	pass "the unit does not set RestrictRealtime="
 
 # Test settings only: a short watchdog (and the time after which a hung
 # rtschedd gets SIGKILL), no core files, no start rate limit for the restarts.
+# In a --enable-sanitizers build LeakSanitizer cannot stop the daemon's
+# threads inside the unit's seccomp sandbox and makes every stop exit 1 (a
+# failed unit); ASan's other checks stay on, and rtkit.sh and the other tests
+# check rtschedd for leaks outside the sandbox. No effect on a plain build.
 cin sh -c "cat >/etc/systemd/system/$UNIT.d/e2e.conf" <<EOC
 [Unit]
 StartLimitIntervalSec=0
@@ -209,6 +220,7 @@ StartLimitIntervalSec=0
 WatchdogSec=2s
 TimeoutAbortSec=2s
 LimitCORE=0
+Environment=ASAN_OPTIONS=detect_leaks=0
 EOC
 sctl daemon-reload
 
@@ -357,6 +369,190 @@ h register e2e-audio audio
 expect_in "$HR" "ok fifo 55" "a new registration starts rtschedd again"
 sctl stop $UNIT rtschedd.socket
 [ "$(q "$T")" = "$ORIG" ] && pass "stopping both units restored the thread again" || fail "after the last stop: $(q "$T")"
+
+# --- rtkit's D-Bus API on the container's real system bus ----------------------------
+# The README's switch from rtkit to rtschedd, done in the container: rtschedd's
+# bus policy where the bus reads it, rtkit-daemon.service masked, rtkit's
+# activation file replaced by rtschedd's (the container's /usr is the host's
+# and read-only: a copy of the directory is bind-mounted over it in the
+# container's mount namespace only), [rtkit] enable = yes in a drop-in of
+# /etc/rtschedd.conf. Then: the name owned by the rtschedd of the hardened
+# unit, a call from a non-root process in the container answered and the
+# kernel's view checked, bus activation of rtschedd.service, and PipeWire's
+# module-rt.
+RK=org.freedesktop.RealtimeKit1
+RKPATH=/org/freedesktop/RealtimeKit1
+CLIENT="$top_builddir/tests/rtkit-client"
+SVCDIR=/usr/share/dbus-1/system-services
+rtkit_stage() {
+	[ -x "$CLIENT" ] || { echo "# tests/rtkit-client is not built: the rtkit stage is skipped"; return 0; }
+	cin test -e /usr/lib/systemd/system/dbus.service || cin test -e /lib/systemd/system/dbus.service ||
+		{ echo "# no dbus.service in the container (package dbus): the rtkit stage is skipped"; return 0; }
+	NOBODY=$(cin id -u nobody 2>/dev/null)
+	[ -n "$NOBODY" ] || { echo "# no user nobody in the container: the rtkit stage is skipped"; return 0; }
+	AS_NOBODY=(setpriv --reuid=nobody --regid="$(cin id -g nobody)" --clear-groups)
+	rbus() { cin busctl --system "$@"; }
+
+	cin install -D -m 644 "$top_srcdir/systemd/dbus/rtschedd-rtkit.conf" /etc/dbus-1/system.d/rtschedd-rtkit.conf
+	sctl mask rtkit-daemon.service >/dev/null 2>&1
+	cin mkdir -p "$OPT/system-services"
+	cin sh -c "cp -a $SVCDIR/. $OPT/system-services/ 2>/dev/null; true"
+	cin install -m 644 "$top_srcdir/systemd/dbus/$RK.service" "$OPT/system-services/$RK.service"
+	host_file=$(cat "$SVCDIR/$RK.service" 2>/dev/null)
+	cin mount --bind "$OPT/system-services" "$SVCDIR"
+	# the container's mounts do not reach the host (nspawn makes them slaves)
+	if [ "$(cat "$SVCDIR/$RK.service" 2>/dev/null)" != "$host_file" ]; then
+		fail "the bind mount in the container changed the host's $SVCDIR: undoing it"
+		umount "$SVCDIR"
+		return 1
+	fi
+	grep -q '^SystemdService=rtschedd.service$' < <(cin cat "$SVCDIR/$RK.service") &&
+		pass "the container's bus sees rtschedd's activation file ($SVCDIR/$RK.service: SystemdService=rtschedd.service)" ||
+		fail "activation file in the container: $(cin cat "$SVCDIR/$RK.service")"
+	# ReloadConfig: the bus rereads its policy and service files (and starts if
+	# it was not running: dbus.socket)
+	rbus call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig >/dev/null &&
+		pass "the container's system bus (dbus.service) reloaded its configuration" ||
+		fail "ReloadConfig on the container's system bus failed"
+	[ "$(sctl is-active dbus.service)" = active ] && pass "dbus.service is active in the container" ||
+		fail "dbus.service is $(sctl is-active dbus.service)"
+
+	cin mkdir -p /etc/rtschedd.d
+	cin sh -c 'cat >/etc/rtschedd.d/rtkit.conf' <<EOC
+# what a desktop grants its users through rtkit's API
+[user *]
+max-priority = 20
+policies = rr,other
+[rtkit]
+enable = yes
+EOC
+	cin "$OPT/sbin/rtschedd" --test-config --config /etc/rtschedd.conf >/dev/null 2>&1 &&
+		pass "the configuration with the drop-in /etc/rtschedd.d/rtkit.conf ([rtkit] enable = yes) is valid" ||
+		fail "rtschedd --test-config: $(cin "$OPT/sbin/rtschedd" --test-config --config /etc/rtschedd.conf 2>&1 | tail -3)"
+	# the unit as rated above serves the bus: nothing in it is loosened for [rtkit]
+	security_check "with [rtkit] enable = yes"
+
+	rk_state() { cin "$top_builddir/rtschedctl" status | sed -n 's/^rtkit  *//p'; }
+	rk_owned() { [ "$(rk_state)" = owned ]; }
+	sctl start $UNIT
+	if wait_for rk_owned; then pass "rtschedd.service started with [rtkit]: status says rtkit owned"; else
+		fail "rtkit state '$(rk_state)': $(cin journalctl -u $UNIT -o cat | grep rtkit | tail -3)"; return 1; fi
+	MAIN=$(prop MainPID)
+	owner=$(rbus call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
+		GetConnectionUnixProcessID s $RK | awk '{ print $2 }')
+	[ -n "$owner" ] && [ "$owner" = "$MAIN" ] &&
+		pass "the bus says $RK is owned by pid $owner, rtschedd.service's main process" ||
+		fail "$RK owned by pid '$owner', rtschedd.service's MainPID is $MAIN"
+	rbus status $RK >"$TMP/busstatus" 2>&1
+	grep -E '^(PID|UID|EUID|Comm|Unit|WellKnownNames)=' "$TMP/busstatus" | sed 's/^/    busctl status: /'
+	grep -qx "UID=$RUID" "$TMP/busstatus" && grep -qx "Unit=$UNIT" "$TMP/busstatus" &&
+		pass "busctl status $RK: UID=$RUID (rtschedd), Unit=$UNIT" ||
+		fail "busctl status $RK: $(tr '\n' ' ' <"$TMP/busstatus")"
+	puid=$(cin cat /proc/"$MAIN"/status | awk '/^Uid:/ { print $2 }')
+	cap=$(cin cat /proc/"$MAIN"/status | awk '/^CapEff:/ { print $2 }')
+	[ "$puid" = "$RUID" ] && [ "$cap" = 0000000000800000 ] &&
+		pass "the owner runs as user rtschedd (uid $puid) with CAP_SYS_NICE only (CapEff $cap)" ||
+		fail "the owner runs as uid '$puid' with CapEff '$cap'"
+	p=$(rbus get-property $RK $RKPATH $RK MaxRealtimePriority)
+	[ "$p" = "i 20" ] && pass "MaxRealtimePriority over the real bus: $p" || fail "MaxRealtimePriority: '$p'"
+
+	# rk_client N PRIO: rtkit-client as nobody in the container (RLIMIT_RTTIME
+	# within rtkit's contract), kept alive by the FIFO rkN.in (the caller
+	# holds it open, see below); its first line in RKL, its tid in RKT
+	rk_client() {
+		mkfifo "$TMP/rk$1.in"
+		nsenter -t "$LEADER" -m -u -i -n -p -- env -u DBUS_SYSTEM_BUS_ADDRESS "${AS_NOBODY[@]}" \
+			prlimit --rttime=100000:100000 "$CLIENT" realtime "$2" <"$TMP/rk$1.in" >"$TMP/rk$1.out" 2>&1 &
+	}
+	rk_line() { # rk_line N: the client's answer
+		has_line() { [ -s "$TMP/rk$1.out" ]; }
+		wait_for has_line "$1"
+		RKL=$(head -1 "$TMP/rk$1.out")
+		RKT=$(echo "$RKL" | awk '{ print $2 }')
+	}
+	rk_client 1 10
+	exec 7>"$TMP/rk1.in"
+	rk_line 1
+	expect_in "$RKL" "ok " "nobody in the container: MakeThreadRealtime(own thread, 10) over the system bus: $RKL"
+	RKT1=$RKT
+	expect_sched "$RKT1" "policy=rr priority=10" "kernel (in the container): the caller's thread is SCHED_RR 10"
+	expect_sched "$RKT1" "rfork=1" "... with SCHED_RESET_ON_FORK"
+	row=$(cin "$top_builddir/rtschedctl" list | awk -v t="$RKT1" '$1 == t')
+	expect_in "$row" " rtkit " "rtschedctl list: SOURCE rtkit, owner $NOBODY: $(echo $row)"
+
+	# bus activation: nothing holds the name, a call starts rtschedd.service
+	sctl stop $UNIT rtschedd.socket
+	expect_sched "$RKT1" "policy=other priority=0" "rtschedd stopped: the caller's thread is restored"
+	[ "$(sctl is-active $UNIT)" = inactive ] && [ "$(sctl is-active rtschedd.socket)" = inactive ] &&
+		pass "rtschedd.service and rtschedd.socket stopped" ||
+		fail "after stop: $(sctl is-active $UNIT) / $(sctl is-active rtschedd.socket) ($UNIT: result $(prop Result), exit status $(prop ExecMainStatus); its last lines: $(cin journalctl -u $UNIT -o cat -n 15 | tr '\n' '|'))"
+	# the bus drops the name when it sees the connection close
+	no_owner() { ! rbus status $RK >/dev/null 2>&1; }
+	wait_for no_owner && pass "$RK has no owner now" || fail "$RK still has an owner after the stop"
+	rk_client 2 12
+	exec 8>"$TMP/rk2.in"
+	rk_line 2
+	expect_in "$RKL" "ok " "nobody calls MakeThreadRealtime(own thread, 12) with no owner on the bus: $RKL"
+	expect_sched "$RKT" "policy=rr priority=12" "kernel: SCHED_RR 12, granted by the bus-activated rtschedd"
+	# (systemd may see READY=1 after the call was answered)
+	unit_active() { [ "$(sctl is-active $UNIT)" = active ]; }
+	wait_for unit_active && pass "rtschedd.service is active again" ||
+		fail "rtschedd.service is $(sctl is-active $UNIT)"
+	act=$(cin journalctl -u dbus.service -o cat | grep "Activating via systemd: service name='$RK' unit='$UNIT'")
+	[ -n "$act" ] && pass "the bus started it: $(echo "$act" | tail -1)" ||
+		fail "no activation line in dbus.service's journal: $(cin journalctl -u dbus.service -o cat | tail -5)"
+	MAIN=$(prop MainPID)
+	owner=$(rbus call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
+		GetConnectionUnixProcessID s $RK | awk '{ print $2 }')
+	puid=$(cin cat /proc/"$MAIN"/status | awk '/^Uid:/ { print $2 }')
+	cap=$(cin cat /proc/"$MAIN"/status | awk '/^CapEff:/ { print $2 }')
+	[ "$owner" = "$MAIN" ] && [ "$puid" = "$RUID" ] && [ "$cap" = 0000000000800000 ] &&
+		pass "the activated rtschedd (pid $MAIN, uid $puid, CapEff $cap) owns $RK" ||
+		fail "after activation: owner pid '$owner', MainPID $MAIN, uid '$puid', CapEff '$cap'"
+	exec 7>&- 8>&-
+
+	rtkit_pipewire
+}
+
+# PipeWire as nobody with RLIMIT_RTPRIO 0 in the container, its module-rt
+# asking RealtimeKit1 on the container's system bus (tests/rtkit.sh's setup)
+rtkit_pipewire() {
+	command -v pipewire >/dev/null ||
+		{ echo "# pipewire not installed (apt-get install pipewire-bin): PipeWire in the container not checked"; return 0; }
+	cin install -d -m 700 -o nobody /run/pw-e2e
+	cin sh -c "cat >$OPT/pw.conf" <<'EOC'
+context.properties = { core.daemon = true core.name = pipewire-e2e support.dbus = true }
+context.spa-libs = { support.* = support/libspa-support }
+context.modules = [
+    { name = libpipewire-module-rt
+      args = { nice.level = -11 rt.prio = 11 rt.time.soft = 100000 rt.time.hard = 100000
+               rtportal.enabled = false rlimits.enabled = false } }
+    { name = libpipewire-module-protocol-native }
+]
+EOC
+	cin chmod 644 "$OPT/pw.conf"
+	# the shell writes its pid (pipewire's, after exec) in the container's namespace
+	nsenter -t "$LEADER" -m -u -i -n -p -- env -u DBUS_SYSTEM_BUS_ADDRESS XDG_RUNTIME_DIR=/run/pw-e2e \
+		PIPEWIRE_DEBUG=3 sh -c "echo \$\$ >/run/pw-e2e.pid; exec ${AS_NOBODY[*]} prlimit --rtprio=0:0 pipewire -c $OPT/pw.conf" \
+		</dev/null >"$TMP/pw.log" 2>&1 &
+	PWNS=$!
+	pw_pid() { PWPID=$(cin cat /run/pw-e2e.pid 2>/dev/null); [ -n "$PWPID" ]; }
+	wait_for pw_pid
+	pw_rt() { PWTID=$(cin "$top_builddir/rtschedctl" list | awk -v p="$PWPID" '$2 == p && $4 == "rr" { print $1; exit }'); [ -n "$PWTID" ]; }
+	if wait_for pw_rt; then
+		expect_sched "$PWTID" "policy=rr priority=11" \
+			"PipeWire (nobody, RLIMIT_RTPRIO 0) got its data loop tid $PWTID SCHED_RR 11 through module-rt and the real bus"
+		expect_in "$(grep 'acquired realtime' "$TMP/pw.log")" "using RTKit" "PipeWire's log: $(grep -o 'acquired realtime.*' "$TMP/pw.log")"
+		sctl stop $UNIT 2>/dev/null   # (its warning that rtschedd.socket can start it again)
+		expect_sched "$PWTID" "policy=other priority=0" "systemctl stop: PipeWire's data loop restored (PipeWire still running)"
+	else
+		fail "PipeWire got no real-time thread: $(grep -E 'mod.rt|rtkit|RTKit' "$TMP/pw.log" | tail -5)"
+	fi
+	cin kill "$PWPID" 2>/dev/null
+	wait "$PWNS" 2>/dev/null
+}
+rtkit_stage
+sctl stop $UNIT rtschedd.socket
 
 # --- the journal: the daemon's messages at their priorities ---------------------------------
 cin journalctl -u $UNIT -o json >"$TMP/journal.json"
