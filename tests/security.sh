@@ -48,16 +48,23 @@ threads() {
 	read -r -t "$HANG_S" line <"$TMP/$1.out"
 	THR="$p ${line#tids }"
 }
-# attempt DESC WANT REQ: nobody's own thread (@TID@) sends REQ; the reply's code must be WANT
+# attempt DESC WANT REQ: nobody's own thread (@TID@) sends REQ; the reply's code
+# must be WANT. The kernel's view of the thread after the request is left in
+# KERNEL_TEXT (policy/priority@cpus) and NICE_TEXT (its nice value).
 attempt() {
 	out=$(as_nobody timeout "$HANG_S" "$ABUSE" self "$SOCK" 1 "$3" 2>&1)
 	reply=$(echo "$out" | sed -n 's/^REPLY //p' | tail -1)
 	k=$(echo "$out" | sed -n 's/^KERNEL 1://p' | tail -1)
-	case "$reply" in
-	"$2"*) pass "$1: ${reply%% *} ${2#ERR } (kernel: $k)" ;;
-	*) fail "$1: got '$reply', want '$2'" ;;
-	esac
 	KERNEL_TEXT=$k
+	NICE_TEXT=$(echo "$out" | sed -n 's/^NICE 1://p' | tail -1)
+	case "$reply" in
+	"$2"*) pass "$1: ${reply%% *} ${2#ERR } (kernel: $k nice $NICE_TEXT)" ;;
+	*) fail "$1: got '$reply', want '$2' (kernel: $k nice $NICE_TEXT)" ;;
+	esac
+}
+# expect_nice WANT DESC: the nice value attempt's thread had after its request
+expect_nice() {
+	[ "$NICE_TEXT" = "$1" ] && pass "$2 (kernel: nice $NICE_TEXT)" || fail "$2: the kernel shows nice '$NICE_TEXT', want $1"
 }
 journal() { cat "$TMP/state"; }
 restart_hard() { kill -KILL "$DPID"; wait "$DPID" 2>/dev/null; DPID=; }
@@ -140,10 +147,18 @@ done
 	fail "2: socket mode $(stat -c %a "$SOCK")"
 
 # --- 3. nice below the floor ----------------------------------------------------------
+# the kernel's view: a refused request leaves the thread at the nice it was
+# created with (this shell's), an allowed one is really applied
+NICE0=$(nice)
 attempt "3: nice -20 (no [user] grants it)" "ERR nice-denied" "v=1 op=register tid=@TID@ policy=other nice=-20"
+expect_nice "$NICE0" "3: nice -20 refused: the thread's nice is unchanged"
 attempt "3: batch nice -20" "ERR nice-denied" "v=1 op=register tid=@TID@ policy=batch nice=-20"
+expect_nice "$NICE0" "3: batch nice -20 refused: the thread's nice is unchanged"
+[ "${KERNEL_TEXT%%@*}" = other/0 ] && pass "3: and its policy too (kernel: $KERNEL_TEXT)" || fail "3: policy now $KERNEL_TEXT"
 attempt "3: nice -6, below [group nogroup] min-nice -5" "ERR nice-denied" "v=1 op=register tid=@TID@ policy=other nice=-6"
+expect_nice "$NICE0" "3: nice -6 refused: the thread's nice is unchanged"
 attempt "3: nice -5, what [group nogroup] allows" "OK" "v=1 op=register tid=@TID@ policy=other nice=-5"
+expect_nice -5 "3: nice -5 granted: the kernel applied it"
 
 # --- 4. one user cannot lock everyone out -----------------------------------------------
 mkfifo "$TMP/hold.in"
