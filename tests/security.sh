@@ -257,16 +257,29 @@ expect_in "$OUT" "priority-denied" "12: nobody's check of fifo 50: priority-deni
 expect_in "$OUT" "ask for 20 or less" "12: with the fix"
 
 # --- 10. SCHED_DEADLINE targets are refused, not replaced ---------------------------------------
+# A reservation the kernel admits (1 ms of every 10 ms). If chrt cannot make
+# one, that is a failure of the test unless the kernel has no SCHED_DEADLINE
+# at all (chrt -m then says "not supported").
 threads dl "" 1
 set -- $THR; DT=$2
-if chrt -d --sched-runtime 100000 --sched-deadline 1000000 --sched-period 1000000 -p 0 "$DT" 2>/dev/null; then
+run chrt -d --sched-runtime 1000000 --sched-deadline 10000000 --sched-period 10000000 -p 0 "$DT"
+if [ "$RC" -ne 0 ] && ! chrt -m | grep -q '^SCHED_DEADLINE min/max'; then
+	echo "# 10: this kernel has no SCHED_DEADLINE (chrt -m: $(chrt -m | grep DEADLINE)); case not run"
+else
+	expect_rc 0 "10: chrt made the thread SCHED_DEADLINE (runtime 1 ms, deadline and period 10 ms)"
 	ctl register --tid "$DT" --policy fifo --priority 10
 	expect_in "$ERR" "deadline-target" "10: a SCHED_DEADLINE thread: refused with deadline-target"
-	chrt -p "$DT" | grep -q "SCHED_DEADLINE" && pass "10: and it keeps its reservation" ||
-		fail "10: the thread is now $(chrt -p "$DT")"
-	chrt -o -p 0 "$DT"
-else
-	echo "# 10: this kernel refuses a deadline reservation here; case not run"
+	REFUSAL=$ERR
+	run chrt -p "$DT"
+	expect_in "$OUT" "SCHED_DEADLINE" "10: and the kernel shows it kept its policy"
+	expect_in "$OUT" "1000000/10000000/10000000" "10: and its runtime/deadline/period"
+	fixcmd=$(echo "$REFUSAL" | grep -o "chrt -o -p 0 $DT")
+	[ -n "$fixcmd" ] && pass "10: the refusal names the fix: $fixcmd" || fail "10: no 'chrt -o -p 0 $DT' in: $REFUSAL"
+	run $fixcmd    # the fix, exactly as given
+	expect_rc 0 "10: the fix applied"
+	ctl register --tid "$DT" --policy fifo --priority 10
+	expect_rc 0 "10: after the fix the same request is granted"
+	[ "$(kern "$DT")" = "fifo/10" ] && pass "10: the kernel shows fifo 10" || fail "10: kernel $(kern "$DT")"
 fi
 
 # --- 11. RLIMIT_RTTIME 0: refused instead of killed -----------------------------------------------
