@@ -296,4 +296,77 @@ ctl register --tid "$TT" --policy fifo --priority 10
 expect_rc 0 "11: after the fix the same request is granted"
 [ "$(kern "$TT")" = "fifo/10" ] && pass "11: the kernel shows fifo 10" || fail "11: kernel $(kern "$TT")"
 
+# --- 12. rtprio-cap: check names it with its own code, and its fix works ---------------------------
+# rtprio-cap = limits-conf with a soft rtprio (5) below the request (10) and
+# a hard one above it: check must say rtprio-cap (not priority-denied, which
+# is [user]/[group]'s), and the line its fix names, written where it says,
+# must make the same request pass, as the kernel shows.
+daemon_stop
+mkdir "$TMP/ld"; : >"$TMP/lc.conf"
+printf '# security.sh\nnobody soft rtprio 5\nnobody hard rtprio 50\n' >"$TMP/ld/50-test.conf"
+CAPCONF="$TMP/cap.conf"
+cap_conf() {
+	cat >"$CAPCONF" <<EOC
+[daemon]
+rate-limit = 0
+watchdog = no
+rtprio-cap = $1
+limits-conf = $TMP/lc.conf
+limits-dir = $TMP/ld
+[user *]
+max-priority = 20
+policies = fifo,other
+EOC
+}
+cap_conf limits-conf
+daemon_start "$CAPCONF"
+NCTL=(setpriv --reuid=nobody --regid=nogroup --clear-groups "$RTSCHEDCTL" --socket "$SOCK")
+# capf CODE FIELD: a field of finding CODE in the JSON report in OUT
+capf() { printf '%s' "$OUT" | jq -r --arg c "$1" ".findings[] | select(.code == \$c) | .$2"; }
+run "${NCTL[@]}" --json check --policy fifo --priority 10
+msg=$(capf rtprio-cap message) fix=$(capf rtprio-cap fix)
+expect_in "$msg" "priority 10 is above the cap 5 from limits.conf soft rtprio at $TMP/ld/50-test.conf:2" \
+	"12: nobody's check of fifo 10: rtprio-cap, with the soft limit and its file:line"
+[ -z "$(capf priority-denied code)" ] && pass "12: its own code: no priority-denied finding" ||
+	fail "12: priority-denied reported too: $OUT"
+attempt "12: nobody's register of fifo 10 is refused the same way" "ERR rtprio-cap" \
+	"v=1 op=register tid=@TID@ policy=fifo priority=10"
+[ "${KERNEL_TEXT%%@*}" = other/0 ] && pass "12: and the kernel shows other/0" || fail "12: kernel $KERNEL_TEXT"
+line=$(echo "$fix" | grep -o "'nobody - rtprio 10'" | tr -d "'")
+file=$(echo "$fix" | sed -n "s/.*' to \([^ ]*\.conf\) .*/\1/p")
+# (applied only where this test's daemon reads: never to the machine's own limits.d)
+if [ -n "$line" ] && [ "$file" = "$TMP/ld/rtschedd.conf" ]; then
+	pass "12: the fix names the line and the limits-dir the daemon reads: $line >> $file"
+	echo "$line" >>"$file"    # the fix, as given
+else
+	fail "12: the fix does not name the line and the configured limits-dir: $fix"
+fi
+run "${NCTL[@]}" --json check --policy fifo --priority 10
+[ -z "$(capf rtprio-cap code)" ] && pass "12: after the fix, check finds no rtprio-cap" ||
+	fail "12: after the fix: $(capf rtprio-cap message)"
+attempt "12: after the fix nobody's register of fifo 10 is granted" "OK" \
+	"v=1 op=register tid=@TID@ policy=fifo priority=10"
+[ "${KERNEL_TEXT%%@*}" = fifo/10 ] && pass "12: the kernel shows fifo 10" || fail "12: kernel $KERNEL_TEXT"
+
+# rtprio-cap = rlimit: the cap is the target's RLIMIT_RTPRIO, here 0:0, the
+# hard limit of every process on a machine without CAP_SYS_RESOURCE
+cap_conf rlimit
+ctl reload
+expect_rc 0 "12: reload with rtprio-cap = rlimit"
+threads capr nobody 1
+# (the process from its thread: threads' own pid is the subshell as_nobody ran in)
+set -- $THR; CP=$(awk '/^Tgid:/ { print $2 }' "/proc/$2/status")
+run "${NCTL[@]}" --json check --pid "$CP" --policy fifo --priority 10
+expect_in "$(capf rtprio-cap message)" "priority 10 is above the cap 0 from RLIMIT_RTPRIO of pid $CP (soft 0, hard 0)" \
+	"12: rtprio-cap = rlimit: check says rtprio-cap with the process's limits"
+expect_in "$(capf rtprio-cap fix)" "prlimit --pid $CP --rtprio=10" "12: and the prlimit command that raises them"
+# the fix raises the hard limit too, which needs CAP_SYS_RESOURCE
+if prlimit --pid "$CP" --rtprio=10 2>/dev/null; then
+	run "${NCTL[@]}" --json check --pid "$CP" --policy fifo --priority 10
+	[ -z "$(capf rtprio-cap code)" ] && pass "12: after prlimit, check finds no rtprio-cap" ||
+		fail "12: after prlimit: $(capf rtprio-cap message)"
+else
+	echo "# 12: prlimit --rtprio=10 refused: raising a hard limit needs CAP_SYS_RESOURCE, which this machine's bounding set lacks"
+fi
+
 finish
