@@ -1,8 +1,10 @@
 #!/bin/bash
 # tests/security.sh: rtschedd attacked the way a local user or a planted
-# file would attack a privileged service (issue 12, findings 1-11). Each
-# case is the attack itself, against the real daemon and kernel; on the code
-# before the fix every one of them succeeded (see the issue's note).
+# file would attack a privileged service (issue 12, findings 1-12). Each
+# case is the attack itself, against the real daemon and kernel; against the
+# code before the fix (ec61a8a^) the attacks of findings 1-9 succeeded:
+# doc/security-attacks.md records that run, how to repeat it, and what each
+# attack did there.
 . "$(dirname "$0")/lib.sh"
 need_root
 ABUSE="$top_builddir/tests/abuse-client"
