@@ -25,7 +25,8 @@
  *   abuse-client threads N               N idle threads: print "tids T1 T2 ...", exit when stdin closes
  *   abuse-client self SOCK K REQ...      K idle threads of this process; each REQ (with @TID@ = @TID1@,
  *                                        @TID2@..@TID9@, @PID@) on one connection: "REPLY ..." and
- *                                        "KERNEL ..." (the kernel's view of the threads) per request;
+ *                                        "KERNEL ..." (the kernel's view of the threads) and "NICE ..."
+ *                                        (each thread's nice value, getpriority) per request;
  *                                        a REQ "@WAIT@" prints "WAITING" and waits for stdin to close
  *   abuse-client orphan SOCK REQ         connect, fork; the parent exits ("parent P"), the child
  *                                        ("ready") waits for a line, sends REQ (@PPID@ = P) on the
@@ -912,6 +913,15 @@ static int mode_self(long k, int argc, char **argv)
 		for (long t = 0; t < k; t++) {
 			query(idle_tids[t], q, sizeof(q));
 			printf(" %ld:%s", t + 1, q);
+		}
+		printf("\nNICE");
+		for (long t = 0; t < k; t++) {
+			errno = 0;
+			int nv = getpriority(PRIO_PROCESS, (id_t)idle_tids[t]);
+			if (nv == -1 && errno)
+				printf(" %ld:error:%s", t + 1, strerror(errno));
+			else
+				printf(" %ld:%d", t + 1, nv);
 		}
 		printf("\n");
 	}

@@ -1,7 +1,9 @@
 #!/bin/bash
 # tests/rules.sh: rules that find threads by name, on the real kernel: the
 # start-up scan, threads created and renamed later (process events
-# connector), precedence, restoration, reload, and the rescan fallback.
+# connector), precedence, restoration, reload, and the rescan fallback; then
+# the shipped example drop-ins (conf/examples) against the real olad,
+# gst-launch-1.0, jackd (jackd2) and pipewire and the thread names they use.
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -226,6 +228,74 @@ if command -v gst-launch-1.0 >/dev/null && command -v olad >/dev/null && [ -d "$
 	kill "$OLA" "$GST"; wait "$OLA" "$GST" 2>/dev/null
 else
 	echo "# gst-launch-1.0 or olad (package ola) missing: the example drop-ins are not run"
+fi
+
+# --- the JACK and PipeWire example files' thread names, on the real programs ---
+# Both files say a name rule cannot single out the real-time thread, because
+# it carries the same name as every other thread of the program; and
+# 50-jack.conf gives a recipe instead. Both claims, checked.
+# names PID: the comm of each of PID's threads, sorted, on one line
+names() { ps -L -o comm= -p "$1" | sort | tr '\n' ' '; }
+# fifo_tid PID: the tid of PID's SCHED_FIFO thread, as 50-jack.conf finds it
+fifo_tid() { ps -L -o tid=,cls= -p "$1" | awk '$2 == "FF" { print $1; exit }'; }
+if command -v jackd >/dev/null; then
+	mkdir -p "$TMP/jack/rtschedd.d"
+	printf '[daemon]\nrate-limit = 0\n' >"$TMP/jack/rtschedd.conf"
+	sed -E 's/^#(\[|[a-z-]+ = )/\1/' "$EX/50-jack.conf" >"$TMP/jack/rtschedd.d/50-jack.conf"
+	daemon_start "$TMP/jack/rtschedd.conf"
+	# root's jackd makes its process thread SCHED_FIFO 10 itself; a server
+	# name of its own, so another jackd on the machine is not disturbed
+	# (jackd leaves its shared-memory registry behind: removed if this made it
+	# and no other jackd runs)
+	REG=/dev/shm/jack-shm-registry; REG_NEW=; [ -e "$REG" ] || REG_NEW=1
+	HOME="$TMP/jack" JACK_NO_AUDIO_RESERVATION=1 jackd -n "rtsd-rules-$$" -d dummy >"$TMP/jack/jackd.log" 2>&1 &
+	JP=$!
+	jack_stop() {
+		[ -n "${JP:-}" ] || return 0
+		kill "$JP" 2>/dev/null; wait "$JP" 2>/dev/null; JP=
+		[ -n "$REG_NEW" ] && ! pgrep -x jackd >/dev/null && rm -f "$REG"
+		return 0
+	}
+	at_exit jack_stop
+	wait_for sh -c "ps -L -o cls= -p $JP | grep -q FF"
+	JT=$(fifo_tid "$JP")
+	n=$(ps -L -o comm= -p "$JP" | wc -l)
+	[ -n "$JT" ] && [ "$n" -ge 2 ] && [ "$(names "$JP")" = "$(printf 'jackd %.0s' $(seq "$n"))" ] &&
+		pass "50-jack.conf: all $n threads of jackd are named jackd, the SCHED_FIFO one (tid $JT) too" ||
+		fail "jackd's threads: $(ps -L -o tid=,comm=,cls= -p "$JP" | tr '\n' ';') log: $(tail -3 "$TMP/jack/jackd.log")"
+	expect_sched "$JT" "policy=fifo priority=10" "jackd made its process thread SCHED_FIFO 10 itself"
+	ctl register --tid "$JT" --role jack
+	expect_rc 0 "50-jack.conf's recipe: the SCHED_FIFO thread registered with --role jack"
+	expect_sched "$JT" "policy=fifo priority=70" "and the kernel shows [rule jack]'s FIFO 70"
+	daemon_stop
+	expect_sched "$JT" "policy=fifo priority=10" "stopping rtschedd gave jackd's thread its own FIFO 10 back"
+	jack_stop
+else
+	echo "# jackd missing (apt-get install jackd2): 50-jack.conf's thread names are not checked"
+fi
+if command -v pipewire >/dev/null; then
+	mkdir -m 700 "$TMP/pw"
+	cat >"$TMP/pw/pw.conf" <<'EOC'
+context.properties = { core.daemon = true core.name = pipewire-rtsd-rules support.dbus = false }
+context.spa-libs = { support.* = support/libspa-support }
+context.modules = [
+    { name = libpipewire-module-rt
+      args = { rt.prio = 11 rtportal.enabled = false rtkit.enabled = false } }
+    { name = libpipewire-module-protocol-native }
+]
+EOC
+	XDG_RUNTIME_DIR="$TMP/pw" pipewire -c "$TMP/pw/pw.conf" >"$TMP/pw/pw.log" 2>&1 &
+	PW=$!
+	pw_stop() { [ -n "${PW:-}" ] && kill "$PW" 2>/dev/null; wait "$PW" 2>/dev/null; PW=; }
+	at_exit pw_stop
+	wait_for sh -c "ps -L -o cls= -p $PW | grep -q FF"
+	PT=$(fifo_tid "$PW")
+	[ -n "$PT" ] && [ "$(names "$PW")" = "pipewire pipewire " ] &&
+		pass "50-pipewire.conf: PipeWire's data loop (SCHED_FIFO, tid $PT) is named pipewire, like its main thread" ||
+		fail "PipeWire's threads: $(ps -L -o tid=,comm=,cls= -p "$PW" | tr '\n' ';') log: $(tail -3 "$TMP/pw/pw.log")"
+	pw_stop
+else
+	echo "# pipewire missing (apt-get install pipewire-bin): 50-pipewire.conf's thread names are not checked"
 fi
 
 finish

@@ -1,13 +1,13 @@
 /* spin-helper.c: a runaway thread for tests/runaway.sh.
  *
  *   spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] [--seconds S]
- *               [--register ROLE|-]
+ *               [--register ROLE|-] [--busy-ms B] [--period-ms P]
  *   spin-helper query TID    print what the kernel reports for TID
  *
  * One worker thread named NAME ("runaway"), pinned to CPU N (0), prints
  * "tid TID pid PID" on stdout once it exists. Its work: "spin" burns the CPU
- * forever, "duty" burns 10 ms of every 20 ms (a heavy but well-behaved
- * real-time load), "idle" sleeps. SIGUSR1 switches it to spin, SIGUSR2 to
+ * forever, "duty" burns B ms (10) of every P ms (20) (a steady, well-behaved
+ * real-time load: 50% by default), "idle" sleeps. SIGUSR1 switches it to spin, SIGUSR2 to
  * idle. With --register it first asks rtschedd for real-time scheduling
  * through librtsched (ROLE "-": the daemon's default) and prints
  * "registered POLICY PRIO" or "err ERRNO". Whatever happens, the process
@@ -33,6 +33,7 @@ static int cpu;
 static double seconds = 60;
 static const char *name = "runaway";
 static const char *role;
+static double busy_s = 0.010, period_s = 0.020;
 
 static double now_s(void)
 {
@@ -80,9 +81,9 @@ static void *worker(void *arg)
 			while (atomic_load(&mode) == MODE_SPIN && now_s() < end)
 				;
 		} else if (m == MODE_DUTY) {
-			while (now_s() < t + 0.010)
+			while (now_s() < t + busy_s)
 				;
-			usleep(10000);
+			usleep((useconds_t)((period_s - busy_s) * 1e6));
 		} else {
 			usleep(20000);
 		}
@@ -118,7 +119,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v) {
 			fprintf(stderr, "usage: spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] "
-				"[--seconds S] [--register ROLE|-] | query TID\n");
+				"[--seconds S] [--register ROLE|-] [--busy-ms B] [--period-ms P] | query TID\n");
 			return 64;
 		}
 		if (strcmp(a, "--cpu") == 0)
@@ -129,12 +130,20 @@ int main(int argc, char **argv)
 			seconds = atof(v);
 		else if (strcmp(a, "--register") == 0)
 			role = v;
+		else if (strcmp(a, "--busy-ms") == 0)
+			busy_s = atof(v) / 1e3;
+		else if (strcmp(a, "--period-ms") == 0)
+			period_s = atof(v) / 1e3;
 		else if (strcmp(a, "--mode") == 0)
 			atomic_store(&mode, strcmp(v, "duty") == 0 ? MODE_DUTY : strcmp(v, "idle") == 0 ? MODE_IDLE : MODE_SPIN);
 		else {
 			fprintf(stderr, "spin-helper: unknown option %s\n", a);
 			return 64;
 		}
+	}
+	if (busy_s <= 0 || period_s <= busy_s) {
+		fprintf(stderr, "spin-helper: --busy-ms must be above 0 and below --period-ms\n");
+		return 64;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sigaction(SIGUSR1, &sa, NULL);

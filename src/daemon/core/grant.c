@@ -278,10 +278,11 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 						 cap->cap, cap->from, spec->priority, spec->priority, (int)target,
 						 spec->priority, cap->cap);
 				else
+					/* the limits-dir this daemon reads, not always /etc/security/limits.d */
 					snprintf(msg, len, "priority %d is above the cap %ld from %s; add the line "
-						 "'%s - rtprio %d' to /etc/security/limits.d/rtschedd.conf and log in "
-						 "again, or ask for %ld", spec->priority, cap->cap, cap->from, s->user,
-						 spec->priority, cap->cap);
+						 "'%s - rtprio %d' to %s/rtschedd.conf and log in again, or ask for "
+						 "%ld", spec->priority, cap->cap, cap->from, s->user, spec->priority,
+						 c->limits_dir, cap->cap);
 				return PE_RTPRIO_CAP;
 			}
 			spec->priority = (int)cap->cap;
