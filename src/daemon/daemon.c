@@ -22,6 +22,7 @@
 #include "daemon/sys/policy.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
+#include "daemon/dispatch.h"
 #include "daemon/core/grant.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
@@ -542,6 +543,18 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(d->event, EXIT_OK);
 }
 
+/* control_handlers: the control socket's requests go to dispatch. */
+static void on_request(void *ud, const struct peer *p, const void *data, size_t len, int fd, reply_fn reply,
+		       void *reply_ud)
+{
+	dispatch_request(ud, p, data, len, fd, reply, reply_ud);
+}
+
+static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid)
+{
+	return dispatch_privileged(ud, uid, gid, pid);
+}
+
 /* Load the BPF observer while CAP_BPF and CAP_PERFMON are still held, and
  * watch every thread managed so far; from here on_registry_change() keeps
  * it in step. Without it the daemon runs on: schedstat rows only, and
@@ -638,7 +651,8 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	sd_event_source_set_enabled(d->tick, SD_EVENT_OFF);
 	/* the socket before the journal: a second rtschedd on the same socket
 	 * must stop here, before it touches the first one's threads or state */
-	r = control_new(&d->control, d);
+	static const struct control_handlers ch = { .request = on_request, .privileged = on_privileged };
+	r = control_new(&d->control, d->event, c->socket_path, &ch, d);
 	if (r < 0)
 		return r;
 	/* what a previous rtschedd managed (a restart or a crash) comes first,

@@ -9,19 +9,7 @@
 #include <sys/types.h>
 
 #include "daemon/daemon.h"
-
-/* The client, from SO_PEERCRED, and its process pinned by a pidfd
- * (SO_PEERPIDFD, or pidfd_open() at accept on older kernels). */
-struct peer {
-	pid_t pid;
-	uid_t uid;
-	gid_t gid;
-	int pidfd; /* -1 if none */
-	bool gone; /* the process had exited by accept: pid names no process of ours */
-};
-
-/* Where reply messages go (each call is one message). */
-typedef void (*reply_fn)(void *ud, const char *msg, size_t len);
+#include "daemon/frontend.h"
 
 /* Rate limit for every front end: take one of uid's tokens. 0 if there was
  * one, else -EAGAIN with msg saying how many are allowed and where that is
