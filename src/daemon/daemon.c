@@ -149,7 +149,7 @@ void daemon_scan(struct daemon *d, bool force)
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	d->scan_tasks = rules_scan(d, force);
+	d->scan_tasks = rules_scan(d->registry, d->config, force);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	d->scan_usec = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000);
 	if (d->config->n_auto_rules)
@@ -172,12 +172,14 @@ static void ev_fork(void *ud, pid_t tid, pid_t tgid)
 
 	if (tid != tgid)
 		registry_on_new_thread(d->registry, d->config, tid, tgid);
-	rules_on_task(d, tid, tgid, false);
+	rules_on_task(d->registry, d->config, tid, tgid, false);
 }
 
 static void ev_exec(void *ud, pid_t tid, pid_t tgid)
 {
-	rules_on_process(ud, tgid);
+	struct daemon *d = ud;
+
+	rules_on_process(d->registry, d->config, tgid);
 }
 
 /* A thread renamed itself; the main thread's name is the process name too. */
@@ -186,9 +188,9 @@ static void ev_comm(void *ud, pid_t tid, pid_t tgid, const char *comm)
 	struct daemon *d = ud;
 
 	if (tid == tgid && (d->config->match_needs & MATCH_NEED_PROCESS_NAME))
-		rules_on_process(d, tgid);
+		rules_on_process(d->registry, d->config, tgid);
 	else
-		rules_on_task(d, tid, tgid, false);
+		rules_on_task(d->registry, d->config, tid, tgid, false);
 }
 
 static void ev_exit(void *ud, pid_t tid, pid_t tgid)
@@ -204,7 +206,7 @@ static void ev_overrun(void *ud)
 	struct daemon *d = ud;
 
 	registry_rescan(d->registry, d->config);
-	rules_scan(d, false);
+	rules_scan(d->registry, d->config, false);
 }
 
 /* Fallback for a kernel or a sandbox without the connector: rescan the task
@@ -214,7 +216,7 @@ static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 	struct daemon *d = userdata;
 
 	registry_rescan(d->registry, d->config);
-	rules_scan(d, false);
+	rules_scan(d->registry, d->config, false);
 	daemon_changed(d);
 	return 0;
 }
@@ -659,7 +661,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	 * so its recorded originals are the ones restored later */
 	char state_path[PATH_MAX];
 	config_state_path(c, state_path, sizeof(state_path));
-	r = state_open(&d->state, d, state_path);
+	r = state_open(&d->state, d->registry, c, state_path);
 	if (r < 0)
 		return r;
 	if ((r = sd_event_add_defer(d->event, &d->changed, on_changed, d)) < 0)

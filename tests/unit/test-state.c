@@ -23,7 +23,6 @@
 
 #include "daemon/core/registry.h"
 #include "daemon/core/state.h"
-#include "daemon/daemon.h"
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/proc.h"
 #include "sched-record.h"
@@ -38,7 +37,12 @@
 	"max-threads = 1000\nmin-nice = -20\n"
 
 static char dir[PATH_MAX], path[PATH_MAX + 16];
-static struct daemon d;
+/* What state_open() is given: the event loop, configuration and registry. */
+static struct {
+	sd_event *event;
+	struct config *config;
+	struct registry *registry;
+} d;
 static struct state *st;
 static uid_t me, stranger;
 
@@ -76,7 +80,7 @@ static void open_state(void)
 {
 	state_free(st);
 	st = NULL;
-	ck_assert_int_eq(state_open(&st, &d, path), 0);
+	ck_assert_int_eq(state_open(&st, d.registry, d.config, path), 0);
 	ck_assert_ptr_nonnull(st);
 	registry_set_observer(d.registry, forward, st);
 }

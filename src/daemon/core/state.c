@@ -34,7 +34,8 @@
 #include "daemon/core/state.h"
 
 struct state {
-	struct daemon *d;
+	struct registry *registry;
+	const struct config *config;  /* only while state_open() re-adopts */
 	char *path;
 	int dirfd;            /* the journal's directory; every name is relative to it */
 	char base[256];
@@ -105,9 +106,9 @@ static int compact(struct state *s)
 		return r;
 	}
 	s->lines = 0;
-	for (struct reg_process *p = registry_processes(s->d->registry); p; p = p->next, s->lines++)
+	for (struct reg_process *p = registry_processes(s->registry); p; p = p->next, s->lines++)
 		put_process(f, p);
-	for (struct reg_thread *t = registry_threads(s->d->registry); t; t = t->next, s->lines++)
+	for (struct reg_thread *t = registry_threads(s->registry); t; t = t->next, s->lines++)
 		put_thread(f, t);
 	if (fclose(f) != 0) {
 		r = -errno;
@@ -142,7 +143,7 @@ void state_observe(struct state *s, int ev, struct reg_thread *t, struct reg_pro
 	case REG_EV_PROC_SET: put_process(s->f, p); break;
 	case REG_EV_PROC_GONE: fprintf(s->f, "-P %d\n", (int)p->pid); break;
 	}
-	live = registry_n_threads(s->d->registry) + registry_n_processes(s->d->registry);
+	live = registry_n_threads(s->registry) + registry_n_processes(s->registry);
 	if (++s->lines > 2 * live + 1024 && compact(s) < 0)
 		log_warn("compacting %s", s->path);
 }
@@ -229,7 +230,7 @@ static void replay(struct state *s, FILE *f, struct entry **ents, size_t *n)
 static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct grant_request *q,
 	       struct sched_spec *spec, size_t adding, char *msg, size_t len)
 {
-	const struct config *c = s->d->config;
+	const struct config *c = s->config;
 	struct grant_subject subj;
 	struct proc_status ps;
 	struct grant_cap cap;
@@ -248,7 +249,7 @@ static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct 
 	}
 	if ((e = grant_resolve(c, q, spec, msg, len)) >= 0)
 		return e;
-	return grant_check(c, &subj, q, spec, pid, subj.privileged ? 0 : registry_count_owner(s->d->registry, owner),
+	return grant_check(c, &subj, q, spec, pid, subj.privileged ? 0 : registry_count_owner(s->registry, owner),
 			   adding, &cap, msg, len);
 }
 
@@ -305,7 +306,7 @@ static void adopt_process(struct state *s, char *line)
 			log_warnx("state journal: not re-adopting process %ld for uid %ld: %s", pid, owner, msg);
 		return;
 	}
-	if (registry_adopt_process(s->d->registry, (pid_t)pid, (uint64_t)st, (uid_t)owner, &q, &p) == 0)
+	if (registry_adopt_process(s->registry, (pid_t)pid, (uint64_t)st, (uid_t)owner, &q, &p) == 0)
 		s->adopted_procs++;
 }
 
@@ -342,10 +343,10 @@ static void adopt_thread(struct state *s, char *line)
 	saved.cpus_changed = changed != 0;
 	pid_t tid = (pid_t)v[0], pid = (pid_t)v[1], ppid = (pid_t)v[5];
 	uid_t owner = (uid_t)v[3];
-	struct reg_process *proc = ppid ? registry_find_process(s->d->registry, ppid) : NULL;
+	struct reg_process *proc = ppid ? registry_find_process(s->registry, ppid) : NULL;
 	int source = (int)v[4];
 
-	vet_original(s->d->config, tid, &saved.original);
+	vet_original(s->config, tid, &saved.original);
 	e = vet(s, owner, tid, pid, &q, &spec, 1, msg, sizeof(msg));
 	if (e == PE_NO_SUCH_THREAD)
 		return;
@@ -362,7 +363,7 @@ static void adopt_thread(struct state *s, char *line)
 		registry_restore_saved(tid, &saved);
 		return;
 	}
-	e = registry_adopt_thread(s->d->registry, tid, pid, owner, (enum reg_source)source, &q, &spec, proc, &saved,
+	e = registry_adopt_thread(s->registry, tid, pid, owner, (enum reg_source)source, &q, &spec, proc, &saved,
 				  msg, sizeof(msg));
 	if (e < 0)
 		s->adopted_threads++;
@@ -373,7 +374,7 @@ bad:
 	log_warnx("state journal: a malformed thread entry, dropped");
 }
 
-int state_open(struct state **ret, struct daemon *d, const char *path)
+int state_open(struct state **ret, struct registry *reg, const struct config *c, const char *path)
 {
 	struct state *s = calloc(1, sizeof(*s));
 	struct entry *ents = NULL;
@@ -386,7 +387,8 @@ int state_open(struct state **ret, struct daemon *d, const char *path)
 		free(s);
 		return -ENOMEM;
 	}
-	s->d = d;
+	s->registry = reg;
+	s->config = c;
 	*ret = s;
 	/* the journal's directory (the socket's, under /run) may not exist yet;
 	 * one that others can write is refused: they could plant a journal */
@@ -414,6 +416,7 @@ int state_open(struct state **ret, struct daemon *d, const char *path)
 			if (ents[i].kind == 'T')
 				adopt_thread(s, ents[i].line);
 		s->loading = false;
+		s->config = NULL; /* the daemon's to replace from here on */
 		for (size_t i = 0; i < n; i++)
 			free(ents[i].line);
 		free(ents);
