@@ -133,7 +133,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	d->reloads++;
 	registry_reapply(d->registry, c);
 	daemon_scan(d, true);
-	jitter_apply_config(d->jitter);
+	jitter_apply_config(d->jitter, d->config);
 	safety_configure(d);
 	rtkit_reconfigure(&d->rtkit, d);
 	daemon_changed(d);
@@ -334,7 +334,7 @@ static void write_metrics(struct daemon *d)
 		close(dirfd);
 		return;
 	}
-	r = jitter_prometheus(d->jitter, f);
+	r = jitter_prometheus(d->jitter, f, d->grants, d->refusals);
 	if (fclose(f) != 0 || r < 0) {
 		log_warn("metrics-file %s", d->config->metrics_file);
 		unlinkat(dirfd, tmp, 0);
@@ -578,6 +578,7 @@ static void observer_start(struct daemon *d)
 			   d->observer_why);
 		return;
 	}
+	jitter_set_observer(d->jitter, d->observer);
 	for (struct reg_thread *t = registry_threads(d->registry); t; t = t->next)
 		observer_watch(d->observer, t->tid);
 	log_info("BPF wake-up observer loaded: timer lateness and wake-up latency of up to %u managed threads",
@@ -645,7 +646,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 			return r;
 		sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_OFF);
 	}
-	if ((r = jitter_new(&d->jitter, d)) < 0)
+	if ((r = jitter_new(&d->jitter, d->registry)) < 0)
 		return r;
 	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 0, on_tick, d);
 	if (r < 0)
@@ -693,7 +694,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	}
 	/* threads only now: capabilities are per thread, and a thread started
 	 * before the drop would keep every one of them */
-	jitter_apply_config(d->jitter);
+	jitter_apply_config(d->jitter, d->config);
 	safety_configure(d);
 	d->started = true;
 	return 0;

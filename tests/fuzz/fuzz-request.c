@@ -3,13 +3,13 @@
  * resolution and checks, the registry, and every reply.
  *
  * A minimal daemon is built once: two fixed configurations (written to a
- * private directory and loaded with config_load(), like the daemon's), an
- * sd_event loop and the jitter sources (empty: no probes); no control
- * socket, connector, state journal or safety watchdog. The input is one
+ * private directory and loaded with config_load(), like the daemon's) and an
+ * sd_event loop; no control socket, connector, state journal or safety
+ * watchdog. The input is one
  * request per line ("\n" can never be part of a request: the wire takes
  * printable ASCII only); the value "self" of any field becomes the pid the
  * pass below gives it. Every input is run twice, each time with a fresh
- * registry and rate limiter:
+ * registry, rate limiter and jitter sources (no probes):
  *
  *  1. from a dead peer: uid 65534 and the pid and pidfd of a child that was
  *     reaped at start-up ("self" is that pid). Nothing may succeed that
@@ -234,7 +234,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	d.overrides.log_level = -1;
 	d.procev_error = -ENOTSUP;
 	CHECK(sd_event_new(&d.event) >= 0);
-	CHECK(jitter_new(&d.jitter, &d) == 0);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	d.start_usec = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 
@@ -304,6 +303,7 @@ static void run_pass(const uint8_t *data, size_t size, struct peer *p, struct co
 	d.config = c;
 	CHECK(registry_new(&d.registry, d.event) == 0);
 	CHECK(ratelimit_new(&d.ratelimit) == 0);
+	CHECK(jitter_new(&d.jitter, d.registry) == 0);
 	for (const uint8_t *l = data; l < end;) {
 		const uint8_t *nl = memchr(l, '\n', (size_t)(end - l));
 		size_t n = (size_t)((nl ? nl : end) - l);
@@ -316,8 +316,10 @@ static void run_pass(const uint8_t *data, size_t size, struct peer *p, struct co
 	if (p == &dead)
 		CHECK(registry_n_threads(d.registry) == 0 && registry_n_processes(d.registry) == 0);
 	/* the daemon's own teardown: every managed thread is restored */
+	jitter_free(d.jitter);
 	registry_free(d.registry, true);
 	ratelimit_free(d.ratelimit);
+	d.jitter = NULL;
 	d.registry = NULL;
 	d.ratelimit = NULL;
 }

@@ -185,6 +185,8 @@ void op_jitter_attach(struct ctx *x)
 		refuse(x, e, "%s", msg);
 		return;
 	}
+	/* a new source: the daemon's tick may have to start */
+	daemon_changed(x->d);
 	proto_begin(&x->out, "OK");
 	proto_add_long(&x->out, "tid", tid);
 	send_buf(x);
@@ -198,7 +200,7 @@ void op_metrics(struct ctx *x)
 	long rows = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	if (!f || jitter_prometheus(x->d->jitter, f) < 0) {
+	if (!f || jitter_prometheus(x->d->jitter, f, x->d->grants, x->d->refusals) < 0) {
 		if (f)
 			fclose(f);
 		free(text);
