@@ -22,7 +22,7 @@ void send_buf(struct ctx *x)
 void refuse_msg(struct ctx *x, int e, const char *diag, const char *msg)
 {
 	proto_error_diag(&x->out, (enum proto_error)e, diag, "%s", msg);
-	x->d->refusals++;
+	x->svc->refusals++;
 	log_debug("refused pid %d uid %u: %s %s", (int)x->peer->pid, (unsigned)x->peer->uid,
 		  proto_error_code((enum proto_error)e), msg);
 	send_buf(x);

@@ -28,7 +28,7 @@
 #include "daemon/core/grant.h"
 #include "daemon/sys/proc.h"
 #include "daemon/core/registry.h"
-#include "daemon/ops/register.h"
+#include "daemon/dispatch.h"
 #include "daemon/rtkit/rtkit.h"
 
 #define RTKIT_NAME "org.freedesktop.RealtimeKit1"
@@ -64,7 +64,7 @@ static int refuse(struct rtkit *rk, sd_bus_error *err, const char *name, const c
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	rk->refusals++;
-	rk->d->refusals++;
+	rk->d->svc.refusals++;
 	log_debug("rtkit: refused: %s: %s", code, msg);
 	return sd_bus_error_setf(err, name, "rtschedd: %s: %s", code, msg);
 }
@@ -118,7 +118,7 @@ static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_er
  * hard limit no higher than RTTimeUSecMax, so the kernel stops a runaway. */
 static int check_rttime(struct rtkit *rk, pid_t tid, sd_bus_error *err)
 {
-	long max = rk->d->config->rtkit.rttime_usec_max;
+	long max = rk->d->svc.config->rtkit.rttime_usec_max;
 	struct proc_rlimits l;
 	int r = proc_read_limits(tid, &l);
 
@@ -147,9 +147,9 @@ static int check_rttime(struct rtkit *rk, pid_t tid, sd_bus_error *err)
 static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, bool with_pid, bool realtime)
 {
 	struct rtkit *rk = userdata;
-	const struct rtkit_conf *conf = &rk->d->config->rtkit;
+	const struct rtkit_conf *conf = &rk->d->svc.config->rtkit;
 	struct grant_request req;
-	struct register_granted g;
+	struct frontend_grant g;
 	struct peer peer;
 	uint64_t process = 0, thread = 0;
 	uint32_t prio = 0;
@@ -199,18 +199,17 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 		req.has_nice = true;
 		req.nice = nice < conf->min_nice ? conf->min_nice : nice;
 	}
-	e = register_grant(rk->d, &peer, (pid_t)thread, false, &req, REG_SOURCE_RTKIT, &g, msg,
-			   sizeof(msg));
+	e = dispatch_register(&rk->d->svc, &peer, (pid_t)thread, &req, REG_SOURCE_RTKIT, &g, msg, sizeof(msg));
 	/* the message starts with the error code, then, when the kernel refused,
 	 * the diagnosed cause's code: "rtschedd: apply-failed: rtprio-zero: ..." */
-	if (e >= 0)
-		return refuse(rk, err, error_name(e), proto_error_code((enum proto_error)e), "%s%s%s", g.diag,
+	if (e != 0)
+		return refuse(rk, err, error_name(g.code), proto_error_code(g.code), "%s%s%s", g.diag,
 			      g.diag[0] ? ": " : "", msg);
 	rk->grants++;
-	task_sched_format(&g.thread->applied, msg, sizeof(msg));
+	task_sched_format(&g.applied, msg, sizeof(msg));
 	log_info("rtkit: %s for uid %u (pid %d): tid %d (pid %d): %s",
 		 realtime ? "MakeThreadRealtime" : "MakeThreadHighPriority", (unsigned)peer.uid, (int)peer.pid,
-		 (int)g.thread->tid, (int)g.thread->pid, msg);
+		 (int)g.tid, (int)g.pid, msg);
 	return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -245,7 +244,7 @@ static int admin_only(struct rtkit *rk, sd_bus_message *m, const char *what, sd_
 	rk->calls++;
 	if ((r = sender(rk, m, &p, err)) < 0)
 		return r;
-	grant_subject_init(&s, rk->d->config, p.uid, p.gid, p.pid);
+	grant_subject_init(&s, rk->d->svc.config, p.uid, p.gid, p.pid);
 	if (!s.privileged)
 		return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, proto_error_code(PE_NOT_ADMIN),
 			      "%s needs root or admin-group (uid %u is neither)", what, (unsigned)p.uid);
@@ -256,27 +255,7 @@ static int admin_only(struct rtkit *rk, sd_bus_message *m, const char *what, sd_
  * thread rtschedd manages). Returns how many. */
 static size_t reset(struct rtkit *rk, bool all)
 {
-	struct registry *reg = rk->d->registry;
-	struct reg_thread *t, *next;
-	size_t n = 0;
-
-	for (t = registry_threads(reg); t; t = next) {
-		next = t->next;
-		if (!all && t->source != REG_SOURCE_RTKIT)
-			continue;
-		if (t->proc) {
-			/* a registered process: its threads go with it */
-			struct reg_process *p = t->proc;
-			n += p->n_threads;
-			registry_remove_process(reg, p, true);
-			next = registry_threads(reg);  /* the list changed under us: start again */
-			continue;
-		}
-		registry_remove_thread(reg, t, true);
-		n++;
-	}
-	daemon_changed(rk->d);
-	return n;
+	return dispatch_reset(&rk->d->svc, REG_SOURCE_RTKIT, all);
 }
 
 static int m_reset_known(sd_bus_message *m, void *ud, sd_bus_error *err)
@@ -325,21 +304,21 @@ static int p_rttime(sd_bus *bus, const char *path, const char *iface, const char
 		    void *ud, sd_bus_error *err)
 {
 	struct rtkit *rk = ud;
-	return sd_bus_message_append(reply, "x", (int64_t)rk->d->config->rtkit.rttime_usec_max);
+	return sd_bus_message_append(reply, "x", (int64_t)rk->d->svc.config->rtkit.rttime_usec_max);
 }
 
 static int p_max_prio(sd_bus *bus, const char *path, const char *iface, const char *prop, sd_bus_message *reply,
 		      void *ud, sd_bus_error *err)
 {
 	struct rtkit *rk = ud;
-	return sd_bus_message_append(reply, "i", (int32_t)rk->d->config->rtkit.max_priority);
+	return sd_bus_message_append(reply, "i", (int32_t)rk->d->svc.config->rtkit.max_priority);
 }
 
 static int p_min_nice(sd_bus *bus, const char *path, const char *iface, const char *prop, sd_bus_message *reply,
 		      void *ud, sd_bus_error *err)
 {
 	struct rtkit *rk = ud;
-	return sd_bus_message_append(reply, "i", (int32_t)rk->d->config->rtkit.min_nice);
+	return sd_bus_message_append(reply, "i", (int32_t)rk->d->svc.config->rtkit.min_nice);
 }
 
 /* rtkit's interface, as its /usr/share/dbus-1/interfaces/org.freedesktop.RealtimeKit1.xml
@@ -463,7 +442,7 @@ static int on_name_signal(sd_bus_message *m, void *ud, sd_bus_error *unused)
 
 int rtkit_start(struct rtkit **ret, struct daemon *d)
 {
-	const struct rtkit_conf *conf = &d->config->rtkit;
+	const struct rtkit_conf *conf = &d->svc.config->rtkit;
 	struct rtkit *rk;
 	int r;
 
@@ -523,7 +502,7 @@ void rtkit_stop(struct rtkit *rk)
 
 int rtkit_reconfigure(struct rtkit **rk, struct daemon *d)
 {
-	if (d->config->rtkit.enable == (*rk != NULL))
+	if (d->svc.config->rtkit.enable == (*rk != NULL))
 		return 0;
 	if (*rk) {
 		log_info("rtkit: [rtkit] enable = no: leaving the bus");
