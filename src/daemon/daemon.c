@@ -48,6 +48,7 @@ int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *er
 }
 
 static void safety_configure(struct daemon *d);
+static struct rtkit_ctx bus_ctx(struct daemon *d);
 
 /* Log each line of a memstream buffer: an error, or a warning ("FILE:LINE:
  * KEY: warning: ...", which leaves the configuration valid). */
@@ -135,7 +136,8 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	daemon_scan(d, true);
 	jitter_apply_config(d->svc.jitter, d->svc.config);
 	safety_configure(d);
-	rtkit_reconfigure(&d->rtkit, d);
+	struct rtkit_ctx rc = bus_ctx(d);
+	rtkit_reconfigure(&d->rtkit, &rc, c);
 	daemon_changed(d);
 	log_info("configuration reloaded from %s (%zu file%s, %zu rule%s), %zu thread%s managed", d->config_path,
 		 c->n_files, c->n_files == 1 ? "" : "s", c->n_rules, c->n_rules == 1 ? "" : "s",
@@ -589,6 +591,32 @@ static void svc_status(void *ud, struct service_status *st)
 	st->rtkit_refusals = rs.refusals;
 }
 
+/* rtkit_ctx: the bus service's calls go to dispatch too (ud: &d->svc). */
+static int rk_grant(void *ud, const struct peer *p, pid_t tid, const struct grant_request *req,
+		    struct frontend_grant *out, char *msg, size_t len)
+{
+	return dispatch_register(ud, p, tid, req, REG_SOURCE_RTKIT, out, msg, len);
+}
+
+static size_t rk_reset(void *ud, bool all)
+{
+	return dispatch_reset(ud, REG_SOURCE_RTKIT, all);
+}
+
+static void rk_refused(void *ud)
+{
+	struct service *s = ud;
+
+	s->refusals++;
+}
+
+/* What the bus service is given (it keeps a copy). */
+static struct rtkit_ctx bus_ctx(struct daemon *d)
+{
+	return (struct rtkit_ctx){ .event = d->event, .grant = rk_grant, .reset = rk_reset, .refused = rk_refused,
+				   .ud = &d->svc };
+}
+
 /* control_handlers: the control socket's requests go to dispatch. */
 static void on_request(void *ud, const struct peer *p, const void *data, size_t len, int fd, reply_fn reply,
 		       void *reply_ud)
@@ -730,7 +758,8 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	privs_check_nice(c);
 	/* the bus last of the front ends: its first call finds the registry
 	 * complete (re-adopted threads, the first scan) */
-	if ((r = rtkit_start(&d->rtkit, d)) < 0)
+	struct rtkit_ctx rc = bus_ctx(d);
+	if ((r = rtkit_start(&d->rtkit, &rc, c)) < 0)
 		return r;
 	observer_start(d);
 	/* the socket, the connector, the state, the bus and the BPF observer
