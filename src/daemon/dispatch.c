@@ -266,8 +266,8 @@ int dispatch_register(struct service *s, const struct peer *p, pid_t tid, const 
 		subj.nice_floor = s->config->rtkit.min_nice;
 	}
 	e = register_grant(s, p, &subj, tid, false, req, source, &g, msg, len);
-	if (e >= 0) {
-		out->code = (enum proto_error)e;
+	if (e != 0) {
+		out->code = ops_wire_error(e);
 		snprintf(out->diag, sizeof(out->diag), "%s", g.diag);
 		return 1;
 	}

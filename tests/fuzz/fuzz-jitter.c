@@ -116,8 +116,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(wfd >= 0);
 
 	e = jitter_attach(d.jitter, tid, getpid(), 65534, 1000000, "sleep", fd, msg, sizeof(msg));
-	CHECK(e == -1 || (e >= 0 && strlen(msg) < sizeof(msg)));
-	if (e == -1) {
+	/* 0, a refusal or -errno, never anything else; a message when not 0 */
+	CHECK(e == 0 || ((e < 0 || (e > 0 && e < REFUSE__MAX)) && strlen(msg) < sizeof(msg)));
+	if (e == 0) {
 		jitter_reset(d.jitter);
 		CHECK(pwrite(wfd, &live, sizeof(live), 0) == (ssize_t)sizeof(live));
 		jitter_foreach(d.jitter, on_row, &rows);

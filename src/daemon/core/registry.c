@@ -183,7 +183,8 @@ static bool same_thread(const struct reg_thread *t)
 	return proc_read_stat(t->tid, &st) == 0 && st.starttime == t->starttime;
 }
 
-/* Apply a spec to a pinned thread and read back what the kernel holds. */
+/* Apply a spec to a pinned thread and read back what the kernel holds: 0,
+ * or a refusal with msg. */
 static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, char *msg, size_t len)
 {
 	struct task_sched want = t->original;
@@ -230,13 +231,13 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 				snprintf(msg, len, "RLIMIT_RTTIME of pid %d is 0 (soft and hard): the kernel would kill it "
 					 "with SIGKILL as soon as it runs real-time; start it with a higher limit "
 					 "(LimitRTTIME=200ms in its unit), or ask for policy other", (int)t->pid);
-			return PE_RTTIME_ZERO;
+			return REFUSE_RTTIME_ZERO;
 		}
 	}
 	if (!same_thread(t)) {
 		snprintf(msg, len, "tid %d is no longer the thread that was registered (it exited; the id may be reused)",
 			 (int)t->tid);
-		return PE_STALE_THREAD;
+		return REFUSE_STALE_THREAD;
 	}
 	r = task_sched_write(t->tid, &want, spec->has_cpus || t->cpus_changed, &what);
 	if (r < 0) {
@@ -250,19 +251,19 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 		task_sched_format(&want, desc, sizeof(desc));
 		snprintf(msg, len, "%s(tid %d, %s) failed: %s%s%s", what, (int)t->tid, desc, strerror(-r),
 			 why[0] ? "; " : "", why);
-		return r == -ESRCH ? PE_NO_SUCH_THREAD : PE_APPLY_FAILED;
+		return r == -ESRCH ? REFUSE_NO_SUCH_THREAD : REFUSE_APPLY_FAILED;
 	}
 	t->cpus_changed = spec->has_cpus;
 	if (!same_thread(t)) {
 		snprintf(msg, len, "tid %d exited while its scheduling was being set", (int)t->tid);
-		return PE_STALE_THREAD;
+		return REFUSE_STALE_THREAD;
 	}
 	r = task_sched_read(t->tid, &t->applied);
 	if (r < 0) {
 		snprintf(msg, len, "reading back tid %d failed: %s", (int)t->tid, strerror(-r));
-		return r == -ESRCH ? PE_NO_SUCH_THREAD : PE_APPLY_FAILED;
+		return r == -ESRCH ? REFUSE_NO_SUCH_THREAD : REFUSE_APPLY_FAILED;
 	}
-	return -1;
+	return 0;
 }
 
 /* Put back what the thread had, if it is still the same thread. */
@@ -293,7 +294,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	if (t) {
 		/* Asked again: the new request replaces the old, originals stay. */
 		e = thread_apply(t, spec, msg, len);
-		if (e >= 0)
+		if (e != 0)
 			return e;
 		t->req = *req;
 		t->owner = owner;
@@ -305,12 +306,12 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 		notify(r, REG_EV_THREAD_SET, t, NULL);
 		if (out)
 			*out = t;
-		return -1;
+		return 0;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(msg, len, "out of memory");
-		return PE_INTERNAL;
+		return -ENOMEM;
 	}
 	t->reg = r;
 	t->tid = tid;
@@ -339,7 +340,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 			if (t->pidfd >= 0)
 				close(t->pidfd);
 			free(t);
-			return PE_UNSUPPORTED_TARGET;
+			return REFUSE_DEADLINE;
 		}
 	}
 	if (rr < 0) {
@@ -348,7 +349,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 		if (t->pidfd >= 0)
 			close(t->pidfd);
 		free(t);
-		return rr == -ESRCH ? PE_NO_SUCH_THREAD : rr == -ESTALE ? PE_STALE_THREAD : PE_INTERNAL;
+		return rr == -ESRCH ? REFUSE_NO_SUCH_THREAD : rr == -ESTALE ? REFUSE_STALE_THREAD : rr;
 	}
 	t->starttime = st.starttime;
 	if (t->pidfd >= 0 &&
@@ -357,9 +358,9 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 		t->pidfd = -1;
 	}
 	e = thread_apply(t, spec, msg, len);
-	if (e >= 0) {
+	if (e != 0) {
 		/* a re-adopted thread whose new settings fail gets its original back */
-		if (saved && e == PE_APPLY_FAILED)
+		if (saved && e == REFUSE_APPLY_FAILED)
 			thread_restore(t);
 		sd_event_source_disable_unref(t->exit_src);
 		if (t->pidfd >= 0)
@@ -381,7 +382,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	notify(r, REG_EV_THREAD_SET, t, NULL);
 	if (out)
 		*out = t;
-	return -1;
+	return 0;
 }
 
 int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
@@ -454,7 +455,7 @@ void registry_remove_thread(struct registry *r, struct reg_thread *t, bool resto
 		struct reg_recent *e = recent_slot(r, t->tid, t->pid, t->starttime);
 		e->owner = t->owner;
 		e->source = t->source;
-		e->code = -1;
+		e->code = 0;
 		snprintf(e->rule, sizeof(e->rule), "%s", t->req.role);
 		thread_restore(t);
 	}
@@ -497,7 +498,7 @@ static int process_adopt(struct registry *r, struct reg_process *p, const struct
 		if (t) /* registered on its own before: the process registration takes it over */
 			registry_remove_thread(r, t, true);
 		e = registry_add_thread(r, tids[i], p->pid, p->owner, REG_SOURCE_PROCESS, &p->req, spec, p, NULL, msg, len);
-		if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
+		if (e != 0 && e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD)
 			failed++;
 	}
 	free(tids);
@@ -565,16 +566,16 @@ int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struc
 	if (!p) {
 		if ((rr = proc_read_stat(pid, &st)) < 0) {
 			snprintf(msg, len, "pid %d: %s", (int)pid, rr == -ESRCH ? "no such process" : strerror(-rr));
-			return rr == -ESRCH ? PE_NO_SUCH_THREAD : PE_INTERNAL;
+			return rr == -ESRCH ? REFUSE_NO_SUCH_THREAD : rr;
 		}
-		if (process_new(r, pid, st.starttime, &p) < 0) {
+		if ((rr = process_new(r, pid, st.starttime, &p)) < 0) {
 			snprintf(msg, len, "out of memory");
-			return PE_INTERNAL;
+			return rr;
 		}
 	} else {
 		/* new settings for every thread already managed */
 		for (struct reg_thread *t = r->threads; t; t = t->next)
-			if (t->proc == p && thread_apply(t, spec, msg, len) >= 0)
+			if (t->proc == p && thread_apply(t, spec, msg, len) != 0)
 				log_warnx("pid %d: %s", (int)pid, msg);
 	}
 	p->owner = owner;
@@ -583,11 +584,11 @@ int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struc
 	msg[0] = '\0';
 	if (process_adopt(r, p, spec, msg, len) > 0 && p->n_threads == 0) {
 		registry_remove_process(r, p, true);
-		return PE_APPLY_FAILED;
+		return REFUSE_APPLY_FAILED;
 	}
 	if (out)
 		*out = p;
-	return -1;
+	return 0;
 }
 
 void registry_remove_process(struct registry *r, struct reg_process *p, bool restore)
@@ -638,7 +639,7 @@ static void process_new_thread(struct registry *r, const struct config *c, struc
 	char msg[512];
 	int e;
 
-	if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0)
+	if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0)
 		return;
 	/* the owner's limits hold for threads the process creates later too */
 	struct grant_subject subj;
@@ -647,14 +648,14 @@ static void process_new_thread(struct registry *r, const struct config *c, struc
 	grant_subject_init(&subj, c, p->owner, pw ? pw->pw_gid : (gid_t)-1, pid);
 	e = grant_check(c, &subj, &p->req, &spec, pid, subj.privileged ? 0 : registry_count_owner(r, p->owner), 1,
 			&cap, msg, sizeof(msg));
-	if (e >= 0) {
+	if (e != 0) {
 		if (!quiet_repeat || !refused_before(r, tid, e))
 			log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
 		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
 		return;
 	}
 	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &spec, p, NULL, msg, sizeof(msg));
-	if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD) {
+	if (e != 0 && e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {
 		if (!quiet_repeat || !refused_before(r, tid, e))
 			log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
 		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
@@ -701,7 +702,7 @@ void registry_rescan(struct registry *r, const struct config *c)
 		size_t n = 0;
 
 		pn = p->next;
-		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0) {
+		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0) {
 			if (p->n_threads == 0)
 				registry_remove_process(r, p, false);
 			continue;
@@ -728,7 +729,7 @@ void registry_reapply(struct registry *r, const struct config *c)
 
 	for (p = r->procs; p; p = pn) {
 		pn = p->next;
-		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0) {
+		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0) {
 			log_notice("pid %d: %s; restoring its threads", (int)p->pid, msg);
 			registry_remove_process(r, p, true);
 		}
@@ -744,15 +745,15 @@ void registry_reapply(struct registry *r, const struct config *c)
 		/* the owner's limits may have shrunk: check again (not the quota) */
 		grant_subject_init(&subj, c, t->owner, pw ? pw->pw_gid : (gid_t)-1, t->pid);
 		e = grant_resolve(c, &t->req, &spec, msg, sizeof(msg));
-		if (e < 0) {
+		if (e == 0) {
 			struct grant_cap cap;
 			e = grant_check(c, &subj, &t->req, &spec, t->pid, 0, 0, &cap, msg, sizeof(msg));
 		}
-		if (e < 0)
+		if (e == 0)
 			e = thread_apply(t, &spec, msg, sizeof(msg));
-		if (e >= 0) {
+		if (e != 0) {
 			log_notice("tid %d: %s; restoring it", (int)t->tid, msg);
-			registry_remove_thread(r, t, e != PE_STALE_THREAD);
+			registry_remove_thread(r, t, e != REFUSE_STALE_THREAD);
 		}
 	}
 }

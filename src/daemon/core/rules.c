@@ -114,8 +114,8 @@ void rules_on_task(struct registry *r, const struct config *c, pid_t tid, pid_t 
 	snprintf(req.role, sizeof(req.role), "%s", rl->name);
 	spec = rl->spec;
 	e = registry_add_thread(r, tid, pid, 0, REG_SOURCE_RULE, &req, &spec, NULL, &t, msg, sizeof(msg));
-	if (e >= 0) {
-		if (e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD) {
+	if (e != 0) {
+		if (e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {
 			log_warnx("rule %s matched tid %d (%s) but could not apply: %s", rl->name, (int)tid, b.comm, msg);
 			registry_note_refused(r, tid, pid, 0, REG_SOURCE_RULE, rl->name, e, msg);
 		}

@@ -29,6 +29,7 @@
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 #include "shared/protocol.h"
+#include "daemon/core/refusal.h"
 #include "daemon/core/registry.h"
 #include "daemon/sys/safefile.h"
 #include "daemon/core/state.h"
@@ -225,8 +226,8 @@ static void replay(struct state *s, FILE *f, struct entry **ents, size_t *n)
 
 /* The decision a new request gets, against the current configuration and
  * the task's current owner: the recorded owner may act on it (or is
- * privileged now), and the request passes its limits. -1 if admitted, else
- * a refusal with msg. */
+ * privileged now), and the request passes its limits. 0 if admitted, else
+ * a refusal (or -errno) with msg. */
 static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct grant_request *q,
 	       struct sched_spec *spec, size_t adding, char *msg, size_t len)
 {
@@ -239,15 +240,15 @@ static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct 
 
 	if (proc_read_status(tid, &ps) < 0 || ps.tgid != pid) {
 		snprintf(msg, len, "gone");
-		return PE_NO_SUCH_THREAD;
+		return REFUSE_NO_SUCH_THREAD;
 	}
 	grant_subject_init(&subj, c, owner, pw ? pw->pw_gid : (gid_t)-1, pid);
 	if (!subj.privileged && !grant_owns(owner, &ps)) {
 		snprintf(msg, len, "it runs as uid %u (effective %u), not as its recorded owner uid %u", (unsigned)ps.uid,
 			 (unsigned)ps.euid, (unsigned)owner);
-		return PE_NOT_OWN_THREAD;
+		return REFUSE_NOT_OWN_THREAD;
 	}
-	if ((e = grant_resolve(c, q, spec, msg, len)) >= 0)
+	if ((e = grant_resolve(c, q, spec, msg, len)) != 0)
 		return e;
 	return grant_check(c, &subj, q, spec, pid, subj.privileged ? 0 : registry_count_owner(s->registry, owner),
 			   adding, &cap, msg, len);
@@ -301,8 +302,8 @@ static void adopt_process(struct state *s, char *line)
 		return;
 	}
 	e = vet(s, (uid_t)owner, (pid_t)pid, (pid_t)pid, &q, &spec, 0, msg, sizeof(msg));
-	if (e >= 0) {
-		if (e != PE_NO_SUCH_THREAD)
+	if (e != 0) {
+		if (e != REFUSE_NO_SUCH_THREAD)
 			log_warnx("state journal: not re-adopting process %ld for uid %ld: %s", pid, owner, msg);
 		return;
 	}
@@ -348,26 +349,26 @@ static void adopt_thread(struct state *s, char *line)
 
 	vet_original(s->config, tid, &saved.original);
 	e = vet(s, owner, tid, pid, &q, &spec, 1, msg, sizeof(msg));
-	if (e == PE_NO_SUCH_THREAD)
+	if (e == REFUSE_NO_SUCH_THREAD)
 		return;
-	if (e == PE_NOT_OWN_THREAD) {
+	if (e == REFUSE_NOT_OWN_THREAD) {
 		/* not the owner's to give back either: leave it alone */
 		log_warnx("state journal: not re-adopting tid %d for uid %u: %s", (int)tid, (unsigned)owner, msg);
 		return;
 	}
-	if ((ppid && !proc) || e >= 0) {
+	if ((ppid && !proc) || e != 0) {
 		/* its process registration or its role is gone, or the current
 		 * limits refuse it: give the thread back what it had */
-		if (e >= 0)
+		if (e != 0)
 			log_notice("state journal: tid %d goes back to what it had: %s", (int)tid, msg);
 		registry_restore_saved(tid, &saved);
 		return;
 	}
 	e = registry_adopt_thread(s->registry, tid, pid, owner, (enum reg_source)source, &q, &spec, proc, &saved,
 				  msg, sizeof(msg));
-	if (e < 0)
+	if (e == 0)
 		s->adopted_threads++;
-	else if (e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
+	else if (e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD)
 		log_warnx("re-adopting tid %d: %s", (int)tid, msg);
 	return;
 bad:

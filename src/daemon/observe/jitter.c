@@ -14,7 +14,6 @@
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
-#include "shared/protocol.h"
 #include "shared/waiter.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
@@ -128,31 +127,32 @@ int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, int64_t p
 		snprintf(msg, len, "the descriptor must be a memfd of %zu bytes sealed with F_SEAL_SHRINK and "
 			 "F_SEAL_GROW (use rtsched_timer_attach)", sizeof(struct hist));
 		close(fd);
-		return PE_BAD_REQUEST;
+		return REFUSE_BAD_HISTOGRAM;
 	}
 	map = mmap(NULL, sizeof(struct hist), PROT_READ, MAP_SHARED, fd, 0);
+	r = map == MAP_FAILED ? -errno : 0;
 	close(fd);
-	if (map == MAP_FAILED) {
-		snprintf(msg, len, "mmap: %s", strerror(errno));
-		return PE_INTERNAL;
+	if (r < 0) {
+		snprintf(msg, len, "mmap: %s", strerror(-r));
+		return r;
 	}
 	if ((r = hist_check(map)) < 0) {
 		munmap(map, sizeof(struct hist));
 		snprintf(msg, len, "the memfd holds no histogram of this layout (%s); librtsched and rtschedd differ",
 			 strerror(-r));
-		return PE_VERSION;
+		return REFUSE_HISTOGRAM_LAYOUT;
 	}
 	if (proc_read_stat(tid, &st) < 0) {
 		munmap(map, sizeof(struct hist));
 		snprintf(msg, len, "tid %d: no such thread", (int)tid);
-		return PE_NO_SUCH_THREAD;
+		return REFUSE_NO_SUCH_THREAD;
 	}
 	drop(j, JITTER_TIMER, tid); /* a new timer on the same thread replaces the old */
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		munmap(map, sizeof(struct hist));
 		snprintf(msg, len, "out of memory");
-		return PE_INTERNAL;
+		return -ENOMEM;
 	}
 	s->kind = JITTER_TIMER;
 	s->tid = tid;
@@ -164,7 +164,7 @@ int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, int64_t p
 	snprintf(s->name, sizeof(s->name), "%s", st.comm);
 	s->shared = map;
 	add(j, s);
-	return -1;
+	return 0;
 }
 
 void jitter_apply_config(struct jitter *j, const struct config *c)

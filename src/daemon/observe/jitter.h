@@ -14,6 +14,7 @@
 
 #include "shared/hist.h"
 #include "daemon/config/config.h"
+#include "daemon/core/refusal.h"
 #include "daemon/core/registry.h"
 #include "daemon/observe/observer.h"
 
@@ -45,8 +46,9 @@ int jitter_new(struct jitter **ret, struct registry *r);
 void jitter_set_observer(struct jitter *j, struct observer *o);
 void jitter_free(struct jitter *j);
 /* Take a worker's timer histogram (fd: a sealed memfd holding a struct
- * hist). The fd is consumed. Returns -1 or a proto_error with msg. A new
- * source is the caller's to report to the daemon (it may start the tick). */
+ * hist). The fd is consumed. Returns 0, else a refusal (enum refusal) or
+ * -errno with msg. A new source is the caller's to report to the daemon (it
+ * may start the tick). */
 int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, int64_t period_ns, const char *strategy,
 		  int fd, char *msg, size_t len);
 /* Start and stop probes to match the [probe NAME] sections of c. */

@@ -53,17 +53,17 @@ static void check_grant(struct ctx *x, const struct grant_subject *caller, const
 			return;
 		grant_subject_init(&subj, c, pw->pw_uid, pw->pw_gid, 0);
 	}
-	if (grant_resolve(c, &req, &spec, msg, sizeof(msg)) >= 0)
+	if (grant_resolve(c, &req, &spec, msg, sizeof(msg)) != 0)
 		return;
 	e = grant_check(c, &subj, &req, &spec, t->pid ? t->pid : caller->pid, 0, 0, &cap, msg, sizeof(msg));
-	if (e >= 0) {
+	if (e != 0) {
 		/* the refusal is "what; what to do": the fix after the first "; " */
 		char *fix = strstr(msg, "; ");
 		if (fix) {
 			*fix = '\0';
 			fix += 2;
 		}
-		diag_report_add(rep, proto_error_code((enum proto_error)e), DIAG_ERROR, msg,
+		diag_report_add(rep, proto_error_code(ops_wire_error(e)), DIAG_ERROR, msg,
 				fix ? fix : "see the message: it names the limit and where it is set");
 		diag_report_sort(rep);
 	}

@@ -181,8 +181,8 @@ void op_jitter_attach(struct ctx *x)
 		return;
 	}
 	e = jitter_attach(x->svc->jitter, (pid_t)tid, ps.tgid, x->subj.uid, period, strategy, fd, msg, sizeof(msg));
-	if (e >= 0) {
-		refuse(x, e, "%s", msg);
+	if (e != 0) {
+		refuse(x, ops_wire_error(e), "%s", msg);
 		return;
 	}
 	/* a new source: the daemon's tick may have to start */

@@ -54,11 +54,14 @@ static inline uint64_t now_usec(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* reply.c: the wire code of an answer of the core (core/refusal.h): a
+ * refusal by the one table of them, a failure (-errno) as internal. */
+enum proto_error ops_wire_error(int r);
 /* reply.c: send x->out as one message (an internal error if it overflowed). */
 void send_buf(struct ctx *x);
-/* Refuse with error e; diag, if not NULL or "", is the diagnosed cause's code. */
+/* Refuse with wire error e; diag, if not NULL or "", is the diagnosed cause's code. */
 void refuse_msg(struct ctx *x, int e, const char *diag, const char *msg);
-/* Refuse with error e and a formatted message. */
+/* Refuse with wire error e and a formatted message. */
 void refuse(struct ctx *x, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Add the kernel's view of a thread's scheduling to a message. */
 void add_sched(struct proto_buf *b, const struct task_sched *s);
@@ -84,9 +87,9 @@ struct register_granted {
  * pidfd, and running as the caller's uid, real and effective, which also
  * guards a pid the bus gave without a pidfd), the rule, the watchdog's
  * cooldown, [user]/[group] limits and rtprio-cap, then the registry
- * (restore on exit, watchdog, jitter). Returns -1 when granted (*out
- * filled), else a proto_error with msg saying why and what to do; msg may
- * hold a warning after a grant too. */
+ * (restore on exit, watchdog, jitter). Returns 0 when granted (*out
+ * filled), else a refusal (enum refusal) or -errno with msg saying why and
+ * what to do; msg may hold a warning after a grant too. */
 int register_grant(struct service *s, const struct peer *peer, const struct grant_subject *subj, pid_t id,
 		   bool is_pid, const struct grant_request *req, enum reg_source source,
 		   struct register_granted *out, char *msg, size_t len);

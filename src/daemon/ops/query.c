@@ -207,9 +207,9 @@ void op_list(struct ctx *x)
 		proto_add(&x->out, "source", source_name(e->source));
 		proto_add_long(&x->out, "owner", (long)e->owner);
 		proto_add_long(&x->out, "since", (long)(e->when_usec / 1000000u));
-		proto_add(&x->out, "state", e->code < 0 ? "restored" : "refused");
-		if (e->code >= 0) {
-			proto_add(&x->out, "state_code", proto_error_code((enum proto_error)e->code));
+		proto_add(&x->out, "state", e->code == 0 ? "restored" : "refused");
+		if (e->code != 0) {
+			proto_add(&x->out, "state_code", proto_error_code(ops_wire_error(e->code)));
 			/* the reason may quote the owner's limits: theirs and the admins' to read */
 			if (admin || x->peer->uid == e->owner)
 				proto_add(&x->out, "state_msg", e->why);

@@ -66,8 +66,8 @@ int may_act_on(const struct peer *peer, const struct grant_subject *subj, const 
 	return 0;
 }
 
-/* The grant path past the rate limit (see ops.h): -1 when granted (*out
- * filled), else a proto_error with msg. */
+/* The grant path past the rate limit (see ops.h): 0 when granted (*out
+ * filled), else a refusal or -errno with msg. */
 int register_grant(struct service *s, const struct peer *peer, const struct grant_subject *subj, pid_t id,
 		   bool is_pid, const struct grant_request *req_in, enum reg_source source,
 		   struct register_granted *out, char *msg, size_t len)
@@ -83,16 +83,16 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 	if ((r = proc_read_status(id, &ps)) < 0) {
 		snprintf(msg, len, "%s %d: %s", is_pid ? "pid" : "tid", (int)id,
 			 r == -ESRCH ? "no such task" : strerror(-r));
-		return PE_NO_SUCH_THREAD;
+		return REFUSE_NO_SUCH_THREAD;
 	}
 	if (is_pid && ps.tgid != id) {
 		snprintf(msg, len, "%d is a thread of process %d, not a process; use tid=%d", (int)id, (int)ps.tgid,
 			 (int)id);
-		return PE_BAD_REQUEST;
+		return REFUSE_NOT_A_PROCESS;
 	}
 	if (may_act_on(peer, subj, &ps, is_pid ? "pid" : "tid", id, msg, len) < 0)
-		return PE_NOT_OWN_THREAD;
-	if ((e = grant_resolve(s->config, &req, &spec, msg, len)) >= 0)
+		return REFUSE_NOT_OWN_THREAD;
+	if ((e = grant_resolve(s->config, &req, &spec, msg, len)) != 0)
 		return e;
 	/* during a cooldown, the runaway's own process (with watchdog-demote =
 	 * all, every process) waits; other programs still get real-time */
@@ -104,7 +104,7 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 		registry_holds_text(s->registry, held, sizeof(held));
 		snprintf(msg, len, "the watchdog demoted a runaway real-time thread (%s); real-time "
 			 "grants for %s resume in %llu s", st.last_culprit, held, (unsigned long long)st.cooldown_left_s);
-		return PE_WATCHDOG_COOLDOWN;
+		return REFUSE_WATCHDOG_COOLDOWN;
 	}
 	if (is_pid) {
 		struct reg_process *rp = registry_find_process(s->registry, id);
@@ -125,19 +125,19 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 	e = grant_check(s->config, subj, &req, &spec, ps.tgid,
 			subj->privileged ? 0 : registry_count_owner(s->registry, subj->uid), adding, &out->cap, msg,
 			len);
-	if (e >= 0)
+	if (e != 0)
 		return e;
 	if (is_pid)
 		e = registry_add_process(s->registry, id, subj->uid, &req, &spec, &out->process, msg, len);
 	else
 		e = registry_add_thread(s->registry, id, ps.tgid, subj->uid, source, &req, &spec, NULL, &out->thread,
 					msg, len);
-	if (e == PE_APPLY_FAILED)
+	if (e == REFUSE_APPLY_FAILED)
 		snprintf(out->diag, sizeof(out->diag), "%s", registry_last_diag(s->registry));
-	if (e >= 0)
+	if (e != 0)
 		return e;
 	s->grants++;
-	return -1;
+	return 0;
 }
 
 /* register: tid= or pid= with optional scheduling fields (dispatch parsed
@@ -153,8 +153,8 @@ void op_register(struct ctx *x)
 
 	e = register_grant(x->svc, x->peer, &x->subj, (pid_t)id, is_pid, req, REG_SOURCE_THREAD, &g, msg,
 			   sizeof(msg));
-	if (e >= 0) {
-		refuse_msg(x, e, g.diag, msg);
+	if (e != 0) {
+		refuse_msg(x, ops_wire_error(e), g.diag, msg);
 		return;
 	}
 	if (is_pid) {
