@@ -280,8 +280,8 @@ static int m_reset_all(sd_bus_message *m, void *ud, sd_bus_error *err)
 }
 
 /* Exit: rtschedd is more than the bus service, so only that part goes: the
- * threads granted over the bus are restored and the name released (a
- * `systemctl reload` with [rtkit] enable = yes takes it back). */
+ * threads granted over the bus are restored and the name released (a reload
+ * with [rtkit] enable = yes asks for it again: rtkit_reconfigure()). */
 static int m_exit(sd_bus_message *m, void *ud, sd_bus_error *err)
 {
 	struct rtkit *rk = ud;
@@ -439,6 +439,18 @@ static int on_name_signal(sd_bus_message *m, void *ud, sd_bus_error *unused)
 	return 0;
 }
 
+/* Ask the bus for the name, as [rtkit] says (replace-existing); the answer
+ * comes to on_request_name(). 0 or -errno. */
+static int request_name(struct rtkit *rk)
+{
+	const struct rtkit_conf *conf = &rk->config->rtkit;
+
+	rk->request = sd_bus_slot_unref(rk->request);
+	return sd_bus_call_method_async(rk->bus, &rk->request, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+					"org.freedesktop.DBus", "RequestName", on_request_name, rk, "su", RTKIT_NAME,
+					(uint32_t)(conf->replace ? NAME_FLAG_REPLACE_EXISTING : NAME_FLAG_DO_NOT_QUEUE));
+}
+
 int rtkit_start(struct rtkit **ret, const struct rtkit_ctx *ctx, const struct config *c)
 {
 	const struct rtkit_conf *conf = &c->rtkit;
@@ -464,9 +476,7 @@ int rtkit_start(struct rtkit **ret, const struct rtkit_ctx *ctx, const struct co
 					   "org.freedesktop.DBus", "NameLost", on_name_signal, NULL, rk)) < 0 ||
 	    (r = sd_bus_match_signal_async(rk->bus, &rk->acquired, "org.freedesktop.DBus", "/org/freedesktop/DBus",
 					   "org.freedesktop.DBus", "NameAcquired", on_name_signal, NULL, rk)) < 0 ||
-	    (r = sd_bus_call_method_async(rk->bus, &rk->request, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-					  "org.freedesktop.DBus", "RequestName", on_request_name, rk, "su", RTKIT_NAME,
-					  (uint32_t)(conf->replace ? NAME_FLAG_REPLACE_EXISTING : NAME_FLAG_DO_NOT_QUEUE))) < 0 ||
+	    (r = request_name(rk)) < 0 ||
 	    (r = sd_bus_attach_event(rk->bus, ctx->event, SD_EVENT_PRIORITY_NORMAL)) < 0) {
 		snprintf(rk->detail, sizeof(rk->detail), "cannot set up the bus service: %s", strerror(-r));
 		goto fail;
@@ -502,8 +512,23 @@ void rtkit_stop(struct rtkit *rk)
 
 int rtkit_reconfigure(struct rtkit **rk, const struct rtkit_ctx *ctx, const struct config *c)
 {
+	int r;
+
 	if (*rk)
 		(*rk)->config = c;
+	if (c->rtkit.enable && *rk && (*rk)->state == RK_RELEASED) {
+		/* released on an Exit call, the connection still open: ask again */
+		log_info("rtkit: [rtkit] enable = yes: asking for %s again after Exit", RTKIT_NAME);
+		(*rk)->state = RK_CONNECTING;
+		(*rk)->detail[0] = '\0';
+		if ((r = request_name(*rk)) < 0) {
+			(*rk)->state = RK_FAILED;
+			snprintf((*rk)->detail, sizeof((*rk)->detail), "cannot ask for the name: %s", strerror(-r));
+			log_warnx("rtkit: %s; rtschedd runs without the bus service (the control socket works)",
+				  (*rk)->detail);
+		}
+		return 0;
+	}
 	if (c->rtkit.enable == (*rk != NULL))
 		return 0;
 	if (*rk) {

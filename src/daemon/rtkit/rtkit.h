@@ -50,7 +50,8 @@ int rtkit_start(struct rtkit **ret, const struct rtkit_ctx *ctx, const struct co
  * stay managed (the daemon restores them when it stops). NULL is fine. */
 void rtkit_stop(struct rtkit *rk);
 /* After a reload to configuration c: start or stop the service when [rtkit]
- * enable changed; the properties and limits follow c from now on. */
+ * enable changed, or with enable = yes ask for the name again after an Exit
+ * call released it; the properties and limits follow c from now on. */
 int rtkit_reconfigure(struct rtkit **rk, const struct rtkit_ctx *ctx, const struct config *c);
 /* Counters and the name's state; rk may be NULL (the service is off). */
 void rtkit_stats(const struct rtkit *rk, struct rtkit_stats *st);
