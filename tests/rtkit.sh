@@ -11,7 +11,8 @@
 # itself; restore when the caller's process exits, on ResetKnown, ResetAll
 # and when rtschedd stops; WithPID for a process that outlives its caller
 # (the portal's case); [rtkit] policy = fifo; a second rtschedd finds the name
-# taken and says so in one line.
+# taken and says so in one line; Exit releases the name and a reload
+# (SIGHUP, rtschedctl reload) takes it back.
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v dbus-daemon >/dev/null || skip "dbus-daemon missing (apt-get install dbus-daemon)"
@@ -402,5 +403,29 @@ B call $NAME $OPATH $NAME Exit
 expect_rc 0 "root: Exit"
 released() { [ "$(rtkit_state)" = released ]; }
 wait_for released && pass "after Exit: status says released, the control socket answers" || fail "after Exit: '$(rtkit_state)'"
+
+# --- a reload with enable = yes takes the name back after Exit -----------------------
+# the bus's own answer: who owns the name, by pid (not what rtschedd says of itself)
+bus_owner_pid() { busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
+	GetConnectionUnixProcessID s $NAME 2>/dev/null | awk '{ print $2 }'; }
+owned_by_daemon() { [ "$(bus_owner_pid)" = "$DPID" ]; }
+left_bus() { ! owned_by_daemon; }
+wait_for left_bus && pass "after Exit the bus gives the name to no rtschedd" ||
+	fail "after Exit the bus still gives the name to pid $DPID"
+kill -HUP "$DPID"
+if wait_for owned_by_daemon; then pass "SIGHUP after Exit: the bus gives $NAME to rtschedd (pid $DPID) again"; else
+	fail "SIGHUP after Exit: owner pid '$(bus_owner_pid)', status '$(rtkit_state)'"; fi
+wait_for owned && pass "... and status says owned" || fail "after SIGHUP: status '$(rtkit_state)'"
+B get-property $NAME $OPATH $NAME MaxRealtimePriority
+[ "$OUT" = "i 15" ] && pass "... and the service answers again ($OUT)" || fail "MaxRealtimePriority after SIGHUP: '$OUT' $ERR"
+B call $NAME $OPATH $NAME Exit
+expect_rc 0 "root: Exit again"
+wait_for released && wait_for left_bus || fail "after the second Exit: '$(rtkit_state)', owner pid '$(bus_owner_pid)'"
+ctl reload
+expect_rc 0 "rtschedctl reload after Exit"
+if wait_for owned_by_daemon; then pass "rtschedctl reload after Exit: the bus gives $NAME to rtschedd again"; else
+	fail "rtschedctl reload after Exit: owner pid '$(bus_owner_pid)', status '$(rtkit_state)'"; fi
+n=$(grep -c "asking for $NAME again after Exit" "$DLOG")
+[ "$n" = 2 ] && pass "the log says so once per reload" || fail "log lines about asking again: $n"
 helper_stop
 finish

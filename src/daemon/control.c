@@ -28,7 +28,6 @@
 #include "shared/protocol.h"
 #include "daemon/control.h"
 #include "daemon/sys/proc.h"
-#include "daemon/dispatch.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -59,7 +58,9 @@ struct client {
 };
 
 struct control {
-	struct daemon *d;
+	sd_event *event;
+	const struct control_handlers *h;
+	void *ud;
 	int fd;
 	bool activated;
 	bool created;
@@ -222,7 +223,7 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 			} else {
 				/* MSG_TRUNC: n is the real length, so oversize is seen, not cut;
 				 * the request takes (and closes) the passed fd */
-				dispatch_request(cl->ctl->d, &cl->peer, buf, (size_t)n, passed, client_reply, cl);
+				cl->ctl->h->request(cl->ctl->ud, &cl->peer, buf, (size_t)n, passed, client_reply, cl);
 			}
 		}
 	}
@@ -302,7 +303,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 				log_warn("accept: not accepting connections until a client disconnects (or for 1 s)");
 				c->paused = true;
 				sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
-				sd_event_now(c->d->event, CLOCK_MONOTONIC, &now);
+				sd_event_now(c->event, CLOCK_MONOTONIC, &now);
 				sd_event_source_set_time(c->resume, now + 1000000);
 				sd_event_source_set_enabled(c->resume, SD_EVENT_ONESHOT);
 			} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
@@ -315,7 +316,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			full = "no credentials";
 		} else {
-			privileged = dispatch_privileged(c->d, cred.uid, cred.gid, cred.pid);
+			privileged = c->h->privileged(c->ud, cred.uid, cred.gid, cred.pid);
 			if (c->n_clients >= MAX_CLIENTS)
 				full = "all connections taken";
 			else if (!privileged && c->n_clients >= MAX_CLIENTS - RESERVED_PRIVILEGED)
@@ -340,7 +341,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		cl->peer.uid = cred.uid;
 		cl->peer.gid = cred.gid;
 		peer_pin(&cl->peer, cfd);
-		if (sd_event_add_io(c->d->event, &cl->src, cfd, EPOLLIN, on_client, cl) < 0) {
+		if (sd_event_add_io(c->event, &cl->src, cfd, EPOLLIN, on_client, cl) < 0) {
 			close(cfd);
 			if (cl->peer.pidfd >= 0)
 				close(cl->peer.pidfd);
@@ -425,14 +426,16 @@ static int create_socket(struct control *c, const char *path)
 	return 0;
 }
 
-int control_new(struct control **ret, struct daemon *d)
+int control_new(struct control **ret, sd_event *e, const char *path, const struct control_handlers *h, void *ud)
 {
 	struct control *c = calloc(1, sizeof(*c));
 	int n, r;
 
 	if (!c)
 		return -ENOMEM;
-	c->d = d;
+	c->event = e;
+	c->h = h;
+	c->ud = ud;
 	c->fd = -1;
 	n = sd_listen_fds(1);
 	if (n < 0) {
@@ -453,13 +456,13 @@ int control_new(struct control **ret, struct daemon *d)
 		c->activated = true;
 		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
 		fcntl(c->fd, F_SETFD, FD_CLOEXEC);
-	} else if ((r = create_socket(c, d->config->socket_path)) < 0) {
+	} else if ((r = create_socket(c, path)) < 0) {
 		goto fail;
 	}
-	r = sd_event_add_io(d->event, &c->src, c->fd, EPOLLIN, on_accept, c);
+	r = sd_event_add_io(e, &c->src, c->fd, EPOLLIN, on_accept, c);
 	if (r < 0)
 		goto fail;
-	r = sd_event_add_time(d->event, &c->resume, CLOCK_MONOTONIC, 0, 0, on_resume, c);
+	r = sd_event_add_time(e, &c->resume, CLOCK_MONOTONIC, 0, 0, on_resume, c);
 	if (r < 0)
 		goto fail;
 	sd_event_source_set_enabled(c->resume, SD_EVENT_OFF);

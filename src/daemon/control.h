@@ -5,13 +5,28 @@
 #define RTSCHED_CONTROL_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
 
-#include "daemon/daemon.h"
+#include "daemon/frontend.h"
 
 struct control;
 
-/* Take the activated socket or create one at the config's path. */
-int control_new(struct control **ret, struct daemon *d);
+/* Where the socket's requests go, and who may take the connections kept
+ * for root and admin-group: the daemon wires these to dispatch. */
+struct control_handlers {
+	/* One request from p, `fd` the descriptor it passed (-1 if none; the
+	 * handler consumes it), answered through reply(reply_ud, ...). */
+	void (*request)(void *ud, const struct peer *p, const void *data, size_t len, int fd, reply_fn reply,
+			void *reply_ud);
+	/* Root or a member of admin-group. */
+	bool (*privileged)(void *ud, uid_t uid, gid_t gid, pid_t pid);
+};
+
+/* Take the activated socket or create one at `path`, served on the event
+ * loop `e`; requests go to the handlers, with `ud`. */
+int control_new(struct control **ret, sd_event *e, const char *path, const struct control_handlers *h, void *ud);
 /* True when the socket came from systemd. */
 bool control_activated(const struct control *c);
 /* Number of connected clients. */

@@ -22,6 +22,7 @@
 #include "daemon/sys/policy.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
+#include "daemon/dispatch.h"
 #include "daemon/core/grant.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
@@ -47,6 +48,7 @@ int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *er
 }
 
 static void safety_configure(struct daemon *d);
+static struct rtkit_ctx bus_ctx(struct daemon *d);
 
 /* Log each line of a memstream buffer: an error, or a warning ("FILE:LINE:
  * KEY: warning: ...", which leaves the configuration valid). */
@@ -123,22 +125,23 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	}
 	log_lines(text); /* the warnings of a valid file */
 	free(text);
-	if (strcmp(c->socket_path, d->config->socket_path) != 0)
+	if (strcmp(c->socket_path, d->svc.config->socket_path) != 0)
 		log_warnx("reload: the socket path changed to %s; it takes effect at the next start",
 			  c->socket_path);
-	config_free(d->config);
-	d->config = c;
+	config_free(d->svc.config);
+	d->svc.config = c;
 	log_set_level(c->log_level);
 	d->reloads++;
-	registry_reapply(d->registry, c);
+	registry_reapply(d->svc.registry, c);
 	daemon_scan(d, true);
-	jitter_apply_config(d->jitter);
+	jitter_apply_config(d->svc.jitter, d->svc.config);
 	safety_configure(d);
-	rtkit_reconfigure(&d->rtkit, d);
+	struct rtkit_ctx rc = bus_ctx(d);
+	rtkit_reconfigure(&d->rtkit, &rc, c);
 	daemon_changed(d);
 	log_info("configuration reloaded from %s (%zu file%s, %zu rule%s), %zu thread%s managed", d->config_path,
 		 c->n_files, c->n_files == 1 ? "" : "s", c->n_rules, c->n_rules == 1 ? "" : "s",
-		 registry_n_threads(d->registry), registry_n_threads(d->registry) == 1 ? "" : "s");
+		 registry_n_threads(d->svc.registry), registry_n_threads(d->svc.registry) == 1 ? "" : "s");
 	sd_notify(0, "READY=1\nSTATUS=Running");
 	return 0;
 }
@@ -148,13 +151,14 @@ void daemon_scan(struct daemon *d, bool force)
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	d->scan_tasks = rules_scan(d, force);
+	d->scan_tasks = rules_scan(d->svc.registry, d->svc.config, force);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	d->scan_usec = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000);
-	if (d->config->n_auto_rules)
+	if (d->svc.config->n_auto_rules)
 		log_info("scanned %zu tasks for %zu matching rule%s in %.1f ms, %zu thread%s managed", d->scan_tasks,
-			 d->config->n_auto_rules, d->config->n_auto_rules == 1 ? "" : "s", d->scan_usec / 1000.0,
-			 registry_n_threads(d->registry), registry_n_threads(d->registry) == 1 ? "" : "s");
+			 d->svc.config->n_auto_rules, d->svc.config->n_auto_rules == 1 ? "" : "s",
+			 d->scan_usec / 1000.0,
+			 registry_n_threads(d->svc.registry), registry_n_threads(d->svc.registry) == 1 ? "" : "s");
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -170,13 +174,15 @@ static void ev_fork(void *ud, pid_t tid, pid_t tgid)
 	struct daemon *d = ud;
 
 	if (tid != tgid)
-		registry_on_new_thread(d->registry, d->config, tid, tgid);
-	rules_on_task(d, tid, tgid, false);
+		registry_on_new_thread(d->svc.registry, d->svc.config, tid, tgid);
+	rules_on_task(d->svc.registry, d->svc.config, tid, tgid, false);
 }
 
 static void ev_exec(void *ud, pid_t tid, pid_t tgid)
 {
-	rules_on_process(ud, tgid);
+	struct daemon *d = ud;
+
+	rules_on_process(d->svc.registry, d->svc.config, tgid);
 }
 
 /* A thread renamed itself; the main thread's name is the process name too. */
@@ -184,26 +190,26 @@ static void ev_comm(void *ud, pid_t tid, pid_t tgid, const char *comm)
 {
 	struct daemon *d = ud;
 
-	if (tid == tgid && (d->config->match_needs & MATCH_NEED_PROCESS_NAME))
-		rules_on_process(d, tgid);
+	if (tid == tgid && (d->svc.config->match_needs & MATCH_NEED_PROCESS_NAME))
+		rules_on_process(d->svc.registry, d->svc.config, tgid);
 	else
-		rules_on_task(d, tid, tgid, false);
+		rules_on_task(d->svc.registry, d->svc.config, tid, tgid, false);
 }
 
 static void ev_exit(void *ud, pid_t tid, pid_t tgid)
 {
 	struct daemon *d = ud;
 
-	registry_on_exit(d->registry, tid);
-	jitter_on_exit(d->jitter, tid);
+	registry_on_exit(d->svc.registry, tid);
+	jitter_on_exit(d->svc.jitter, tid);
 }
 
 static void ev_overrun(void *ud)
 {
 	struct daemon *d = ud;
 
-	registry_rescan(d->registry, d->config);
-	rules_scan(d, false);
+	registry_rescan(d->svc.registry, d->svc.config);
+	rules_scan(d->svc.registry, d->svc.config, false);
 }
 
 /* Fallback for a kernel or a sandbox without the connector: rescan the task
@@ -212,8 +218,8 @@ static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
 
-	registry_rescan(d->registry, d->config);
-	rules_scan(d, false);
+	registry_rescan(d->svc.registry, d->svc.config);
+	rules_scan(d->svc.registry, d->svc.config, false);
 	daemon_changed(d);
 	return 0;
 }
@@ -233,9 +239,9 @@ static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct re
 	state_observe(d->state, ev, t, p);
 	/* the BPF observer's tid filter follows the registry */
 	if (t && ev == REG_EV_THREAD_SET)
-		observer_watch(d->observer, t->tid);
+		observer_watch(d->svc.observer, t->tid);
 	else if (t && ev == REG_EV_THREAD_GONE)
-		observer_unwatch(d->observer, t->tid);
+		observer_unwatch(d->svc.observer, t->tid);
 	if (d->changed)
 		sd_event_source_set_enabled(d->changed, SD_EVENT_ONESHOT);
 }
@@ -244,10 +250,10 @@ static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct re
  * managed (the kernel keeps the request while the file is open). */
 static void pmqos_update(struct daemon *d)
 {
-	int want = d->config->cpu_dma_latency_us;
+	int want = d->svc.config->cpu_dma_latency_us;
 	bool rt = false;
 
-	for (struct reg_thread *t = registry_threads(d->registry); t && !rt; t = t->next)
+	for (struct reg_thread *t = registry_threads(d->svc.registry); t && !rt; t = t->next)
 		rt = policy_is_realtime(t->applied.policy);
 	if (want < 0 || !rt) {
 		if (d->pmqos_fd >= 0) {
@@ -279,16 +285,16 @@ const char *daemon_pmqos_state(struct daemon *d)
 {
 	static char buf[96];
 
-	if (d->config->cpu_dma_latency_us < 0)
+	if (d->svc.config->cpu_dma_latency_us < 0)
 		return "off";
 	if (d->pmqos_fd >= 0)
 		snprintf(buf, sizeof(buf), "held at %d us", d->pmqos_value);
 	else if (d->pmqos_error)
-		snprintf(buf, sizeof(buf), "configured %d us, not held: %s", d->config->cpu_dma_latency_us,
+		snprintf(buf, sizeof(buf), "configured %d us, not held: %s", d->svc.config->cpu_dma_latency_us,
 			 strerror(d->pmqos_error));
 	else
 		snprintf(buf, sizeof(buf), "configured %d us, released (no real-time threads)",
-			 d->config->cpu_dma_latency_us);
+			 d->svc.config->cpu_dma_latency_us);
 	return buf;
 }
 
@@ -296,11 +302,12 @@ const char *daemon_pmqos_state(struct daemon *d)
 static void notify_status(struct daemon *d)
 {
 	if (d->worst_p99_ns >= 0)
-		sd_notifyf(0, "STATUS=%zu thread%s managed, worst p99 %.1f us (%s)", registry_n_threads(d->registry),
-			   registry_n_threads(d->registry) == 1 ? "" : "s", d->worst_p99_ns / 1000.0, d->worst_who);
+		sd_notifyf(0, "STATUS=%zu thread%s managed, worst p99 %.1f us (%s)",
+			   registry_n_threads(d->svc.registry), registry_n_threads(d->svc.registry) == 1 ? "" : "s",
+			   d->worst_p99_ns / 1000.0, d->worst_who);
 	else
-		sd_notifyf(0, "STATUS=%zu thread%s managed", registry_n_threads(d->registry),
-			   registry_n_threads(d->registry) == 1 ? "" : "s");
+		sd_notifyf(0, "STATUS=%zu thread%s managed", registry_n_threads(d->svc.registry),
+			   registry_n_threads(d->svc.registry) == 1 ? "" : "s");
 }
 
 /* Write the Prometheus file atomically: a new file under a random name
@@ -312,9 +319,9 @@ static void write_metrics(struct daemon *d)
 	int dirfd, fd, r;
 	FILE *f;
 
-	dirfd = safefile_dir(d->config->metrics_file, false, false, base, sizeof(base), why, sizeof(why));
+	dirfd = safefile_dir(d->svc.config->metrics_file, false, false, base, sizeof(base), why, sizeof(why));
 	if (dirfd < 0) {
-		log_errno(LOG_LEVEL_WARNING, dirfd, "metrics-file %s", why[0] ? why : d->config->metrics_file);
+		log_errno(LOG_LEVEL_WARNING, dirfd, "metrics-file %s", why[0] ? why : d->svc.config->metrics_file);
 		return;
 	}
 	/* node_exporter reads it as another user: 0644 whatever the umask
@@ -323,7 +330,7 @@ static void write_metrics(struct daemon *d)
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
 		log_errno(LOG_LEVEL_WARNING, fd < 0 ? fd : -errno, "metrics-file %s: a new file beside it",
-			  d->config->metrics_file);
+			  d->svc.config->metrics_file);
 		if (fd >= 0) {
 			close(fd);
 			unlinkat(dirfd, tmp, 0);
@@ -331,12 +338,12 @@ static void write_metrics(struct daemon *d)
 		close(dirfd);
 		return;
 	}
-	r = jitter_prometheus(d->jitter, f);
+	r = jitter_prometheus(d->svc.jitter, f, d->svc.grants, d->svc.refusals);
 	if (fclose(f) != 0 || r < 0) {
-		log_warn("metrics-file %s", d->config->metrics_file);
+		log_warn("metrics-file %s", d->svc.config->metrics_file);
 		unlinkat(dirfd, tmp, 0);
 	} else if ((r = safefile_commit(dirfd, tmp, base)) < 0) {
-		log_errno(LOG_LEVEL_WARNING, r, "metrics-file %s", d->config->metrics_file);
+		log_errno(LOG_LEVEL_WARNING, r, "metrics-file %s", d->svc.config->metrics_file);
 	}
 	close(dirfd);
 }
@@ -345,8 +352,8 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
 
-	d->worst_p99_ns = jitter_worst_p99(d->jitter, d->worst_who, sizeof(d->worst_who));
-	if (d->config->metrics_file[0])
+	d->worst_p99_ns = jitter_worst_p99(d->svc.jitter, d->worst_who, sizeof(d->worst_who));
+	if (d->svc.config->metrics_file[0])
 		write_metrics(d);
 	notify_status(d);
 	daemon_changed(d);
@@ -359,15 +366,15 @@ static void safety_publish(struct daemon *d)
 	struct safety_thread *v;
 	size_t n = 0;
 
-	if (!d->safety)
+	if (!d->svc.safety)
 		return;
-	v = calloc(registry_n_threads(d->registry) + 1, sizeof(*v));
+	v = calloc(registry_n_threads(d->svc.registry) + 1, sizeof(*v));
 	if (!v)
 		return;
-	for (struct reg_thread *t = registry_threads(d->registry); t; t = t->next)
+	for (struct reg_thread *t = registry_threads(d->svc.registry); t; t = t->next)
 		if (policy_is_realtime(t->applied.policy))
 			v[n++] = (struct safety_thread){ t->tid, t->pid, t->starttime, t->applied.cpus };
-	safety_set_threads(d->safety, v, n);
+	safety_set_threads(d->svc.safety, v, n);
 	free(v);
 }
 
@@ -380,26 +387,26 @@ static void on_demoted(void *ud, const struct safety_trip *trip)
 	size_t n = 0;
 
 	if (trip->demote_all || !trip->demoted) {
-		n = registry_demote(d->registry, &trip->starved);
-		registry_hold_all(d->registry);
+		n = registry_demote(d->svc.registry, &trip->starved);
+		registry_hold_all(d->svc.registry);
 	} else {
 		for (size_t i = 0; i < trip->n_demoted; i++) {
-			struct reg_thread *t = registry_demote_thread(d->registry, trip->demoted[i].tid,
+			struct reg_thread *t = registry_demote_thread(d->svc.registry, trip->demoted[i].tid,
 								      trip->demoted[i].starttime);
-			if (t && registry_hold_thread(d->registry, t) == 0)
+			if (t && registry_hold_thread(d->svc.registry, t) == 0)
 				n++;
 		}
 	}
-	registry_holds_text(d->registry, held, sizeof(held));
+	registry_holds_text(d->svc.registry, held, sizeof(held));
 	log_warnx("watchdog: %zu managed real-time thread%s now SCHED_OTHER; real-time grants held back for %s "
-		  "for %u s", n, n == 1 ? "" : "s", held[0] ? held : "no one", d->config->watchdog_cooldown_s);
+		  "for %u s", n, n == 1 ? "" : "s", held[0] ? held : "no one", d->svc.config->watchdog_cooldown_s);
 	daemon_changed(d);
 }
 
 static void on_promote(void *ud)
 {
 	struct daemon *d = ud;
-	size_t n = registry_promote(d->registry);
+	size_t n = registry_promote(d->svc.registry);
 
 	log_notice("watchdog: %zu thread%s promoted back to real-time", n, n == 1 ? "" : "s");
 	daemon_changed(d);
@@ -409,22 +416,22 @@ static void on_promote(void *ud)
 static void safety_configure(struct daemon *d)
 {
 	static const struct safety_ops ops = { .demoted = on_demoted, .promote = on_promote };
-	struct safety_params p = { .enabled = d->config->watchdog, .threshold_ms = d->config->watchdog_threshold_ms,
-				   .cooldown_s = d->config->watchdog_cooldown_s,
-				   .demote_all = d->config->watchdog_demote_all };
+	const struct config *c = d->svc.config;
+	struct safety_params p = { .enabled = c->watchdog, .threshold_ms = c->watchdog_threshold_ms,
+				   .cooldown_s = c->watchdog_cooldown_s, .demote_all = c->watchdog_demote_all };
 	int r;
 
-	if (d->safety && !p.enabled) {
-		safety_free(d->safety);
-		d->safety = NULL;
-	} else if (d->safety) {
-		safety_set_params(d->safety, &p);
+	if (d->svc.safety && !p.enabled) {
+		safety_free(d->svc.safety);
+		d->svc.safety = NULL;
+	} else if (d->svc.safety) {
+		safety_set_params(d->svc.safety, &p);
 	} else if (p.enabled) {
-		r = safety_new(&d->safety, d->event, &p, &ops, d);
+		r = safety_new(&d->svc.safety, d->event, &p, &ops, d);
 		if (r < 0) {
 			log_errno(LOG_LEVEL_WARNING, r, "watchdog unavailable (it needs CAP_SYS_NICE for its FIFO 99 "
 				  "thread, and a cpu cgroup with real-time budget); runaway real-time threads are not caught");
-			d->safety = NULL;
+			d->svc.safety = NULL;
 		}
 	}
 	safety_publish(d);
@@ -441,20 +448,20 @@ void daemon_changed(struct daemon *d)
 	/* process events are needed by match rules, by registered processes
 	 * (their new threads) and, without PIDFD_THREAD, to see threads exit;
 	 * otherwise every fork on the machine would wake the daemon for nothing */
-	bool events = d->config->n_auto_rules > 0 || registry_n_processes(d->registry) > 0 ||
-		      (!registry_thread_pidfds(d->registry) && registry_n_threads(d->registry) > 0);
+	bool events = d->svc.config->n_auto_rules > 0 || registry_n_processes(d->svc.registry) > 0 ||
+		      (!registry_thread_pidfds(d->svc.registry) && registry_n_threads(d->svc.registry) > 0);
 	if (d->procev && events != procev_active(d->procev)) {
 		int r = procev_set_active(d->procev, events);
 		if (r < 0)
 			log_errno(LOG_LEVEL_WARNING, r, "process events connector: cannot %s the drop filter",
 				  events ? "remove" : "set");
 		else if (events) /* what happened while events were dropped */
-			registry_rescan(d->registry, d->config);
+			registry_rescan(d->svc.registry, d->svc.config);
 	}
 	pmqos_update(d);
 	/* the watchdog's copy of the real-time set is rebuilt at most every
 	 * 100 ms: rebuilding it per registration made registering n threads O(n^2) */
-	if (d->safety && d->publish && sd_event_source_get_enabled(d->publish, NULL) == 0) {
+	if (d->svc.safety && d->publish && sd_event_source_get_enabled(d->publish, NULL) == 0) {
 		uint64_t now;
 		sd_event_now(d->event, CLOCK_MONOTONIC, &now);
 		sd_event_source_set_time(d->publish, now + 100000);
@@ -462,15 +469,16 @@ void daemon_changed(struct daemon *d)
 	}
 	notify_status(d);
 	/* the tick runs only while there is something to report: no idle wake-ups */
-	if (d->tick && (d->config->metrics_file[0] || jitter_n_sources(d->jitter) > 0) &&
+	if (d->tick && (d->svc.config->metrics_file[0] || jitter_n_sources(d->svc.jitter) > 0) &&
 	    sd_event_source_get_enabled(d->tick, NULL) == 0) {
 		uint64_t now;
 		sd_event_now(d->event, CLOCK_MONOTONIC, &now);
-		sd_event_source_set_time(d->tick, now + (uint64_t)d->config->metrics_interval_s * 1000000u);
+		sd_event_source_set_time(d->tick, now + (uint64_t)d->svc.config->metrics_interval_s * 1000000u);
 		sd_event_source_set_enabled(d->tick, SD_EVENT_ONESHOT);
 	}
-	bool need = !d->procev && (registry_n_processes(d->registry) > 0 || d->config->n_auto_rules > 0 ||
-				   (!registry_thread_pidfds(d->registry) && registry_n_threads(d->registry) > 0));
+	bool need = !d->procev && (registry_n_processes(d->svc.registry) > 0 || d->svc.config->n_auto_rules > 0 ||
+				   (!registry_thread_pidfds(d->svc.registry) &&
+				    registry_n_threads(d->svc.registry) > 0));
 	uint64_t now;
 
 	if (!d->rescan_timer || !need)
@@ -478,7 +486,7 @@ void daemon_changed(struct daemon *d)
 	if (sd_event_source_get_enabled(d->rescan_timer, NULL) > 0)
 		return;
 	sd_event_now(d->event, CLOCK_MONOTONIC, &now);
-	sd_event_source_set_time(d->rescan_timer, now + (uint64_t)d->config->rescan_ms * 1000u);
+	sd_event_source_set_time(d->rescan_timer, now + (uint64_t)d->svc.config->rescan_ms * 1000u);
 	sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_ONESHOT);
 }
 
@@ -542,6 +550,85 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(d->event, EXIT_OK);
 }
 
+/* service_hooks: what the requests ask of the daemon itself. */
+static int svc_reload(void *ud, char *err, size_t len)
+{
+	return daemon_reload(ud, err, len);
+}
+
+static void svc_changed(void *ud)
+{
+	daemon_changed(ud);
+}
+
+static const char *svc_pmqos_state(void *ud)
+{
+	return daemon_pmqos_state(ud);
+}
+
+static void svc_status(void *ud, struct service_status *st)
+{
+	struct daemon *d = ud;
+	struct rtkit_stats rs;
+
+	st->start_usec = d->start_usec;
+	st->config_path = d->config_path;
+	st->reloads = d->reloads;
+	st->clients = control_n_clients(d->control);
+	st->socket_activated = control_activated(d->control);
+	st->scan_tasks = d->scan_tasks;
+	st->scan_usec = d->scan_usec;
+	st->procev = d->procev != NULL;
+	st->procev_active = d->procev && procev_active(d->procev);
+	procev_stats(d->procev, &st->procev_events, &st->procev_overruns);
+	st->procev_error = d->procev_error;
+	rtkit_stats(d->rtkit, &rs);
+	st->rtkit = d->rtkit != NULL;
+	st->rtkit_state = rs.state;
+	snprintf(st->rtkit_detail, sizeof(st->rtkit_detail), "%s", rs.detail);
+	st->rtkit_calls = rs.calls;
+	st->rtkit_grants = rs.grants;
+	st->rtkit_refusals = rs.refusals;
+}
+
+/* rtkit_ctx: the bus service's calls go to dispatch too (ud: &d->svc). */
+static int rk_grant(void *ud, const struct peer *p, pid_t tid, const struct grant_request *req,
+		    struct frontend_grant *out, char *msg, size_t len)
+{
+	return dispatch_register(ud, p, tid, req, REG_SOURCE_RTKIT, out, msg, len);
+}
+
+static size_t rk_reset(void *ud, bool all)
+{
+	return dispatch_reset(ud, REG_SOURCE_RTKIT, all);
+}
+
+static void rk_refused(void *ud)
+{
+	struct service *s = ud;
+
+	s->refusals++;
+}
+
+/* What the bus service is given (it keeps a copy). */
+static struct rtkit_ctx bus_ctx(struct daemon *d)
+{
+	return (struct rtkit_ctx){ .event = d->event, .grant = rk_grant, .reset = rk_reset, .refused = rk_refused,
+				   .ud = &d->svc };
+}
+
+/* control_handlers: the control socket's requests go to dispatch. */
+static void on_request(void *ud, const struct peer *p, const void *data, size_t len, int fd, reply_fn reply,
+		       void *reply_ud)
+{
+	dispatch_request(ud, p, data, len, fd, reply, reply_ud);
+}
+
+static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid)
+{
+	return dispatch_privileged(ud, uid, gid, pid);
+}
+
 /* Load the BPF observer while CAP_BPF and CAP_PERFMON are still held, and
  * watch every thread managed so far; from here on_registry_change() keeps
  * it in step. Without it the daemon runs on: schedstat rows only, and
@@ -550,23 +637,25 @@ static void observer_start(struct daemon *d)
 {
 	int r;
 
-	if (!d->config->observe_threads) {
-		d->observer_error = -ECANCELED;
-		snprintf(d->observer_why, sizeof(d->observer_why), "observe-threads = 0 in the configuration");
+	if (!d->svc.config->observe_threads) {
+		d->svc.observer_error = -ECANCELED;
+		snprintf(d->svc.observer_why, sizeof(d->svc.observer_why), "observe-threads = 0 in the configuration");
 		log_info("BPF wake-up observer off (observe-threads = 0)");
 		return;
 	}
-	r = observer_new(&d->observer, d->config->observe_threads, d->observer_why, sizeof(d->observer_why));
+	r = observer_new(&d->svc.observer, d->svc.config->observe_threads, d->svc.observer_why,
+			 sizeof(d->svc.observer_why));
 	if (r < 0) {
-		d->observer_error = r;
+		d->svc.observer_error = r;
 		log_notice("BPF wake-up observer unavailable, jitter shows schedstat means only: %s",
-			   d->observer_why);
+			   d->svc.observer_why);
 		return;
 	}
-	for (struct reg_thread *t = registry_threads(d->registry); t; t = t->next)
-		observer_watch(d->observer, t->tid);
+	jitter_set_observer(d->svc.jitter, d->svc.observer);
+	for (struct reg_thread *t = registry_threads(d->svc.registry); t; t = t->next)
+		observer_watch(d->svc.observer, t->tid);
 	log_info("BPF wake-up observer loaded: timer lateness and wake-up latency of up to %u managed threads",
-		 d->config->observe_threads);
+		 d->svc.config->observe_threads);
 }
 
 int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
@@ -581,8 +670,12 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		config_free(c);
 		return -ENOMEM;
 	}
+	static const struct service_hooks hooks = { .reload = svc_reload, .changed = svc_changed,
+						    .pmqos_state = svc_pmqos_state, .status = svc_status };
 	*ret = d;
-	d->config = c;
+	d->svc.config = c;
+	d->svc.hooks = &hooks;
+	d->svc.ud = d;
 	d->overrides = *o;
 	d->config_required = config_required;
 	d->pmqos_fd = -1;
@@ -615,7 +708,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		log_errno(LOG_LEVEL_WARNING, r, "cannot enable the systemd watchdog");
 	sd_event_now(d->event, CLOCK_MONOTONIC, &d->start_usec);
 
-	if ((r = registry_new(&d->registry, d->event)) < 0 || (r = ratelimit_new(&d->ratelimit)) < 0)
+	if ((r = registry_new(&d->svc.registry, d->event)) < 0 || (r = ratelimit_new(&d->svc.ratelimit)) < 0)
 		return r;
 	static const struct procev_handlers h = { .on_fork = ev_fork, .on_exec = ev_exec, .on_comm = ev_comm,
 						  .on_exit = ev_exit, .on_overrun = ev_overrun };
@@ -624,13 +717,13 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		d->procev_error = r;
 		log_errno(LOG_LEVEL_NOTICE, r == -ENOTSUP ? 0 : r, "process events connector %s; new and renamed "
 			  "threads are found by rescanning /proc every %u ms", r == -ENOTSUP ? "off (process-events = no)" : "unavailable",
-			  d->config->rescan_ms);
+			  d->svc.config->rescan_ms);
 		r = sd_event_add_time(d->event, &d->rescan_timer, CLOCK_MONOTONIC, 0, 0, on_rescan, d);
 		if (r < 0)
 			return r;
 		sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_OFF);
 	}
-	if ((r = jitter_new(&d->jitter, d)) < 0)
+	if ((r = jitter_new(&d->svc.jitter, d->svc.registry)) < 0)
 		return r;
 	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 0, on_tick, d);
 	if (r < 0)
@@ -638,14 +731,15 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	sd_event_source_set_enabled(d->tick, SD_EVENT_OFF);
 	/* the socket before the journal: a second rtschedd on the same socket
 	 * must stop here, before it touches the first one's threads or state */
-	r = control_new(&d->control, d);
+	static const struct control_handlers ch = { .request = on_request, .privileged = on_privileged };
+	r = control_new(&d->control, d->event, c->socket_path, &ch, &d->svc);
 	if (r < 0)
 		return r;
 	/* what a previous rtschedd managed (a restart or a crash) comes first,
 	 * so its recorded originals are the ones restored later */
 	char state_path[PATH_MAX];
 	config_state_path(c, state_path, sizeof(state_path));
-	r = state_open(&d->state, d, state_path);
+	r = state_open(&d->state, d->svc.registry, c, state_path);
 	if (r < 0)
 		return r;
 	if ((r = sd_event_add_defer(d->event, &d->changed, on_changed, d)) < 0)
@@ -654,17 +748,18 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		return r;
 	sd_event_source_set_enabled(d->publish, SD_EVENT_OFF);
 	sd_event_source_set_enabled(d->changed, SD_EVENT_OFF);
-	registry_set_observer(d->registry, on_registry_change, d);
+	registry_set_observer(d->svc.registry, on_registry_change, d);
 	/* re-adopted registrations are held to today's config and limits */
-	registry_reapply(d->registry, c);
-	registry_rescan(d->registry, c);
+	registry_reapply(d->svc.registry, c);
+	registry_rescan(d->svc.registry, c);
 	/* after subscribing, so no thread created meanwhile is missed */
 	daemon_scan(d, false);
 	daemon_changed(d);
 	privs_check_nice(c);
 	/* the bus last of the front ends: its first call finds the registry
 	 * complete (re-adopted threads, the first scan) */
-	if ((r = rtkit_start(&d->rtkit, d)) < 0)
+	struct rtkit_ctx rc = bus_ctx(d);
+	if ((r = rtkit_start(&d->rtkit, &rc, c)) < 0)
 		return r;
 	observer_start(d);
 	/* the socket, the connector, the state, the bus and the BPF observer
@@ -677,7 +772,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	}
 	/* threads only now: capabilities are per thread, and a thread started
 	 * before the drop would keep every one of them */
-	jitter_apply_config(d->jitter);
+	jitter_apply_config(d->svc.jitter, d->svc.config);
 	safety_configure(d);
 	d->started = true;
 	return 0;
@@ -685,7 +780,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 
 int daemon_run(struct daemon *d)
 {
-	const struct config *c = d->config;
+	const struct config *c = d->svc.config;
 	int r;
 
 	log_info("rtschedd %s started: default policy %s priority %d, max-priority %d, %zu rule%s",
@@ -712,29 +807,29 @@ void daemon_free(struct daemon *d)
 		d->keep_on_exit = true;
 	/* every managed thread gets its original scheduling back, unless the
 	 * next rtschedd takes them over from the state journal */
-	if (d->registry && registry_n_threads(d->registry) && !d->keep_on_exit)
-		log_info("restoring %zu managed thread%s", registry_n_threads(d->registry),
-			 registry_n_threads(d->registry) == 1 ? "" : "s");
+	if (d->svc.registry && registry_n_threads(d->svc.registry) && !d->keep_on_exit)
+		log_info("restoring %zu managed thread%s", registry_n_threads(d->svc.registry),
+			 registry_n_threads(d->svc.registry) == 1 ? "" : "s");
 	if (!d->keep_on_exit)
 		state_discard(d->state);
-	if (d->registry)
-		registry_set_observer(d->registry, NULL, NULL);
+	if (d->svc.registry)
+		registry_set_observer(d->svc.registry, NULL, NULL);
 	state_free(d->state);
 	sd_event_source_disable_unref(d->changed);
 	sd_event_source_disable_unref(d->publish);
-	jitter_free(d->jitter);
-	observer_free(d->observer);
+	jitter_free(d->svc.jitter);
+	observer_free(d->svc.observer);
 	sd_event_source_disable_unref(d->tick);
-	registry_free(d->registry, !d->keep_on_exit);
+	registry_free(d->svc.registry, !d->keep_on_exit);
 	/* after the registry: restored threads can't starve its canaries */
-	safety_free(d->safety);
+	safety_free(d->svc.safety);
 	if (d->pmqos_fd >= 0)
 		close(d->pmqos_fd);
 	procev_free(d->procev);
-	ratelimit_free(d->ratelimit);
+	ratelimit_free(d->svc.ratelimit);
 	sd_event_source_disable_unref(d->rescan_timer);
 	sd_event_unref(d->event);
-	config_free(d->config);
+	config_free(d->svc.config);
 	free(d->config_path);
 	free(d);
 }

@@ -8,6 +8,7 @@
 #include <systemd/sd-event.h>
 
 #include "daemon/config/config.h"
+#include "daemon/service.h"
 
 /* Exit codes, documented in rtschedd(8). */
 enum {
@@ -26,34 +27,25 @@ struct overrides {
 	int log_level; /* -1: not given */
 };
 
-struct registry;
-struct ratelimit;
 struct procev;
 struct control;
 struct state;
-struct jitter;
-struct safety;
-struct observer;
 struct rtkit;
 
 struct daemon {
 	sd_event *event;
-	struct config *config;
+	/* what the requests act on: the configuration, the registry, the rate
+	 * limiter, the jitter sources, the BPF observer, the watchdog, the
+	 * counts of grants and refusals; the daemon owns all of it */
+	struct service svc;
 	char *config_path;
 	bool config_required;
 	struct overrides overrides;
-	struct registry *registry;
-	struct ratelimit *ratelimit;
 	struct procev *procev;          /* NULL: connector unavailable, rescans instead */
 	int procev_error;               /* why it is unavailable */
 	sd_event_source *rescan_timer;
 	struct control *control;
 	struct state *state;
-	struct jitter *jitter;
-	struct safety *safety;          /* the starvation watchdog; NULL when off */
-	struct observer *observer;      /* BPF wake-up observer; NULL: unavailable */
-	int observer_error;             /* why (-errno as bpfobs_new()), 0 if loaded */
-	char observer_why[256];
 	struct rtkit *rtkit;            /* the RealtimeKit1 bus service; NULL when [rtkit] is off */
 	sd_event_source *tick;          /* metrics file and STATUS=, only while there is something to say */
 	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */
@@ -66,7 +58,7 @@ struct daemon {
 	bool keep_on_exit;              /* a restart: leave threads for the next rtschedd */
 	bool started;                   /* daemon_new() finished */
 	uint64_t start_usec;            /* CLOCK_MONOTONIC */
-	unsigned long grants, refusals, reloads;
+	unsigned long reloads;
 	uint64_t scan_usec;             /* duration of the last full /proc scan */
 	size_t scan_tasks;              /* tasks it looked at */
 };

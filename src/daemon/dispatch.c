@@ -3,7 +3,8 @@
  * unregister, reload, jitter, jitter-attach, jitter-reset, metrics, check;
  * see rtschedd-protocol(7)) and the gatekeeping its flags ask for, done here
  * once for every op; the ops are in ops/. Every refusal carries its own
- * error code and a message naming the rule that refused it. */
+ * error code and a message naming the rule that refused it. The other front
+ * ends' register and reset come through here too (dispatch.h). */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -14,8 +15,10 @@
 
 #include "shared/protocol.h"
 #include "daemon/core/grant.h"
+#include "daemon/core/registry.h"
 #include "daemon/dispatch.h"
 #include "daemon/ops/ops.h"
+#include "daemon/service.h"
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/policy.h"
 
@@ -42,12 +45,14 @@ static const struct op ops[] = {
 	{ "check", op_check, OP_SUBJECT | OP_RATE },
 };
 
-/* The rate limit, one token per request that costs (see dispatch.h). */
-int dispatch_rate(struct daemon *d, uid_t uid, char *msg, size_t len)
+/* The rate limit of every front end, one token per request that costs: 0
+ * if uid had one, else -EAGAIN with msg saying how many are allowed and
+ * where that is set. */
+static int rate(struct service *s, uid_t uid, char *msg, size_t len)
 {
-	const struct config *c = d->config;
+	const struct config *c = s->config;
 
-	if (ratelimit_take(d->ratelimit, uid, now_usec(CLOCK_MONOTONIC), c->rate_limit, c->rate_burst))
+	if (ratelimit_take(s->ratelimit, uid, now_usec(CLOCK_MONOTONIC), c->rate_limit, c->rate_burst))
 		return 0;
 	snprintf(msg, len, "more than %u requests per second (burst %u) from uid %u; "
 		 "slow down or raise rate-limit in [daemon]", c->rate_limit, c->rate_burst, (unsigned)uid);
@@ -55,11 +60,11 @@ int dispatch_rate(struct daemon *d, uid_t uid, char *msg, size_t len)
 }
 
 /* Root, or admin-group: grant_subject_init()'s answer, without a name for root. */
-bool dispatch_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid)
+bool dispatch_privileged(struct service *s, uid_t uid, gid_t gid, pid_t pid)
 {
 	struct grant_subject subj;
 
-	return uid == 0 || (grant_subject_init(&subj, d->config, uid, gid, pid) == 0 && subj.privileged);
+	return uid == 0 || (grant_subject_init(&subj, s->config, uid, gid, pid) == 0 && subj.privileged);
 }
 
 /* OP_TARGET: tid= or pid=, exactly one, into x->id and x->is_pid. 0, or
@@ -161,12 +166,12 @@ static int gate(struct ctx *x, const struct op *op)
 	if ((op->flags & OP_SCHED) && (r = parse_sched(x)) < 0)
 		return r;
 	if (op->flags & (OP_SUBJECT | OP_ADMIN))
-		grant_subject_init(&x->subj, x->d->config, x->peer->uid, x->peer->gid, x->peer->pid);
+		grant_subject_init(&x->subj, x->svc->config, x->peer->uid, x->peer->gid, x->peer->pid);
 	if ((op->flags & OP_ADMIN) && !x->subj.privileged) {
 		refuse(x, PE_NOT_ADMIN, "%s needs root or admin-group", op->name);
 		return -EPERM;
 	}
-	if ((op->flags & OP_RATE) && (r = dispatch_rate(x->d, x->peer->uid, msg, sizeof(msg))) < 0) {
+	if ((op->flags & OP_RATE) && (r = rate(x->svc, x->peer->uid, msg, sizeof(msg))) < 0) {
 		refuse(x, PE_RATE_LIMITED, "%s", msg);
 		return r;
 	}
@@ -218,11 +223,11 @@ static void dispatch(struct ctx *x)
 }
 
 /* Parse one request and carry it out; the passed descriptor is closed if no op kept it. */
-void dispatch_request(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,
+void dispatch_request(struct service *s, const struct peer *p, const void *data, size_t len, int fd,
 		      reply_fn reply, void *ud)
 {
 	struct proto_msg m;
-	struct ctx x = { .d = d, .peer = p, .m = &m, .reply = reply, .ud = ud, .fd = fd };
+	struct ctx x = { .svc = s, .peer = p, .m = &m, .reply = reply, .ud = ud, .fd = fd };
 	int r;
 
 	r = proto_parse_request(&m, data, len);
@@ -237,4 +242,63 @@ void dispatch_request(struct daemon *d, const struct peer *p, const void *data, 
 		dispatch(&x);
 	if (x.fd >= 0)
 		close(x.fd);
+}
+
+/* A front end's register (see dispatch.h): the rate limit and the caller's
+ * user and groups, which dispatch's gate gives a control-socket register,
+ * then register_grant(). */
+int dispatch_register(struct service *s, const struct peer *p, pid_t tid, const struct grant_request *req,
+		      enum reg_source source, struct frontend_grant *out, char *msg, size_t len)
+{
+	struct grant_subject subj;
+	struct register_granted g;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	msg[0] = '\0';
+	if (rate(s, p->uid, msg, len) < 0) {
+		out->code = PE_RATE_LIMITED;
+		return 1;
+	}
+	grant_subject_init(&subj, s->config, p->uid, p->gid, p->pid);
+	if (source == REG_SOURCE_RTKIT) {
+		subj.has_nice_floor = true;
+		subj.nice_floor = s->config->rtkit.min_nice;
+	}
+	e = register_grant(s, p, &subj, tid, false, req, source, &g, msg, len);
+	if (e != 0) {
+		out->code = ops_wire_error(e);
+		snprintf(out->diag, sizeof(out->diag), "%s", g.diag);
+		return 1;
+	}
+	out->tid = g.thread->tid;
+	out->pid = g.thread->pid;
+	out->applied = g.thread->applied;
+	return 0;
+}
+
+/* A front end's reset (see dispatch.h). */
+size_t dispatch_reset(struct service *s, enum reg_source source, bool all)
+{
+	struct registry *reg = s->registry;
+	struct reg_thread *t, *next;
+	size_t n = 0;
+
+	for (t = registry_threads(reg); t; t = next) {
+		next = t->next;
+		if (!all && t->source != source)
+			continue;
+		if (t->proc) {
+			/* a registered process: its threads go with it */
+			struct reg_process *p = t->proc;
+			n += p->n_threads;
+			registry_remove_process(reg, p, true);
+			next = registry_threads(reg);  /* the list changed under us: start again */
+			continue;
+		}
+		registry_remove_thread(reg, t, true);
+		n++;
+	}
+	s->hooks->changed(s->ud);
+	return n;
 }

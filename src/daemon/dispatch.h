@@ -1,6 +1,8 @@
-/* dispatch.h: the one entry point of a control request (parsing, the
- * protocol version, the op table and its gatekeeping), apart from socket
- * I/O so it can be tested and fuzzed on its own. */
+/* dispatch.h: the one entry point of requests from every front end: a
+ * control request (parsing, the protocol version, the op table and its
+ * gatekeeping), apart from socket I/O so it can be tested and fuzzed on its
+ * own; and the register and reset of the rtkit bus service, through the
+ * same grant path. Everything acts on a struct service (service.h). */
 #ifndef RTSCHED_DISPATCH_H
 #define RTSCHED_DISPATCH_H
 
@@ -8,33 +10,33 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "daemon/daemon.h"
+#include "daemon/core/grant.h"
+#include "daemon/core/registry.h"
+#include "daemon/frontend.h"
 
-/* The client, from SO_PEERCRED, and its process pinned by a pidfd
- * (SO_PEERPIDFD, or pidfd_open() at accept on older kernels). */
-struct peer {
-	pid_t pid;
-	uid_t uid;
-	gid_t gid;
-	int pidfd; /* -1 if none */
-	bool gone; /* the process had exited by accept: pid names no process of ours */
-};
-
-/* Where reply messages go (each call is one message). */
-typedef void (*reply_fn)(void *ud, const char *msg, size_t len);
-
-/* Rate limit for every front end: take one of uid's tokens. 0 if there was
- * one, else -EAGAIN with msg saying how many are allowed and where that is
- * set. */
-int dispatch_rate(struct daemon *d, uid_t uid, char *msg, size_t len);
+struct service;
 
 /* Root, or a member of the configured admin-group. */
-bool dispatch_privileged(struct daemon *d, uid_t uid, gid_t gid, pid_t pid);
+bool dispatch_privileged(struct service *s, uid_t uid, gid_t gid, pid_t pid);
 
 /* Parse, authorize and carry out one request, replying through `reply`.
  * `fd` is a descriptor the client passed (-1 if none); it is always
  * consumed: kept by jitter-attach, closed otherwise. */
-void dispatch_request(struct daemon *d, const struct peer *p, const void *data, size_t len, int fd,
+void dispatch_request(struct service *s, const struct peer *p, const void *data, size_t len, int fd,
 		      reply_fn reply, void *ud);
+
+/* The grant path of a register from a front end other than the control
+ * socket: the rate limit, the caller's user and groups, then what a
+ * control-socket register of thread `tid` goes through (ownership, the
+ * rule, the watchdog's cooldown, the limits, the registry). Returns 0 when
+ * granted (out->tid, pid, applied), else 1 with out->code, out->diag and msg
+ * saying why; msg may hold a warning after a grant too. */
+int dispatch_register(struct service *s, const struct peer *p, pid_t tid, const struct grant_request *req,
+		      enum reg_source source, struct frontend_grant *out, char *msg, size_t len);
+
+/* Give the threads that `source` granted their scheduling back (all: every
+ * managed thread; a registered process goes with its threads), then let the
+ * daemon follow. Returns how many threads. */
+size_t dispatch_reset(struct service *s, enum reg_source source, bool all);
 
 #endif

@@ -2,14 +2,17 @@
  * dispatch_request() (dispatch.h): parsing, authorization, rate limits, grant
  * resolution and checks, the registry, and every reply.
  *
- * A minimal daemon is built once: two fixed configurations (written to a
- * private directory and loaded with config_load(), like the daemon's), an
- * sd_event loop and the jitter sources (empty: no probes); no control
- * socket, connector, state journal or safety watchdog. The input is one
+ * What requests act on (struct service) is built once: two fixed
+ * configurations (written to a private directory and loaded with
+ * config_load(), like the daemon's), an sd_event loop, and the hooks into
+ * the daemon answered here (no peer may reload, so one that gets that far
+ * stops the run; a change is ignored; status has nothing to say of a
+ * socket, connector or bus); no control socket, connector, state journal or
+ * safety watchdog. The input is one
  * request per line ("\n" can never be part of a request: the wire takes
  * printable ASCII only); the value "self" of any field becomes the pid the
  * pass below gives it. Every input is run twice, each time with a fresh
- * registry and rate limiter:
+ * registry, rate limiter and jitter sources (no probes):
  *
  *  1. from a dead peer: uid 65534 and the pid and pidfd of a child that was
  *     reaped at start-up ("self" is that pid). Nothing may succeed that
@@ -48,12 +51,12 @@
 #include "daemon/sys/log.h"
 #include "shared/protocol.h"
 #include "daemon/config/config.h"
-#include "daemon/daemon.h"
 #include "daemon/core/grant.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/sys/proc.h"
 #include "daemon/core/registry.h"
 #include "daemon/dispatch.h"
+#include "daemon/service.h"
 #include "daemon/core/task.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -104,7 +107,9 @@ static const char limits_text[] =
 
 static char dir[PATH_MAX];
 static char paths[5][PATH_MAX + 32];   /* conf, conf.d, its drop-in, limits.conf, limits.d */
-static struct daemon d;
+static struct service d;
+static sd_event *event;
+static uint64_t start_usec;
 static struct config *config_plain, *config_capped;
 static struct peer dead, self;
 
@@ -142,6 +147,34 @@ int __wrap_task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus
 	writes++;
 	return 0;
 }
+
+/* service_hooks: what only the daemon does. Only root and admin-group may
+ * reload, and neither peer is either: a reload reaching here is a bug. */
+static int hook_reload(void *ud, char *err, size_t len)
+{
+	fprintf(stderr, "fuzz-request: a reload got past the admin check\n");
+	abort();
+}
+
+static void hook_changed(void *ud)
+{
+}
+
+static const char *hook_pmqos_state(void *ud)
+{
+	return "off";
+}
+
+static void hook_status(void *ud, struct service_status *st)
+{
+	st->start_usec = start_usec;
+	st->config_path = paths[0];
+	st->procev_error = -ENOTSUP;
+	st->rtkit_state = "off";
+}
+
+static const struct service_hooks hooks = { .reload = hook_reload, .changed = hook_changed,
+					    .pmqos_state = hook_pmqos_state, .status = hook_status };
 
 /* Remove the private directory when libFuzzer exits normally. */
 static void cleanup(void)
@@ -229,14 +262,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	/* config_load() set it from log-level; whatever it said, stay quiet */
 	log_set_level(LOG_LEVEL_ERR);
 
-	d.config_path = paths[0];
-	d.config_required = true;
-	d.overrides.log_level = -1;
-	d.procev_error = -ENOTSUP;
-	CHECK(sd_event_new(&d.event) >= 0);
-	CHECK(jitter_new(&d.jitter, &d) == 0);
+	d.hooks = &hooks;
+	CHECK(sd_event_new(&event) >= 0);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	d.start_usec = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	start_usec = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 
 	make_dead_peer(&dead);
 	self.pid = getpid();
@@ -302,8 +331,9 @@ static void run_pass(const uint8_t *data, size_t size, struct peer *p, struct co
 	const uint8_t *end = data + size;
 
 	d.config = c;
-	CHECK(registry_new(&d.registry, d.event) == 0);
+	CHECK(registry_new(&d.registry, event) == 0);
 	CHECK(ratelimit_new(&d.ratelimit) == 0);
+	CHECK(jitter_new(&d.jitter, d.registry) == 0);
 	for (const uint8_t *l = data; l < end;) {
 		const uint8_t *nl = memchr(l, '\n', (size_t)(end - l));
 		size_t n = (size_t)((nl ? nl : end) - l);
@@ -316,8 +346,10 @@ static void run_pass(const uint8_t *data, size_t size, struct peer *p, struct co
 	if (p == &dead)
 		CHECK(registry_n_threads(d.registry) == 0 && registry_n_processes(d.registry) == 0);
 	/* the daemon's own teardown: every managed thread is restored */
+	jitter_free(d.jitter);
 	registry_free(d.registry, true);
 	ratelimit_free(d.ratelimit);
+	d.jitter = NULL;
 	d.registry = NULL;
 	d.ratelimit = NULL;
 }

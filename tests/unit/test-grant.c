@@ -12,6 +12,7 @@
 #include "autoconfig.h"
 
 #include <check.h>
+#include <errno.h>
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "daemon/core/grant.h"
+#include "daemon/ops/ops.h"
 #include "daemon/sys/proc.h"
 #include "shared/protocol.h"
 #include "unit-util.h"
@@ -81,7 +83,7 @@ static struct grant_request req_policy(int policy, int priority)
 	return q;
 }
 
-/* Resolve q and check it for s; the code (-1: granted), msg filled. */
+/* Resolve q and check it for s; the code (0: granted), msg filled. */
 static int decide(const struct grant_subject *s, const struct grant_request *q, struct sched_spec *spec,
 		  size_t held, size_t adding, struct grant_cap *cap, char *msg, size_t len)
 {
@@ -89,7 +91,7 @@ static int decide(const struct grant_subject *s, const struct grant_request *q, 
 
 	msg[0] = '\0';
 	e = grant_resolve(c, q, spec, msg, len);
-	if (e >= 0)
+	if (e != 0)
 		return e;
 	return grant_check(c, s, q, spec, getpid(), held, adding, cap, msg, len);
 }
@@ -121,13 +123,13 @@ START_TEST(test_resolve)
 	     "[rule bg]\npolicy = batch\nnice = 5\n");
 	/* no role: the [daemon] default */
 	memset(&q, 0, sizeof(q));
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
 	ck_assert_int_eq(spec.policy, SCHED_FIFO);
 	ck_assert_int_eq(spec.priority, 12);
 	ck_assert(!spec.has_cpus);
 	/* a role: its spec */
 	snprintf(q.role, sizeof(q.role), "audio");
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
 	ck_assert_int_eq(spec.policy, SCHED_RR);
 	ck_assert_int_eq(spec.priority, 40);
 	ck_assert(spec.has_cpus && CPU_ISSET(1, &spec.cpus) && CPU_COUNT(&spec.cpus) == 1);
@@ -137,7 +139,7 @@ START_TEST(test_resolve)
 	q.has_cpus = true;
 	CPU_ZERO(&q.cpus);
 	CPU_SET(0, &q.cpus);
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
 	ck_assert_int_eq(spec.priority, 30);
 	ck_assert(CPU_ISSET(0, &spec.cpus) && !CPU_ISSET(1, &spec.cpus));
 	/* leaving real time drops the priority ... */
@@ -145,18 +147,18 @@ START_TEST(test_resolve)
 	snprintf(q.role, sizeof(q.role), "audio");
 	q.has_policy = true;
 	q.policy = SCHED_OTHER;
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
 	ck_assert_int_eq(spec.policy, SCHED_OTHER);
 	ck_assert_int_eq(spec.priority, 0);
 	/* ... and entering it from a role without one takes the default's */
 	snprintf(q.role, sizeof(q.role), "bg");
 	q.policy = SCHED_FIFO;
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
 	ck_assert_int_eq(spec.policy, SCHED_FIFO);
 	ck_assert_int_eq(spec.priority, 12);
 	/* a role that is not configured */
 	snprintf(q.role, sizeof(q.role), "video");
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), PE_UNKNOWN_ROLE);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), REFUSE_UNKNOWN_ROLE);
 	ck_assert_msg(strstr(msg, "no rule 'video'") && strstr(msg, "add [rule video]"), "%s", msg);
 }
 END_TEST
@@ -172,13 +174,13 @@ START_TEST(test_ranges_and_max_priority)
 	ck_assert_int_eq(grant_subject_init(&root, c, 0, 0, getpid()), 0);
 	ck_assert(root.privileged);
 	q = req_policy(SCHED_FIFO, 0);
-	expect(&root, &q, PE_BAD_REQUEST, "priority 0 is not valid for fifo", "use 1..99", NULL);
+	expect(&root, &q, REFUSE_BAD_PRIORITY, "priority 0 is not valid for fifo", "use 1..99", NULL);
 	q = req_policy(SCHED_OTHER, 5);
-	expect(&root, &q, PE_BAD_REQUEST, "priority 5 is not valid for other", "use 0..0", NULL);
+	expect(&root, &q, REFUSE_BAD_PRIORITY, "priority 5 is not valid for other", "use 0..0", NULL);
 	q = req_policy(SCHED_FIFO, 50);
-	expect(&root, &q, -1, NULL, NULL, NULL);
+	expect(&root, &q, 0, NULL, NULL, NULL);
 	q = req_policy(SCHED_FIFO, 51);
-	expect(&root, &q, PE_ABOVE_MAX, "priority 51 (requested) is above max-priority 50 in [daemon]",
+	expect(&root, &q, REFUSE_ABOVE_MAX, "priority 51 (requested) is above max-priority 50 in [daemon]",
 	       "ask for 50 or less", "raise max-priority in [daemon]");
 	/* a role's priority is named by the role */
 	load("[daemon]\nmax-priority = 50\n[rule hot]\npolicy = fifo\npriority = 40\n");
@@ -186,10 +188,10 @@ START_TEST(test_ranges_and_max_priority)
 	q = req_policy(SCHED_FIFO, 60);
 	q.has_priority = false;
 	snprintf(q.role, sizeof(q.role), "hot");
-	expect(&root, &q, -1, NULL, NULL, NULL);
+	expect(&root, &q, 0, NULL, NULL, NULL);
 	load("[daemon]\nmax-priority = 50\n[rule hot]\npolicy = fifo\npriority = 50\n");
 	c->max_priority = 45;   /* as if lowered on the command line after validation */
-	expect(&root, &q, PE_ABOVE_MAX, "priority 50 (hot) is above max-priority 45", NULL, NULL);
+	expect(&root, &q, REFUSE_ABOVE_MAX, "priority 50 (hot) is above max-priority 45", NULL, NULL);
 }
 END_TEST
 
@@ -205,7 +207,7 @@ START_TEST(test_admin_path)
 	load("[daemon]\nmax-priority = 80\n");
 	subject_nobody(&s);
 	ck_assert(!s.privileged);
-	expect(&s, &q, PE_POLICY_DENIED, NULL, NULL, NULL);
+	expect(&s, &q, REFUSE_POLICY, NULL, NULL, NULL);
 
 	load("[daemon]\nmax-priority = 80\nadmin-group = nogroup\n");
 	subject_nobody(&s);
@@ -213,11 +215,11 @@ START_TEST(test_admin_path)
 	q.has_cpus = true;
 	CPU_ZERO(&q.cpus);
 	CPU_SET(1, &q.cpus);
-	ck_assert_int_eq(decide(&s, &q, &spec, 1000, 1, &cap, msg, sizeof(msg)), -1);  /* no quota either */
+	ck_assert_int_eq(decide(&s, &q, &spec, 1000, 1, &cap, msg, sizeof(msg)), 0);  /* no quota either */
 	ck_assert(!cap.applies);
 	ck_assert_int_eq(spec.priority, 70);
 	q = req_policy(SCHED_FIFO, 81);
-	expect(&s, &q, PE_ABOVE_MAX, "max-priority 80 in [daemon]", NULL, NULL);
+	expect(&s, &q, REFUSE_ABOVE_MAX, "max-priority 80 in [daemon]", NULL, NULL);
 	/* a member by its primary gid only: an unknown uid with that gid */
 	ck_assert_int_eq(grant_subject_init(&s, c, 4242424, nogroup_gid, 1), 0);
 	ck_assert(s.privileged);
@@ -247,19 +249,19 @@ START_TEST(test_builtin_limits)
 	ck_assert(!l.has_cpus);
 	ck_assert_str_eq(l.policies_from, "built-in default");
 	q = req_policy(SCHED_FIFO, 10);
-	expect(&s, &q, PE_POLICY_DENIED, "policy fifo (requested) is not allowed for user nobody by built-in default",
+	expect(&s, &q, REFUSE_POLICY, "policy fifo (requested) is not allowed for user nobody by built-in default",
 	       "(policies = other,batch,idle)", "add fifo to policies in a [user] or [group] section");
 	q = req_policy(SCHED_BATCH, 0);
-	expect(&s, &q, -1, NULL, NULL, NULL);
+	expect(&s, &q, 0, NULL, NULL, NULL);
 	q.has_nice = true;
 	q.nice = -1;
-	expect(&s, &q, PE_NICE_DENIED, "nice -1 (requested) is below min-nice 0 for user nobody set by built-in default",
+	expect(&s, &q, REFUSE_NICE, "nice -1 (requested) is below min-nice 0 for user nobody set by built-in default",
 	       "ask for 0 or more", NULL);
 	q.nice = 0;
-	expect(&s, &q, -1, NULL, NULL, NULL);
+	expect(&s, &q, 0, NULL, NULL, NULL);
 	/* the default role's policy is named as "the [daemon] default" */
 	memset(&q, 0, sizeof(q));
-	expect(&s, &q, PE_POLICY_DENIED, "policy fifo (the [daemon] default)", NULL, NULL);
+	expect(&s, &q, REFUSE_POLICY, "policy fifo (the [daemon] default)", NULL, NULL);
 }
 END_TEST
 
@@ -276,12 +278,12 @@ START_TEST(test_user_sections)
 	ck_assert_int_eq(l.max_priority, 30);
 	ck_assert_str_eq(l.prio_from, "[user *]");
 	q = req_policy(SCHED_FIFO, 30);
-	expect(&s, &q, -1, NULL, NULL, NULL);
+	expect(&s, &q, 0, NULL, NULL, NULL);
 	q = req_policy(SCHED_FIFO, 31);
-	expect(&s, &q, PE_PRIORITY_DENIED, "priority 31 (requested) is above max-priority 30 for user nobody set by [user *]",
+	expect(&s, &q, REFUSE_PRIORITY, "priority 31 (requested) is above max-priority 30 for user nobody set by [user *]",
 	       "ask for 30 or less", "raise max-priority there");
 	q = req_policy(SCHED_RR, 10);
-	expect(&s, &q, PE_POLICY_DENIED, "policy rr (requested) is not allowed for user nobody by [user *]",
+	expect(&s, &q, REFUSE_POLICY, "policy rr (requested) is not allowed for user nobody by [user *]",
 	       "(policies = other,fifo)", NULL);
 
 	load("[user *]\nmax-priority = 30\npolicies = fifo,other\nmax-threads = 4\n"
@@ -295,9 +297,9 @@ START_TEST(test_user_sections)
 	ck_assert_int_eq(l.max_threads, 32);
 	ck_assert_str_eq(l.threads_from, "built-in default");
 	q = req_policy(SCHED_RR, 11);
-	expect(&s, &q, PE_PRIORITY_DENIED, "above max-priority 10 for user nobody set by [user nobody]", NULL, NULL);
+	expect(&s, &q, REFUSE_PRIORITY, "above max-priority 10 for user nobody set by [user nobody]", NULL, NULL);
 	q = req_policy(SCHED_FIFO, 5);
-	expect(&s, &q, PE_POLICY_DENIED, "by [user nobody] (policies = rr)", NULL, NULL);
+	expect(&s, &q, REFUSE_POLICY, "by [user nobody] (policies = rr)", NULL, NULL);
 	/* another user still gets [user *] */
 	ck_assert_int_eq(grant_subject_init(&s, c, daemon_uid, daemon_gid, 1), 0);
 	grant_limits_get(c, &s, &l);
@@ -328,9 +330,9 @@ START_TEST(test_group_widens)
 	ck_assert_str_eq(l.nice_from, "[group nogroup]");
 	ck_assert(l.has_cpus && CPU_ISSET(0, &l.cpus) && CPU_ISSET(1, &l.cpus));
 	q = req_policy(SCHED_RR, 30);
-	expect(&s, &q, -1, NULL, NULL, NULL);
+	expect(&s, &q, 0, NULL, NULL, NULL);
 	q = req_policy(SCHED_RR, 31);
-	expect(&s, &q, PE_PRIORITY_DENIED, "set by [group nogroup]", "[group] section", NULL);
+	expect(&s, &q, REFUSE_PRIORITY, "set by [group nogroup]", "[group] section", NULL);
 
 	/* a group cannot put a CPU limit on a user who had none */
 	load("[user nobody]\nmax-priority = 10\npolicies = fifo\n"
@@ -348,7 +350,7 @@ START_TEST(test_group_widens)
 	load("[group nogroup]\nmax-priority = 20\npolicies = fifo\n");
 	subject_nobody(&s);
 	q = req_policy(SCHED_FIFO, 20);
-	expect(&s, &q, -1, NULL, NULL, NULL);
+	expect(&s, &q, 0, NULL, NULL, NULL);
 }
 END_TEST
 
@@ -361,18 +363,18 @@ START_TEST(test_cpus)
 	     "[rule pinned]\npolicy = fifo\npriority = 10\ncpus = 0-1\n");
 	subject_nobody(&s);
 	q = req_policy(SCHED_FIFO, 10);
-	expect(&s, &q, -1, NULL, NULL, NULL);            /* no cpus asked: the affinity is left alone */
+	expect(&s, &q, 0, NULL, NULL, NULL);            /* no cpus asked: the affinity is left alone */
 	q.has_cpus = true;
 	CPU_ZERO(&q.cpus);
 	CPU_SET(0, &q.cpus);
-	expect(&s, &q, -1, NULL, NULL, NULL);
+	expect(&s, &q, 0, NULL, NULL, NULL);
 	CPU_SET(1, &q.cpus);
 	CPU_SET(3, &q.cpus);
-	expect(&s, &q, PE_CPU_DENIED, "CPU 1,3 (requested) is outside the CPUs 0 allowed for user nobody by [user *]",
+	expect(&s, &q, REFUSE_CPUS, "CPU 1,3 (requested) is outside the CPUs 0 allowed for user nobody by [user *]",
 	       NULL, NULL);
 	memset(&q, 0, sizeof(q));
 	snprintf(q.role, sizeof(q.role), "pinned");
-	expect(&s, &q, PE_CPU_DENIED, "CPU 1 (pinned) is outside", NULL, NULL);
+	expect(&s, &q, REFUSE_CPUS, "CPU 1 (pinned) is outside", NULL, NULL);
 }
 END_TEST
 
@@ -387,22 +389,22 @@ START_TEST(test_nice_floor)
 	q = req_policy(SCHED_OTHER, 0);
 	q.has_nice = true;
 	q.nice = -5;
-	expect(&s, &q, -1, NULL, NULL, NULL);
+	expect(&s, &q, 0, NULL, NULL, NULL);
 	q.nice = -6;
-	expect(&s, &q, PE_NICE_DENIED, "nice -6 (requested) is below min-nice -5 for user nobody set by [user *]",
+	expect(&s, &q, REFUSE_NICE, "nice -6 (requested) is below min-nice -5 for user nobody set by [user *]",
 	       "ask for -5 or more", "or lower min-nice there");
 	memset(&q, 0, sizeof(q));
 	snprintf(q.role, sizeof(q.role), "loud");
-	expect(&s, &q, PE_NICE_DENIED, "nice -10 (loud)", NULL, NULL);
+	expect(&s, &q, REFUSE_NICE, "nice -10 (loud)", NULL, NULL);
 	/* the front end's floor replaces min-nice, both ways */
 	s.has_nice_floor = true;
 	s.nice_floor = -11;
-	expect(&s, &q, -1, NULL, NULL, NULL);
+	expect(&s, &q, 0, NULL, NULL, NULL);
 	s.nice_floor = -2;
 	q = req_policy(SCHED_OTHER, 0);
 	q.has_nice = true;
 	q.nice = -3;
-	expect(&s, &q, PE_NICE_DENIED, "below min-nice -2 for user nobody set by [rtkit] min-nice-level", NULL, NULL);
+	expect(&s, &q, REFUSE_NICE, "below min-nice -2 for user nobody set by [rtkit] min-nice-level", NULL, NULL);
 }
 END_TEST
 
@@ -417,15 +419,15 @@ START_TEST(test_quota)
 	load("[user *]\nmax-priority = 20\npolicies = fifo\nmax-threads = 3\n");
 	subject_nobody(&s);
 	q = req_policy(SCHED_FIFO, 10);
-	ck_assert_int_eq(decide(&s, &q, &spec, 2, 1, &cap, msg, sizeof(msg)), -1);
-	ck_assert_int_eq(decide(&s, &q, &spec, 0, 3, &cap, msg, sizeof(msg)), -1);
-	ck_assert_int_eq(decide(&s, &q, &spec, 3, 1, &cap, msg, sizeof(msg)), PE_QUOTA);
+	ck_assert_int_eq(decide(&s, &q, &spec, 2, 1, &cap, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 3, &cap, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(decide(&s, &q, &spec, 3, 1, &cap, msg, sizeof(msg)), REFUSE_QUOTA);
 	ck_assert_msg(strstr(msg, "user nobody holds 3 threads and may hold 3 (max-threads in [user *])"), "%s", msg);
 	/* a process registration asks for all its threads at once */
-	ck_assert_int_eq(decide(&s, &q, &spec, 1, 3, &cap, msg, sizeof(msg)), PE_QUOTA);
+	ck_assert_int_eq(decide(&s, &q, &spec, 1, 3, &cap, msg, sizeof(msg)), REFUSE_QUOTA);
 	ck_assert_msg(strstr(msg, "holds 1 thread and"), "%s", msg);
 	/* a re-check of what is held (adding 0) passes at the limit */
-	ck_assert_int_eq(decide(&s, &q, &spec, 3, 0, &cap, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(decide(&s, &q, &spec, 3, 0, &cap, msg, sizeof(msg)), 0);
 }
 END_TEST
 
@@ -450,19 +452,19 @@ START_TEST(test_rtprio_cap_limits_conf)
 	load(text);
 	subject_nobody(&s);
 	q = req_policy(SCHED_FIFO, 15);
-	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), 0);
 	ck_assert(cap.applies && !cap.clamped);
 	ck_assert_int_eq(cap.cap, 15);
 	snprintf(at, sizeof(at), "limits.conf soft rtprio at %s/limits.conf:2", dir);
 	ck_assert_msg(strstr(cap.from, at), "%s", cap.from);
 	q.priority = 16;
-	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), PE_RTPRIO_CAP);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), REFUSE_RTPRIO_CAP);
 	ck_assert_msg(strstr(msg, "priority 16 is above the cap 15 from") && strstr(msg, at), "%s", msg);
 	snprintf(fix, sizeof(fix), "'nobody - rtprio 16'");
 	ck_assert_msg(strstr(msg, fix) && strstr(msg, "or ask for 15"), "%s", msg);
 	/* not real-time: no cap */
 	q = req_policy(SCHED_OTHER, 0);
-	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), 0);
 	ck_assert(!cap.applies);
 
 	/* over-cap = clamp: granted, lowered to the cap, and said so */
@@ -470,21 +472,21 @@ START_TEST(test_rtprio_cap_limits_conf)
 	load(text);
 	subject_nobody(&s);
 	q = req_policy(SCHED_FIFO, 40);
-	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), 0);
 	ck_assert(cap.applies && cap.clamped);
 	ck_assert_int_eq(cap.asked, 40);
 	ck_assert_int_eq(spec.priority, 15);
 	/* no rtprio line for the user: cap 0, which even clamp cannot grant */
 	ck_assert_int_eq(grant_subject_init(&s, c, daemon_uid, daemon_gid, 1), 0);
-	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), PE_RTPRIO_CAP);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), REFUSE_RTPRIO_CAP);
 	ck_assert_msg(strstr(msg, "no rtprio line for user daemon") && strstr(msg, "'daemon - rtprio 40'"), "%s", msg);
 	/* a limits.d drop-in counts */
 	unit_write(d, "rt.conf", "daemon - rtprio 25\n");
-	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), 0);
 	ck_assert_int_eq(spec.priority, 25);
 	/* root: the cap does not apply */
 	ck_assert_int_eq(grant_subject_init(&s, c, 0, 0, 1), 0);
-	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), 0);
 	ck_assert(!cap.applies);
 	ck_assert_int_eq(spec.priority, 40);
 }
@@ -508,14 +510,15 @@ START_TEST(test_rtprio_cap_rlimit)
 	load("[daemon]\nrtprio-cap = rlimit\nover-cap = clamp\n[user *]\nmax-priority = 60\npolicies = fifo\n");
 	subject_nobody(&s);
 	q = req_policy(SCHED_FIFO, 5);
-	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), PE_RTPRIO_CAP);
+	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), REFUSE_RTPRIO_CAP);
 	snprintf(needle, sizeof(needle), "above the cap 0 from RLIMIT_RTPRIO of pid %d (soft 0", (int)getpid());
 	ck_assert_msg(strstr(msg, needle), "%s", msg);
 	snprintf(needle, sizeof(needle), "prlimit --pid %d --rtprio=5", (int)getpid());
 	ck_assert_msg(strstr(msg, needle) && strstr(msg, "LimitRTPRIO=5"), "%s", msg);
 	/* a target that is gone: the cap cannot be read */
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), -1);
-	ck_assert_int_eq(grant_check(c, &s, &q, &spec, INT_MAX, 0, 1, &cap, msg, sizeof(msg)), PE_INTERNAL);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
+	/* a failure, not a refusal: -errno (the wire's "internal") */
+	ck_assert_int_lt(grant_check(c, &s, &q, &spec, INT_MAX, 0, 1, &cap, msg, sizeof(msg)), 0);
 	ck_assert_msg(strstr(msg, "cannot read the rtprio cap (rtprio-cap)"), "%s", msg);
 	ck_assert_int_eq(setrlimit(RLIMIT_RTPRIO, &old), 0);
 }
@@ -531,16 +534,16 @@ START_TEST(test_first_refusal_named)
 	subject_nobody(&s);
 	/* above [daemon] max-priority before the user's policies */
 	q = req_policy(SCHED_RR, 90);
-	expect(&s, &q, PE_ABOVE_MAX, NULL, NULL, NULL);
+	expect(&s, &q, REFUSE_ABOVE_MAX, NULL, NULL, NULL);
 	/* the policy before the priority */
 	q = req_policy(SCHED_RR, 20);
-	expect(&s, &q, PE_POLICY_DENIED, NULL, NULL, NULL);
+	expect(&s, &q, REFUSE_POLICY, NULL, NULL, NULL);
 	/* the priority before the CPUs */
 	q = req_policy(SCHED_FIFO, 20);
 	q.has_cpus = true;
 	CPU_ZERO(&q.cpus);
 	CPU_SET(1, &q.cpus);
-	expect(&s, &q, PE_PRIORITY_DENIED, NULL, NULL, NULL);
+	expect(&s, &q, REFUSE_PRIORITY, NULL, NULL, NULL);
 }
 END_TEST
 
@@ -588,6 +591,32 @@ START_TEST(test_ratelimit)
 }
 END_TEST
 
+/* The wire code of every refusal (ops_wire_error(), the one table): what
+ * clients have seen since before the core had refusals of its own. A
+ * failure (-errno), or anything outside the table, is internal. */
+START_TEST(test_wire_codes)
+{
+	static const struct { int r; enum proto_error pe; } want[] = {
+		{ REFUSE_UNKNOWN_ROLE, PE_UNKNOWN_ROLE }, { REFUSE_BAD_PRIORITY, PE_BAD_REQUEST },
+		{ REFUSE_ABOVE_MAX, PE_ABOVE_MAX }, { REFUSE_POLICY, PE_POLICY_DENIED },
+		{ REFUSE_NICE, PE_NICE_DENIED }, { REFUSE_PRIORITY, PE_PRIORITY_DENIED },
+		{ REFUSE_CPUS, PE_CPU_DENIED }, { REFUSE_RTPRIO_CAP, PE_RTPRIO_CAP }, { REFUSE_QUOTA, PE_QUOTA },
+		{ REFUSE_NO_SUCH_THREAD, PE_NO_SUCH_THREAD }, { REFUSE_STALE_THREAD, PE_STALE_THREAD },
+		{ REFUSE_NOT_A_PROCESS, PE_BAD_REQUEST }, { REFUSE_NOT_OWN_THREAD, PE_NOT_OWN_THREAD },
+		{ REFUSE_WATCHDOG_COOLDOWN, PE_WATCHDOG_COOLDOWN }, { REFUSE_DEADLINE, PE_UNSUPPORTED_TARGET },
+		{ REFUSE_RTTIME_ZERO, PE_RTTIME_ZERO }, { REFUSE_APPLY_FAILED, PE_APPLY_FAILED },
+		{ REFUSE_BAD_HISTOGRAM, PE_BAD_REQUEST }, { REFUSE_HISTOGRAM_LAYOUT, PE_VERSION },
+		{ -ENOMEM, PE_INTERNAL }, { -EIO, PE_INTERNAL }, { REFUSE__MAX, PE_INTERNAL },
+	};
+
+	/* every refusal is in the list: a new one must get its code here too */
+	ck_assert_int_eq(sizeof(want) / sizeof(want[0]), REFUSE__MAX - 1 + 3);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_msg(ops_wire_error(want[i].r) == want[i].pe, "refusal %d: %s, want %s", want[i].r,
+			      proto_error_code(ops_wire_error(want[i].r)), proto_error_code(want[i].pe));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("grant");
@@ -610,6 +639,7 @@ int main(void)
 	tcase_add_test(tc, test_first_refusal_named);
 	tcase_add_test(tc, test_owns);
 	tcase_add_test(tc, test_ratelimit);
+	tcase_add_test(tc, test_wire_codes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

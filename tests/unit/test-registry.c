@@ -21,7 +21,6 @@
 
 #include "daemon/core/registry.h"
 #include "daemon/sys/proc.h"
-#include "shared/protocol.h"
 #include "sched-record.h"
 #include "unit-util.h"
 
@@ -95,7 +94,7 @@ static struct reg_thread *add(pid_t tid, uid_t owner, const struct sched_spec *s
 	int e = registry_add_thread(r, tid, getpid(), owner, REG_SOURCE_THREAD, &no_req, spec, NULL, &t, msg,
 				    sizeof(msg));
 
-	ck_assert_msg(e == -1, "registry_add_thread: %d: %s", e, msg);
+	ck_assert_msg(e == 0, "registry_add_thread: %d: %s", e, msg);
 	ck_assert_ptr_nonnull(t);
 	return t;
 }
@@ -141,7 +140,7 @@ START_TEST(test_add_remove_restores_original)
 	rec = registry_recent(r, 0);
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(rec->tid, wk.tid);
-	ck_assert_int_eq(rec->code, -1);
+	ck_assert_int_eq(rec->code, 0);
 	ck_assert_uint_eq(rec->owner, 1000);
 
 	/* removed without restore (a restart keeps threads as they are): no write */
@@ -210,7 +209,7 @@ START_TEST(test_replace_keeps_original)
 	saved.original.policy = SCHED_FIFO;
 	saved.original.priority = 5;
 	ck_assert_int_eq(registry_adopt_thread(r, wk.tid, getpid(), 1000, REG_SOURCE_RULE, &q, &fifo, NULL, &saved,
-					       msg, sizeof(msg)), -1);
+					       msg, sizeof(msg)), 0);
 	t = registry_find(r, wk.tid);
 	ck_assert_ptr_nonnull(t);
 	assert_same(&t->original, &saved.original);
@@ -218,7 +217,7 @@ START_TEST(test_replace_keeps_original)
 
 	snprintf(q.role, sizeof(q.role), "other-role");
 	ck_assert_int_eq(registry_add_thread(r, wk.tid, getpid(), 2000, REG_SOURCE_THREAD, &q, &rr, NULL, NULL, msg,
-					     sizeof(msg)), -1);
+					     sizeof(msg)), 0);
 	ck_assert_ptr_eq(registry_find(r, wk.tid), t);
 	ck_assert_uint_eq(registry_n_threads(r), 1);
 	ck_assert_uint_eq(t->owner, 2000);
@@ -256,7 +255,7 @@ START_TEST(test_free_restores_each)
 		saved.original.priority = 1 + i;
 		orig[i] = saved.original;
 		ck_assert_int_eq(registry_adopt_thread(r, wk[i].tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL,
-						       &saved, msg, sizeof(msg)), -1);
+						       &saved, msg, sizeof(msg)), 0);
 	}
 	ck_assert_uint_eq(sched_record_n(), 3);
 	registry_free(r, true);
@@ -338,7 +337,7 @@ START_TEST(test_process_takes_new_threads)
 	ck_assert_int_eq(task_sched_read(alone.tid, &before), 0);
 	add(alone.tid, 0, &s2);
 	n = own_threads();
-	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s, &p, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s, &p, msg, sizeof(msg)), 0);
 	ck_assert_ptr_nonnull(p);
 	ck_assert_ptr_eq(registry_find_process(r, getpid()), p);
 	ck_assert_uint_eq(p->n_threads, n);
@@ -378,7 +377,7 @@ START_TEST(test_process_takes_new_threads)
 	ck_assert_uint_eq(sched_record_n(), writes);
 
 	/* registered again with new settings: every thread gets them */
-	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s2, &p, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s2, &p, msg, sizeof(msg)), 0);
 	ck_assert_uint_eq(registry_n_processes(r), 1);
 	for (struct reg_thread *t = registry_threads(r); t; t = t->next)
 		ck_assert_int_eq(sched_record_last(t->tid)->s.priority, 20);
@@ -414,7 +413,7 @@ START_TEST(test_new_thread_limits)
 	snprintf(text, sizeof(text), "[user nobody]\nmax-priority = 20\npolicies = fifo\nmax-threads = %zu\n", n);
 	config_free(c);
 	c = unit_config(dir, text);
-	ck_assert_int_eq(registry_add_process(r, getpid(), pw->pw_uid, &q, &s, &p, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(registry_add_process(r, getpid(), pw->pw_uid, &q, &s, &p, msg, sizeof(msg)), 0);
 	ck_assert_uint_eq(registry_count_owner(r, pw->pw_uid), n);
 
 	worker_start(&w1);
@@ -424,7 +423,7 @@ START_TEST(test_new_thread_limits)
 	rec = registry_recent(r, 0);
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(rec->tid, w1.tid);
-	ck_assert_int_eq(rec->code, PE_QUOTA);
+	ck_assert_int_eq(rec->code, REFUSE_QUOTA);
 	ck_assert_int_eq(rec->source, REG_SOURCE_PROCESS);
 	ck_assert_msg(strstr(rec->why, "max-threads in [user nobody]"), "%s", rec->why);
 	/* a rescan (the fallback without the connector, or after an overrun)
@@ -457,7 +456,7 @@ START_TEST(test_new_thread_limits)
 	p->req.priority = 30;
 	registry_on_new_thread(r, c, w1.tid, getpid());
 	ck_assert_ptr_null(registry_find(r, w1.tid));
-	ck_assert_int_eq(registry_recent(r, 0)->code, PE_PRIORITY_DENIED);
+	ck_assert_int_eq(registry_recent(r, 0)->code, REFUSE_PRIORITY);
 	ck_assert_int_eq(registry_recent(r, 0)->tid, w1.tid);    /* the same entry, updated */
 	ck_assert_ptr_null(registry_recent(r, 1));
 	/* within the limits again: the next rescan takes it */
@@ -490,7 +489,7 @@ START_TEST(test_rescan_keeps_own_registration)
 	char msg[512];
 
 	worker_start(&wk);
-	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s, &p, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s, &p, msg, sizeof(msg)), 0);
 	t = add(wk.tid, 0, &own);
 	ck_assert_ptr_null(t->proc);
 	ck_assert_int_eq(t->source, REG_SOURCE_THREAD);
@@ -524,7 +523,7 @@ START_TEST(test_stale_and_gone)
 
 	/* no such thread */
 	ck_assert_int_eq(registry_add_thread(r, gone_tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
-					     sizeof(msg)), PE_NO_SUCH_THREAD);
+					     sizeof(msg)), REFUSE_NO_SUCH_THREAD);
 	ck_assert_msg(strstr(msg, "no such thread"), "%s", msg);
 
 	/* a record whose start time is not the thread's: a reused tid */
@@ -532,7 +531,7 @@ START_TEST(test_stale_and_gone)
 	ck_assert_int_eq(task_sched_read(wk.tid, &saved.original), 0);
 	saved.starttime = unit_starttime(wk.tid) + 1;
 	ck_assert_int_eq(registry_adopt_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, &saved, msg,
-					       sizeof(msg)), PE_STALE_THREAD);
+					       sizeof(msg)), REFUSE_STALE_THREAD);
 	ck_assert_msg(strstr(msg, "start time changed"), "%s", msg);
 	ck_assert_ptr_null(registry_find(r, wk.tid));
 	registry_restore_saved(wk.tid, &saved);
@@ -599,7 +598,7 @@ START_TEST(test_write_fails)
 	worker_start(&wk);
 	sched_record_fail(-EPERM, "sched_setattr");
 	ck_assert_int_eq(registry_add_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
-					     sizeof(msg)), PE_APPLY_FAILED);
+					     sizeof(msg)), REFUSE_APPLY_FAILED);
 	snprintf(needle, sizeof(needle), "sched_setattr(tid %d, fifo/10", (int)wk.tid);
 	ck_assert_msg(strstr(msg, needle) && strstr(msg, strerror(EPERM)), "%s", msg);
 	ck_assert_ptr_null(registry_find(r, wk.tid));
@@ -608,7 +607,7 @@ START_TEST(test_write_fails)
 
 	sched_record_fail(-ESRCH, "sched_setattr");
 	ck_assert_int_eq(registry_add_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
-					     sizeof(msg)), PE_NO_SUCH_THREAD);
+					     sizeof(msg)), REFUSE_NO_SUCH_THREAD);
 
 	sched_record_reset();
 	sched_record_fail(-EPERM, "sched_setaffinity");
@@ -618,7 +617,7 @@ START_TEST(test_write_fails)
 	saved.original.policy = SCHED_RR;
 	saved.original.priority = 3;
 	ck_assert_int_eq(registry_adopt_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, &saved, msg,
-					       sizeof(msg)), PE_APPLY_FAILED);
+					       sizeof(msg)), REFUSE_APPLY_FAILED);
 	ck_assert_msg(strstr(msg, "sched_setaffinity("), "%s", msg);
 	ck_assert_uint_eq(sched_record_n(), 2);
 	assert_same(&sched_record_get(1)->s, &saved.original);
@@ -643,7 +642,7 @@ START_TEST(test_rttime_zero)
 	rl.rlim_cur = 0;
 	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &rl), 0);
 	ck_assert_int_eq(registry_add_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
-					     sizeof(msg)), PE_RTTIME_ZERO);
+					     sizeof(msg)), REFUSE_RTTIME_ZERO);
 	snprintf(needle, sizeof(needle), "RLIMIT_RTTIME of pid %d is 0", (int)getpid());
 	ck_assert_msg(strstr(msg, needle), "%s", msg);
 	ck_assert_uint_eq(sched_record_n(), 0);
@@ -673,15 +672,15 @@ START_TEST(test_reapply)
 	worker_start(&d);
 	ck_assert_int_eq(task_sched_read(a.tid, &before), 0);
 	snprintf(q.role, sizeof(q.role), "audio");
-	ck_assert_int_eq(grant_resolve(c, &q, &s, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(grant_resolve(c, &q, &s, msg, sizeof(msg)), 0);
 	ck_assert_int_eq(registry_add_thread(r, a.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
-					     sizeof(msg)), -1);
+					     sizeof(msg)), 0);
 	snprintf(q.role, sizeof(q.role), "video");
-	ck_assert_int_eq(grant_resolve(c, &q, &s, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(grant_resolve(c, &q, &s, msg, sizeof(msg)), 0);
 	ck_assert_int_eq(registry_add_thread(r, b.tid, getpid(), pw->pw_uid, REG_SOURCE_THREAD, &q, &s, NULL, NULL,
-					     msg, sizeof(msg)), -1);
+					     msg, sizeof(msg)), 0);
 	ck_assert_int_eq(registry_add_thread(r, d.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
-					     sizeof(msg)), -1);
+					     sizeof(msg)), 0);
 
 	/* audio is gone, video moved to 35, and nobody may have 30 at most */
 	config_free(c);
@@ -692,7 +691,7 @@ START_TEST(test_reapply)
 	assert_same(&sched_record_last(a.tid)->s, &before);
 	ck_assert_ptr_null(registry_find(r, b.tid));
 	ck_assert_int_eq(sched_record_last(b.tid)->s.policy, before.policy);
-	ck_assert_int_eq(registry_recent(r, 0)->code, -1);
+	ck_assert_int_eq(registry_recent(r, 0)->code, 0);
 	ck_assert_ptr_nonnull(registry_find(r, d.tid));  /* root's: re-applied */
 	ck_assert_int_eq(sched_record_last(d.tid)->s.priority, 35);
 	worker_stop(&a);
@@ -754,7 +753,7 @@ START_TEST(test_observer)
 
 	n_events = 0;
 	n = own_threads();
-	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s, &p, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s, &p, msg, sizeof(msg)), 0);
 	ck_assert_uint_eq(n_events, 1 + n);
 	ck_assert_int_eq(events[0].ev, REG_EV_PROC_SET);   /* the process before its threads */
 	ck_assert_int_eq(events[0].id, getpid());

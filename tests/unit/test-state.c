@@ -23,7 +23,6 @@
 
 #include "daemon/core/registry.h"
 #include "daemon/core/state.h"
-#include "daemon/daemon.h"
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/proc.h"
 #include "sched-record.h"
@@ -38,7 +37,12 @@
 	"max-threads = 1000\nmin-nice = -20\n"
 
 static char dir[PATH_MAX], path[PATH_MAX + 16];
-static struct daemon d;
+/* What state_open() is given: the event loop, configuration and registry. */
+static struct {
+	sd_event *event;
+	struct config *config;
+	struct registry *registry;
+} d;
 static struct state *st;
 static uid_t me, stranger;
 
@@ -76,7 +80,7 @@ static void open_state(void)
 {
 	state_free(st);
 	st = NULL;
-	ck_assert_int_eq(state_open(&st, &d, path), 0);
+	ck_assert_int_eq(state_open(&st, d.registry, d.config, path), 0);
 	ck_assert_ptr_nonnull(st);
 	registry_set_observer(d.registry, forward, st);
 }
@@ -182,7 +186,7 @@ START_TEST(test_round_trip)
 	ck_assert_uint_eq(adopted_threads(), 0);
 	ck_assert_int_eq(task_sched_read(a.tid, &orig_a), 0);
 	ck_assert_int_eq(registry_add_thread(d.registry, a.tid, getpid(), me, REG_SOURCE_THREAD, &q, &fifo, NULL, NULL,
-					     msg, sizeof(msg)), -1);
+					     msg, sizeof(msg)), 0);
 	/* b's original, as a previous rtschedd recorded it: rr 3 on CPUs 0 and 1 */
 	memset(&saved, 0, sizeof(saved));
 	saved.starttime = unit_starttime(b.tid);
@@ -195,7 +199,7 @@ START_TEST(test_round_trip)
 	CPU_ZERO(&qb.cpus);
 	CPU_SET(0, &qb.cpus);
 	ck_assert_int_eq(registry_adopt_thread(d.registry, b.tid, getpid(), me, REG_SOURCE_RULE, &qb, &fifo, NULL, &saved,
-					       msg, sizeof(msg)), -1);
+					       msg, sizeof(msg)), 0);
 	text = journal();
 	ck_assert_uint_eq(count_lines(text, "T "), 2);
 	free(text);
@@ -257,7 +261,7 @@ START_TEST(test_round_trip_long_cpu_list)
 		CPU_SET(cpu, &saved.original.cpus);
 	saved.cpus_changed = true;
 	ck_assert_int_eq(registry_adopt_thread(d.registry, a.tid, getpid(), me, REG_SOURCE_THREAD, &q, &fifo, NULL, &saved,
-					       msg, sizeof(msg)), -1);
+					       msg, sizeof(msg)), 0);
 	restart();
 	t = registry_find(d.registry, a.tid);
 	ck_assert_msg(t, "an original with a long CPU list was lost on restart");
@@ -279,7 +283,7 @@ START_TEST(test_process_round_trip)
 	memset(&q, 0, sizeof(q));
 	worker_start(&a);
 	open_state();
-	ck_assert_int_eq(registry_add_process(d.registry, getpid(), me, &q, &fifo, &p, msg, sizeof(msg)), -1);
+	ck_assert_int_eq(registry_add_process(d.registry, getpid(), me, &q, &fifo, &p, msg, sizeof(msg)), 0);
 	n = registry_n_threads(d.registry);
 	ck_assert_uint_ge(n, 2);
 	restart();

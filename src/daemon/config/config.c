@@ -1,6 +1,7 @@
 /* config.c: what the daemon asks of a loaded configuration (its rules and
- * principals by name, the state journal's path), command-line overrides and
- * freeing. Reading is in parse.c, checking in validate.c, printing in print.c. */
+ * principals by name, the state journal's path) and freeing. Reading and the
+ * command-line overrides are in parse.c, checking in validate.c, printing in
+ * print.c. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -10,29 +11,6 @@
 #include <string.h>
 
 #include "daemon/config/config.h"
-#include "daemon/config/keys.h"
-
-void config_override_default(struct config *c, int policy, int priority)
-{
-	c->dflt.policy = policy;
-	c->dflt.priority = priority;
-	c->origin.file[D_POLICY] = c->origin.file[D_PRIORITY] = CONFIG_ORIGIN_CMDLINE;
-}
-
-int config_override_socket(struct config *c, const char *path)
-{
-	if (strlen(path) >= sizeof(c->socket_path))
-		return -ENAMETOOLONG;
-	strcpy(c->socket_path, path);
-	c->origin.file[D_SOCKET] = CONFIG_ORIGIN_CMDLINE;
-	return 0;
-}
-
-void config_override_log_level(struct config *c, int level)
-{
-	c->log_level = level;
-	c->origin.file[D_LOG_LEVEL] = CONFIG_ORIGIN_CMDLINE;
-}
 
 void config_state_path(const struct config *c, char *buf, size_t len)
 {

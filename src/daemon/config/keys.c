@@ -9,7 +9,14 @@
 
 #include "daemon/sys/log.h"
 #include "shared/protocol.h"
+#include "daemon/config/config.h"
 #include "daemon/config/keys.h"
+
+_Static_assert(D_N <= CONFIG_KEYS_MAX && R_N <= CONFIG_KEYS_MAX && P_N <= CONFIG_KEYS_MAX &&
+	       PR_N <= CONFIG_KEYS_MAX && RK_N <= CONFIG_KEYS_MAX,
+	       "raise CONFIG_KEYS_MAX");
+_Static_assert(D_RESET_ON_FORK - D_POLICY == R_RESET_ON_FORK - R_POLICY,
+	       "[daemon] and [rule NAME] share the sched_spec keys, in one order");
 
 /* Where a key's value is kept, and the bool saying it was given. */
 #define AT(T, m) .offset = offsetof(T, m), .size = sizeof(((T *)0)->m)

@@ -12,7 +12,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "daemon/config/config.h"
+/* keys.h stays below config.h (which config.c includes with it): the
+ * structs it names are only pointed to here */
+struct config;
+struct key_origin;
 
 enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_PROBE, SEC_RTKIT, SEC_BAD };
 
@@ -32,12 +35,6 @@ enum probe_key { PR_CPU, PR_POLICY, PR_PRIORITY, PR_PERIOD, PR_STRATEGY, PR_MODE
 
 /* [rtkit]: the RealtimeKit1 bus service (src/daemon/rtkit). */
 enum rtkit_key { RK_ENABLE, RK_REPLACE, RK_POLICY, RK_MAX_RT_PRIORITY, RK_MIN_NICE, RK_RTTIME_MAX, RK_ROLE, RK_N };
-
-_Static_assert(D_N <= CONFIG_KEYS_MAX && R_N <= CONFIG_KEYS_MAX && P_N <= CONFIG_KEYS_MAX &&
-	       PR_N <= CONFIG_KEYS_MAX && RK_N <= CONFIG_KEYS_MAX,
-	       "raise CONFIG_KEYS_MAX");
-_Static_assert(D_RESET_ON_FORK - D_POLICY == R_RESET_ON_FORK - R_POLICY,
-	       "[daemon] and [rule NAME] share the sched_spec keys, in one order");
 
 /* What a key's value is, which says how it is read, checked and printed. */
 enum key_type {

@@ -3,7 +3,8 @@
  * inih does the INI grammar; a line-counting reader in front of it checks
  * each line's shape and tracks sections, so every error names file:line, and
  * the handler looks each key up in its section's table (keys.c) and reads it
- * by its type, with its range (value.c). Nothing here touches the running
+ * by its type, with its range (value.c). The command-line overrides (the
+ * flags of olad) are set on top at the end of the file. Nothing here touches the running
  * configuration: config_load() builds a fresh struct. */
 #include "autoconfig.h"
 
@@ -410,4 +411,28 @@ out:
 	}
 	*ret = ctx.c;
 	return 0;
+}
+
+/* --- the command line, on top of what the files set --- */
+
+void config_override_default(struct config *c, int policy, int priority)
+{
+	c->dflt.policy = policy;
+	c->dflt.priority = priority;
+	c->origin.file[D_POLICY] = c->origin.file[D_PRIORITY] = CONFIG_ORIGIN_CMDLINE;
+}
+
+int config_override_socket(struct config *c, const char *path)
+{
+	if (strlen(path) >= sizeof(c->socket_path))
+		return -ENAMETOOLONG;
+	strcpy(c->socket_path, path);
+	c->origin.file[D_SOCKET] = CONFIG_ORIGIN_CMDLINE;
+	return 0;
+}
+
+void config_override_log_level(struct config *c, int level)
+{
+	c->log_level = level;
+	c->origin.file[D_LOG_LEVEL] = CONFIG_ORIGIN_CMDLINE;
 }

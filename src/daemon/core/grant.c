@@ -134,7 +134,7 @@ int grant_resolve(const struct config *c, const struct grant_request *req, struc
 		if (!rl) {
 			snprintf(msg, len, "no rule '%s' in the configuration; add [rule %s] or use one of the configured roles",
 				 req->role, req->role);
-			return PE_UNKNOWN_ROLE;
+			return REFUSE_UNKNOWN_ROLE;
 		}
 	}
 	*out = rl ? rl->spec : c->dflt;
@@ -154,7 +154,7 @@ int grant_resolve(const struct config *c, const struct grant_request *req, struc
 		out->cpus = req->cpus;
 		out->has_cpus = true;
 	}
-	return -1;
+	return 0;
 }
 
 /* The ceiling from limits.conf or the process's RLIMIT_RTPRIO; the soft
@@ -207,18 +207,18 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 	if (policy_priority_range(spec->policy, &lo, &hi) < 0 || spec->priority < lo || spec->priority > hi) {
 		snprintf(msg, len, "priority %d is not valid for %s; use %d..%d", spec->priority,
 			 policy_to_string(spec->policy), lo, hi);
-		return PE_BAD_REQUEST;
+		return REFUSE_BAD_PRIORITY;
 	}
 	if (spec->priority > c->max_priority) {
 		snprintf(msg, len, "priority %d (%s) is above max-priority %d in [daemon]; ask for %d or less, or "
 			 "raise max-priority in [daemon] of the configuration", spec->priority,
 			 req->has_priority ? "requested" : what, c->max_priority, c->max_priority);
-		return PE_ABOVE_MAX;
+		return REFUSE_ABOVE_MAX;
 	}
 	memset(cap, 0, sizeof(*cap));
 	cap->asked = spec->priority;
 	if (s->privileged)
-		return -1;
+		return 0;
 	grant_limits_get(c, s, &l);
 	if (!(l.policies & (1u << spec->policy))) {
 		char allowed[64];
@@ -227,7 +227,7 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 			 "those, or add %s to policies in a [user] or [group] section for this user",
 			 policy_to_string(spec->policy), req->has_policy ? "requested" : what,
 			 s->user, l.policies_from, allowed, policy_to_string(spec->policy));
-		return PE_POLICY_DENIED;
+		return REFUSE_POLICY;
 	}
 	if (s->has_nice_floor) {
 		/* rtkit's MinNiceLevel, which its clients read and keep to */
@@ -238,14 +238,14 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 		snprintf(msg, len, "nice %d (%s) is below min-nice %d for user %s set by %s; ask for %d or more, "
 			 "or lower min-nice there", spec->nice,
 			 req->has_nice ? "requested" : what, l.min_nice, s->user, l.nice_from, l.min_nice);
-		return PE_NICE_DENIED;
+		return REFUSE_NICE;
 	}
 	if (spec->priority > l.max_priority) {
 		snprintf(msg, len, "priority %d (%s) is above max-priority %d for user %s set by %s; ask for %d or "
 			 "less, or raise max-priority there (or in a [group] section of one of the user's groups)",
 			 spec->priority, req->has_priority ? "requested" : what, l.max_priority, s->user,
 			 l.prio_from, l.max_priority);
-		return PE_PRIORITY_DENIED;
+		return REFUSE_PRIORITY;
 	}
 	if (spec->has_cpus && l.has_cpus) {
 		cpu_set_t extra;
@@ -258,7 +258,7 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 			cpulist_format(&l.cpus, allowed, sizeof(allowed));
 			snprintf(msg, len, "CPU %s (%s) is outside the CPUs %s allowed for user %s by %s",
 				 ex, req->has_cpus ? "requested" : what, allowed, s->user, l.cpus_from);
-			return PE_CPU_DENIED;
+			return REFUSE_CPUS;
 		}
 	}
 	if (c->rtprio_cap != CAP_CONFIG && policy_is_realtime(spec->policy)) {
@@ -266,7 +266,7 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 
 		if (r < 0) {
 			snprintf(msg, len, "cannot read the rtprio cap (rtprio-cap): %s", strerror(-r));
-			return PE_INTERNAL;
+			return r;
 		}
 		cap->applies = true;
 		if (cap->cap >= 0 && spec->priority > cap->cap) {
@@ -283,7 +283,7 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 						 "'%s - rtprio %d' to %s/rtschedd.conf and log in again, or ask for "
 						 "%ld", spec->priority, cap->cap, cap->from, s->user, spec->priority,
 						 c->limits_dir, cap->cap);
-				return PE_RTPRIO_CAP;
+				return REFUSE_RTPRIO_CAP;
 			}
 			spec->priority = (int)cap->cap;
 			cap->clamped = true;
@@ -292,9 +292,9 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 	if (held + adding > (size_t)l.max_threads) {
 		snprintf(msg, len, "user %s holds %zu thread%s and may hold %d (max-threads in %s)",
 			 s->user, held, held == 1 ? "" : "s", l.max_threads, l.threads_from);
-		return PE_QUOTA;
+		return REFUSE_QUOTA;
 	}
-	return -1;
+	return 0;
 }
 
 struct bucket {

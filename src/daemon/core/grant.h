@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "shared/protocol.h"
 #include "daemon/config/config.h"
+#include "daemon/core/refusal.h"
 #include "daemon/sys/proc.h"
 
 /* What a registration asked for; kept so a reload can resolve it again. */
@@ -60,7 +60,8 @@ int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t ui
 /* Limits of a non-privileged subject: [user NAME] or else [user *], widened
  * by every [group NAME] the user is in (per key, the most generous). */
 void grant_limits_get(const struct config *c, const struct grant_subject *s, struct grant_limits *l);
-/* Resolve a request to a spec. PE_UNKNOWN_ROLE (with msg) if the role is gone. */
+/* Resolve a request to a spec: 0, or REFUSE_UNKNOWN_ROLE (with msg) if the
+ * role is gone. */
 int grant_resolve(const struct config *c, const struct grant_request *req, struct sched_spec *out,
 		  char *msg, size_t len);
 /* The real-time ceiling of a non-privileged grant and where it came from
@@ -74,8 +75,9 @@ struct grant_cap {
 	int asked;          /* the priority before clamping */
 };
 
-/* Check a resolved spec against a subject's limits; -1 if allowed, else a
- * proto_error with msg naming the limit and where it is set. `held` is how
+/* Check a resolved spec against a subject's limits: 0 if allowed, else a
+ * refusal (enum refusal) with msg naming the limit and where it is set, or
+ * -errno (with msg) if the rtprio cap could not be read. `held` is how
  * many threads the subject already holds, `adding` how many more it asks for;
  * `target` is the process whose RLIMIT_RTPRIO counts for rtprio-cap = rlimit.
  * With over-cap = clamp, spec->priority may be lowered (said in *cap). */

@@ -16,6 +16,7 @@
 #include "daemon/diag/diag.h"
 #include "daemon/sys/proc.h"
 #include "daemon/core/registry.h"
+#include "daemon/core/registry_int.h"
 
 #ifndef SCHED_DEADLINE
 #define SCHED_DEADLINE 6
@@ -25,32 +26,8 @@
 #define PIDFD_THREAD O_EXCL
 #endif
 
-#define REG_BUCKETS 4096
-
-struct registry {
-	sd_event *event;
-	struct reg_thread *buckets[REG_BUCKETS];
-	struct reg_thread *threads;
-	struct reg_process *procs;
-	size_t n_threads, n_procs;
-	int thread_pidfd; /* 1 yes, 0 no, -1 not probed yet */
-	registry_observer observer;
-	void *observer_ud;
-	/* watchdog cooldown: who gets SCHED_OTHER now and real-time afterwards */
-	bool hold_all;
-	struct reg_hold {
-		pid_t pid;
-		uint64_t starttime;            /* the process's: a reused pid is not held */
-		char rule[CONFIG_NAME_MAX];    /* "" or the [rule] that matched the culprit */
-	} *holds;
-	size_t n_holds;
-	char last_diag[DIAG_CODE_MAX];            /* the diagnosis of the last apply that failed */
-	struct reg_recent recent[REG_RECENT_MAX]; /* a ring; recent_head is the next slot */
-	size_t recent_head, n_recent;
-};
-
 /* Tell the observer (the state journal) what changed. */
-static void notify(struct registry *r, int ev, struct reg_thread *t, struct reg_process *p)
+void registry_notify(struct registry *r, int ev, struct reg_thread *t, struct reg_process *p)
 {
 	if (r->observer)
 		r->observer(r->observer_ud, ev, t, p);
@@ -161,7 +138,7 @@ static void thread_free(struct registry *r, struct reg_thread *t)
 		t->next->prev = t->prev;
 	if (t->proc)
 		t->proc->n_threads--;
-	notify(r, REG_EV_THREAD_GONE, t, NULL);
+	registry_notify(r, REG_EV_THREAD_GONE, t, NULL);
 	sd_event_source_disable_unref(t->exit_src);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
@@ -172,7 +149,7 @@ static void thread_free(struct registry *r, struct reg_thread *t)
 /* Is tid still the thread we pinned? A thread pidfd answers with one poll:
  * while it is not readable the thread lives, so its tid cannot have been
  * reused. Without one, compare the start time in /proc. */
-static bool same_thread(const struct reg_thread *t)
+bool registry_same_thread(const struct reg_thread *t)
 {
 	struct proc_stat st;
 
@@ -183,7 +160,8 @@ static bool same_thread(const struct reg_thread *t)
 	return proc_read_stat(t->tid, &st) == 0 && st.starttime == t->starttime;
 }
 
-/* Apply a spec to a pinned thread and read back what the kernel holds. */
+/* Apply a spec to a pinned thread and read back what the kernel holds: 0,
+ * or a refusal with msg. */
 static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, char *msg, size_t len)
 {
 	struct task_sched want = t->original;
@@ -230,13 +208,13 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 				snprintf(msg, len, "RLIMIT_RTTIME of pid %d is 0 (soft and hard): the kernel would kill it "
 					 "with SIGKILL as soon as it runs real-time; start it with a higher limit "
 					 "(LimitRTTIME=200ms in its unit), or ask for policy other", (int)t->pid);
-			return PE_RTTIME_ZERO;
+			return REFUSE_RTTIME_ZERO;
 		}
 	}
-	if (!same_thread(t)) {
+	if (!registry_same_thread(t)) {
 		snprintf(msg, len, "tid %d is no longer the thread that was registered (it exited; the id may be reused)",
 			 (int)t->tid);
-		return PE_STALE_THREAD;
+		return REFUSE_STALE_THREAD;
 	}
 	r = task_sched_write(t->tid, &want, spec->has_cpus || t->cpus_changed, &what);
 	if (r < 0) {
@@ -250,19 +228,19 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 		task_sched_format(&want, desc, sizeof(desc));
 		snprintf(msg, len, "%s(tid %d, %s) failed: %s%s%s", what, (int)t->tid, desc, strerror(-r),
 			 why[0] ? "; " : "", why);
-		return r == -ESRCH ? PE_NO_SUCH_THREAD : PE_APPLY_FAILED;
+		return r == -ESRCH ? REFUSE_NO_SUCH_THREAD : REFUSE_APPLY_FAILED;
 	}
 	t->cpus_changed = spec->has_cpus;
-	if (!same_thread(t)) {
+	if (!registry_same_thread(t)) {
 		snprintf(msg, len, "tid %d exited while its scheduling was being set", (int)t->tid);
-		return PE_STALE_THREAD;
+		return REFUSE_STALE_THREAD;
 	}
 	r = task_sched_read(t->tid, &t->applied);
 	if (r < 0) {
 		snprintf(msg, len, "reading back tid %d failed: %s", (int)t->tid, strerror(-r));
-		return r == -ESRCH ? PE_NO_SUCH_THREAD : PE_APPLY_FAILED;
+		return r == -ESRCH ? REFUSE_NO_SUCH_THREAD : REFUSE_APPLY_FAILED;
 	}
-	return -1;
+	return 0;
 }
 
 /* Put back what the thread had, if it is still the same thread. */
@@ -271,7 +249,7 @@ static void thread_restore(struct reg_thread *t)
 	const char *what = "";
 	int r;
 
-	if (!same_thread(t))
+	if (!registry_same_thread(t))
 		return;
 	r = task_sched_write(t->tid, &t->original, t->cpus_changed, &what);
 	if (r < 0 && r != -ESRCH)
@@ -293,7 +271,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	if (t) {
 		/* Asked again: the new request replaces the old, originals stay. */
 		e = thread_apply(t, spec, msg, len);
-		if (e >= 0)
+		if (e != 0)
 			return e;
 		t->req = *req;
 		t->owner = owner;
@@ -302,15 +280,15 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 			t->proc->n_threads--; /* registered on its own now */
 			t->proc = NULL;
 		}
-		notify(r, REG_EV_THREAD_SET, t, NULL);
+		registry_notify(r, REG_EV_THREAD_SET, t, NULL);
 		if (out)
 			*out = t;
-		return -1;
+		return 0;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(msg, len, "out of memory");
-		return PE_INTERNAL;
+		return -ENOMEM;
 	}
 	t->reg = r;
 	t->tid = tid;
@@ -339,7 +317,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 			if (t->pidfd >= 0)
 				close(t->pidfd);
 			free(t);
-			return PE_UNSUPPORTED_TARGET;
+			return REFUSE_DEADLINE;
 		}
 	}
 	if (rr < 0) {
@@ -348,7 +326,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 		if (t->pidfd >= 0)
 			close(t->pidfd);
 		free(t);
-		return rr == -ESRCH ? PE_NO_SUCH_THREAD : rr == -ESTALE ? PE_STALE_THREAD : PE_INTERNAL;
+		return rr == -ESRCH ? REFUSE_NO_SUCH_THREAD : rr == -ESTALE ? REFUSE_STALE_THREAD : rr;
 	}
 	t->starttime = st.starttime;
 	if (t->pidfd >= 0 &&
@@ -357,9 +335,9 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 		t->pidfd = -1;
 	}
 	e = thread_apply(t, spec, msg, len);
-	if (e >= 0) {
+	if (e != 0) {
 		/* a re-adopted thread whose new settings fail gets its original back */
-		if (saved && e == PE_APPLY_FAILED)
+		if (saved && e == REFUSE_APPLY_FAILED)
 			thread_restore(t);
 		sd_event_source_disable_unref(t->exit_src);
 		if (t->pidfd >= 0)
@@ -378,10 +356,10 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	r->n_threads++;
 	if (proc)
 		proc->n_threads++;
-	notify(r, REG_EV_THREAD_SET, t, NULL);
+	registry_notify(r, REG_EV_THREAD_SET, t, NULL);
 	if (out)
 		*out = t;
-	return -1;
+	return 0;
 }
 
 int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
@@ -454,7 +432,7 @@ void registry_remove_thread(struct registry *r, struct reg_thread *t, bool resto
 		struct reg_recent *e = recent_slot(r, t->tid, t->pid, t->starttime);
 		e->owner = t->owner;
 		e->source = t->source;
-		e->code = -1;
+		e->code = 0;
 		snprintf(e->rule, sizeof(e->rule), "%s", t->req.role);
 		thread_restore(t);
 	}
@@ -497,7 +475,7 @@ static int process_adopt(struct registry *r, struct reg_process *p, const struct
 		if (t) /* registered on its own before: the process registration takes it over */
 			registry_remove_thread(r, t, true);
 		e = registry_add_thread(r, tids[i], p->pid, p->owner, REG_SOURCE_PROCESS, &p->req, spec, p, NULL, msg, len);
-		if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
+		if (e != 0 && e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD)
 			failed++;
 	}
 	free(tids);
@@ -541,7 +519,7 @@ int registry_adopt_process(struct registry *r, pid_t pid, uint64_t starttime, ui
 		return rr;
 	p->owner = owner;
 	p->req = *req;
-	notify(r, REG_EV_PROC_SET, NULL, p);
+	registry_notify(r, REG_EV_PROC_SET, NULL, p);
 	*out = p;
 	return 0;
 }
@@ -565,29 +543,29 @@ int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struc
 	if (!p) {
 		if ((rr = proc_read_stat(pid, &st)) < 0) {
 			snprintf(msg, len, "pid %d: %s", (int)pid, rr == -ESRCH ? "no such process" : strerror(-rr));
-			return rr == -ESRCH ? PE_NO_SUCH_THREAD : PE_INTERNAL;
+			return rr == -ESRCH ? REFUSE_NO_SUCH_THREAD : rr;
 		}
-		if (process_new(r, pid, st.starttime, &p) < 0) {
+		if ((rr = process_new(r, pid, st.starttime, &p)) < 0) {
 			snprintf(msg, len, "out of memory");
-			return PE_INTERNAL;
+			return rr;
 		}
 	} else {
 		/* new settings for every thread already managed */
 		for (struct reg_thread *t = r->threads; t; t = t->next)
-			if (t->proc == p && thread_apply(t, spec, msg, len) >= 0)
+			if (t->proc == p && thread_apply(t, spec, msg, len) != 0)
 				log_warnx("pid %d: %s", (int)pid, msg);
 	}
 	p->owner = owner;
 	p->req = *req;
-	notify(r, REG_EV_PROC_SET, NULL, p);
+	registry_notify(r, REG_EV_PROC_SET, NULL, p);
 	msg[0] = '\0';
 	if (process_adopt(r, p, spec, msg, len) > 0 && p->n_threads == 0) {
 		registry_remove_process(r, p, true);
-		return PE_APPLY_FAILED;
+		return REFUSE_APPLY_FAILED;
 	}
 	if (out)
 		*out = p;
-	return -1;
+	return 0;
 }
 
 void registry_remove_process(struct registry *r, struct reg_process *p, bool restore)
@@ -609,7 +587,7 @@ void registry_remove_process(struct registry *r, struct reg_process *p, bool res
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	r->n_procs--;
-	notify(r, REG_EV_PROC_GONE, NULL, p);
+	registry_notify(r, REG_EV_PROC_GONE, NULL, p);
 	free(p);
 }
 
@@ -638,7 +616,7 @@ static void process_new_thread(struct registry *r, const struct config *c, struc
 	char msg[512];
 	int e;
 
-	if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0)
+	if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0)
 		return;
 	/* the owner's limits hold for threads the process creates later too */
 	struct grant_subject subj;
@@ -647,14 +625,14 @@ static void process_new_thread(struct registry *r, const struct config *c, struc
 	grant_subject_init(&subj, c, p->owner, pw ? pw->pw_gid : (gid_t)-1, pid);
 	e = grant_check(c, &subj, &p->req, &spec, pid, subj.privileged ? 0 : registry_count_owner(r, p->owner), 1,
 			&cap, msg, sizeof(msg));
-	if (e >= 0) {
+	if (e != 0) {
 		if (!quiet_repeat || !refused_before(r, tid, e))
 			log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
 		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
 		return;
 	}
 	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &spec, p, NULL, msg, sizeof(msg));
-	if (e >= 0 && e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD) {
+	if (e != 0 && e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {
 		if (!quiet_repeat || !refused_before(r, tid, e))
 			log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
 		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
@@ -674,7 +652,7 @@ void registry_on_exit(struct registry *r, pid_t tid)
 	struct reg_thread *t = registry_find(r, tid);
 	struct reg_process *p;
 
-	if (t && !same_thread(t))
+	if (t && !registry_same_thread(t))
 		thread_free(r, t);
 	p = registry_find_process(r, tid);
 	if (p && p->pidfd < 0) {
@@ -693,7 +671,7 @@ void registry_rescan(struct registry *r, const struct config *c)
 
 	for (t = r->threads; t; t = tn) {
 		tn = t->next;
-		if (!same_thread(t))
+		if (!registry_same_thread(t))
 			thread_free(r, t);
 	}
 	for (p = r->procs; p; p = pn) {
@@ -701,7 +679,7 @@ void registry_rescan(struct registry *r, const struct config *c)
 		size_t n = 0;
 
 		pn = p->next;
-		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0) {
+		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0) {
 			if (p->n_threads == 0)
 				registry_remove_process(r, p, false);
 			continue;
@@ -728,7 +706,7 @@ void registry_reapply(struct registry *r, const struct config *c)
 
 	for (p = r->procs; p; p = pn) {
 		pn = p->next;
-		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) >= 0) {
+		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0) {
 			log_notice("pid %d: %s; restoring its threads", (int)p->pid, msg);
 			registry_remove_process(r, p, true);
 		}
@@ -744,147 +722,17 @@ void registry_reapply(struct registry *r, const struct config *c)
 		/* the owner's limits may have shrunk: check again (not the quota) */
 		grant_subject_init(&subj, c, t->owner, pw ? pw->pw_gid : (gid_t)-1, t->pid);
 		e = grant_resolve(c, &t->req, &spec, msg, sizeof(msg));
-		if (e < 0) {
+		if (e == 0) {
 			struct grant_cap cap;
 			e = grant_check(c, &subj, &t->req, &spec, t->pid, 0, 0, &cap, msg, sizeof(msg));
 		}
-		if (e < 0)
+		if (e == 0)
 			e = thread_apply(t, &spec, msg, sizeof(msg));
-		if (e >= 0) {
+		if (e != 0) {
 			log_notice("tid %d: %s; restoring it", (int)t->tid, msg);
-			registry_remove_thread(r, t, e != PE_STALE_THREAD);
+			registry_remove_thread(r, t, e != REFUSE_STALE_THREAD);
 		}
 	}
-}
-
-/* Record a demotion the watchdog made (or make it, if the thread was granted
- * after the watchdog looked). */
-static void thread_demote(struct registry *r, struct reg_thread *t)
-{
-	struct task_sched other = t->applied;
-	const char *what;
-
-	t->demoted_from = t->applied;
-	t->demoted = true;
-	other.policy = SCHED_OTHER;
-	other.priority = 0;
-	task_sched_write(t->tid, &other, false, &what); /* the watchdog thread may have done it */
-	task_sched_read(t->tid, &t->applied);
-	notify(r, REG_EV_THREAD_SET, t, NULL);
-}
-
-size_t registry_demote(struct registry *r, const cpu_set_t *starved)
-{
-	size_t n = 0;
-
-	for (struct reg_thread *t = r->threads; t; t = t->next) {
-		cpu_set_t both;
-
-		CPU_AND(&both, &t->applied.cpus, starved);
-		if (t->demoted || !policy_is_realtime(t->applied.policy) || !CPU_COUNT(&both) || !same_thread(t))
-			continue;
-		thread_demote(r, t);
-		n++;
-	}
-	return n;
-}
-
-struct reg_thread *registry_demote_thread(struct registry *r, pid_t tid, uint64_t starttime)
-{
-	struct reg_thread *t = registry_find(r, tid);
-
-	if (!t || t->starttime != starttime || t->demoted || !same_thread(t))
-		return NULL;
-	thread_demote(r, t);
-	return t;
-}
-
-void registry_hold_all(struct registry *r)
-{
-	r->hold_all = true;
-}
-
-/* The start time of process pid, 0 if gone. */
-static uint64_t process_starttime(pid_t pid)
-{
-	struct proc_stat st;
-
-	return proc_read_stat(pid, &st) == 0 ? st.starttime : 0;
-}
-
-int registry_hold_thread(struct registry *r, const struct reg_thread *t)
-{
-	const char *rule = t->source == REG_SOURCE_RULE ? t->req.role : "";
-	uint64_t start = t->proc ? t->proc->starttime : process_starttime(t->pid);
-	struct reg_hold *h;
-
-	for (size_t i = 0; i < r->n_holds; i++)
-		if (r->holds[i].pid == t->pid && r->holds[i].starttime == start && strcmp(r->holds[i].rule, rule) == 0)
-			return 0;
-	h = realloc(r->holds, (r->n_holds + 1) * sizeof(*h));
-	if (!h) {
-		r->hold_all = true;   /* cannot say whom: hold everyone rather than no one */
-		return -ENOMEM;
-	}
-	r->holds = h;
-	h = &r->holds[r->n_holds++];
-	h->pid = t->pid;
-	h->starttime = start;
-	snprintf(h->rule, sizeof(h->rule), "%s", rule);
-	return 0;
-}
-
-bool registry_held(struct registry *r, pid_t pid, const char *rule)
-{
-	if (r->hold_all)
-		return true;
-	for (size_t i = 0; i < r->n_holds; i++) {
-		const struct reg_hold *h = &r->holds[i];
-		if ((rule && h->rule[0] && strcmp(h->rule, rule) == 0) ||
-		    (h->pid == pid && h->starttime == process_starttime(pid)))
-			return true;
-	}
-	return false;
-}
-
-void registry_holds_text(struct registry *r, char *buf, size_t len)
-{
-	size_t off = 0;
-
-	snprintf(buf, len, "%s", r->hold_all ? "every process" : "");
-	for (size_t i = 0; !r->hold_all && i < r->n_holds && off < len; i++) {
-		const struct reg_hold *h = &r->holds[i];
-		struct proc_stat st;
-		int k = snprintf(buf + off, len - off, "%spid %d (%s)%s%s", off ? ", " : "", (int)h->pid,
-				 proc_read_stat(h->pid, &st) == 0 && st.starttime == h->starttime ? st.comm : "gone",
-				 h->rule[0] ? " and rule " : "", h->rule);
-		if (k < 0)
-			break;
-		off += (size_t)k;
-	}
-}
-
-size_t registry_promote(struct registry *r)
-{
-	size_t n = 0;
-
-	r->hold_all = false;
-	free(r->holds);
-	r->holds = NULL;
-	r->n_holds = 0;
-	for (struct reg_thread *t = r->threads; t; t = t->next) {
-		const char *what;
-
-		if (!t->demoted)
-			continue;
-		t->demoted = false;
-		if (!same_thread(t) || task_sched_write(t->tid, &t->demoted_from, false, &what) < 0)
-			continue;
-		task_sched_read(t->tid, &t->applied);
-		notify(r, REG_EV_THREAD_SET, t, NULL);
-		n++;
-	}
-	return n;
 }
 
 void registry_free(struct registry *r, bool restore)

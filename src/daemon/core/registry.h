@@ -11,6 +11,7 @@
 
 #include "daemon/config/config.h"
 #include "daemon/core/grant.h"
+#include "daemon/core/refusal.h"
 #include "daemon/core/task.h"
 
 /* Who asked: a control-socket register (thread or process), a match rule,
@@ -71,7 +72,7 @@ struct reg_recent {
 	uid_t owner;
 	enum reg_source source;
 	char rule[CONFIG_NAME_MAX];  /* "" for the default */
-	int code;                    /* the refusal (enum proto_error); -1: restored */
+	int code;                    /* 0: restored; else the refusal (enum refusal) or -errno */
 	char why[256];
 	uint64_t when_usec;          /* CLOCK_REALTIME */
 };
@@ -96,16 +97,19 @@ size_t registry_n_processes(struct registry *r);
 /* Threads held by an owner uid. */
 size_t registry_count_owner(struct registry *r, uid_t uid);
 /* Manage thread `tid` of process `pid` with `spec` (or re-apply to one already
- * managed). Returns -1 on success, else a proto_error with msg filled. */
+ * managed). Returns 0, else a refusal (enum refusal) or -errno, with msg
+ * filled. */
 int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
 			const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
 			struct reg_thread **out, char *msg, size_t len);
 /* Take over a thread a previous rtschedd managed: only if its start time is
- * still `saved->starttime`; its recorded originals are what will be restored. */
+ * still `saved->starttime`; its recorded originals are what will be restored.
+ * Returns as registry_add_thread(). */
 int registry_adopt_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
 			  const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
 			  const struct reg_saved *saved, char *msg, size_t len);
-/* Manage process `pid` and all its threads, now and later. */
+/* Manage process `pid` and all its threads, now and later. Returns as
+ * registry_add_thread(). */
 int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
 			 const struct sched_spec *spec, struct reg_process **out, char *msg, size_t len);
 /* Take over a process a previous rtschedd managed, if its start time still
@@ -152,7 +156,8 @@ void registry_holds_text(struct registry *r, char *buf, size_t len);
 /* After the cooldown: release the holds and give demoted threads their
  * real-time settings back. Returns how many got them. */
 size_t registry_promote(struct registry *r);
-/* Remember that a grant for tid was refused with `code` (see struct reg_recent). */
+/* Remember that a grant for tid was refused with `code`, a refusal or
+ * -errno (see struct reg_recent). */
 void registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
 			   const char *rule, int code, const char *why);
 /* The diagnosis code (diag.h) of the last apply that failed with

@@ -87,10 +87,9 @@ static int load_subject(const struct config *c, pid_t tid, pid_t pid, struct sub
 	return 0;
 }
 
-void rules_on_task(struct daemon *d, pid_t tid, pid_t pid, bool force)
+void rules_on_task(struct registry *r, const struct config *c, pid_t tid, pid_t pid, bool force)
 {
-	const struct config *c = d->config;
-	struct reg_thread *t = registry_find(d->registry, tid);
+	struct reg_thread *t = registry_find(r, tid);
 	const struct rule *rl = NULL;
 	struct subject_buf b;
 	struct grant_request req;
@@ -107,7 +106,7 @@ void rules_on_task(struct daemon *d, pid_t tid, pid_t pid, bool force)
 	if (!rl) {
 		if (t) {
 			log_info("tid %d (%s) no longer matches rule %s; restoring it", (int)tid, b.comm, t->req.role);
-			registry_remove_thread(d->registry, t, true);
+			registry_remove_thread(r, t, true);
 		}
 		return;
 	}
@@ -116,32 +115,32 @@ void rules_on_task(struct daemon *d, pid_t tid, pid_t pid, bool force)
 	memset(&req, 0, sizeof(req));
 	snprintf(req.role, sizeof(req.role), "%s", rl->name);
 	spec = rl->spec;
-	e = registry_add_thread(d->registry, tid, pid, 0, REG_SOURCE_RULE, &req, &spec, NULL, &t, msg, sizeof(msg));
-	if (e >= 0) {
-		if (e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD) {
+	e = registry_add_thread(r, tid, pid, 0, REG_SOURCE_RULE, &req, &spec, NULL, &t, msg, sizeof(msg));
+	if (e != 0) {
+		if (e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {
 			log_warnx("rule %s matched tid %d (%s) but could not apply: %s", rl->name, (int)tid, b.comm, msg);
-			registry_note_refused(d->registry, tid, pid, 0, REG_SOURCE_RULE, rl->name, e, msg);
+			registry_note_refused(r, tid, pid, 0, REG_SOURCE_RULE, rl->name, e, msg);
 		}
 		return;
 	}
 	log_debug("rule %s matched tid %d (%s) of pid %d", rl->name, (int)tid, b.comm, (int)pid);
 }
 
-void rules_on_process(struct daemon *d, pid_t pid)
+void rules_on_process(struct registry *r, const struct config *c, pid_t pid)
 {
 	pid_t *tids;
 	size_t n;
 
-	if (!d->config->n_auto_rules && !registry_n_threads(d->registry))
+	if (!c->n_auto_rules && !registry_n_threads(r))
 		return;
 	if (proc_list_tasks(pid, &tids, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++)
-		rules_on_task(d, tids[i], pid, false);
+		rules_on_task(r, c, tids[i], pid, false);
 	free(tids);
 }
 
-size_t rules_scan(struct daemon *d, bool force)
+size_t rules_scan(struct registry *r, const struct config *c, bool force)
 {
 	struct reg_thread *t, *tn;
 	struct dirent *de;
@@ -149,7 +148,7 @@ size_t rules_scan(struct daemon *d, bool force)
 	DIR *proc;
 
 	/* rule-managed threads whose rule is gone or changed are looked at in the walk */
-	if (d->config->n_auto_rules) {
+	if (c->n_auto_rules) {
 		proc = opendir("/proc");
 		if (!proc)
 			return 0;
@@ -162,19 +161,19 @@ size_t rules_scan(struct daemon *d, bool force)
 			if (*end || pid <= 0 || proc_list_tasks((pid_t)pid, &tids, &n) < 0)
 				continue;
 			for (size_t i = 0; i < n; i++)
-				rules_on_task(d, tids[i], (pid_t)pid, force);
+				rules_on_task(r, c, tids[i], (pid_t)pid, force);
 			seen += n;
 			free(tids);
 		}
 		closedir(proc);
 	}
 	/* with no rules left, what rules managed goes back */
-	for (t = registry_threads(d->registry); t; t = tn) {
+	for (t = registry_threads(r); t; t = tn) {
 		tn = t->next;
-		if (t->source == REG_SOURCE_RULE && !config_find_rule(d->config, t->req.role))
-			registry_remove_thread(d->registry, t, true);
-		else if (t->source == REG_SOURCE_RULE && !d->config->n_auto_rules)
-			registry_remove_thread(d->registry, t, true);
+		if (t->source == REG_SOURCE_RULE && !config_find_rule(c, t->req.role))
+			registry_remove_thread(r, t, true);
+		else if (t->source == REG_SOURCE_RULE && !c->n_auto_rules)
+			registry_remove_thread(r, t, true);
 	}
 	return seen;
 }

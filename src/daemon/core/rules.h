@@ -8,15 +8,17 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "daemon/daemon.h"
+#include "daemon/config/config.h"
+#include "daemon/core/registry.h"
 
-/* Evaluate one task: apply the winning rule, or restore a thread that a rule
- * managed and no rule matches any more. Explicit registrations are left alone. */
-void rules_on_task(struct daemon *d, pid_t tid, pid_t pid, bool force);
+/* Evaluate one task against the rules of c: apply the winning rule through
+ * the registry r, or restore a thread that a rule managed and no rule
+ * matches any more. Explicit registrations are left alone. */
+void rules_on_task(struct registry *r, const struct config *c, pid_t tid, pid_t pid, bool force);
 /* A process exec'd or its main thread renamed: evaluate all its threads. */
-void rules_on_process(struct daemon *d, pid_t pid);
+void rules_on_process(struct registry *r, const struct config *c, pid_t pid);
 /* Scan every task in /proc. force: re-apply to threads already matched
  * (reload). Returns the number of tasks looked at. */
-size_t rules_scan(struct daemon *d, bool force);
+size_t rules_scan(struct registry *r, const struct config *c, bool force);
 
 #endif

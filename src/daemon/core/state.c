@@ -29,12 +29,14 @@
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 #include "shared/protocol.h"
+#include "daemon/core/refusal.h"
 #include "daemon/core/registry.h"
 #include "daemon/sys/safefile.h"
 #include "daemon/core/state.h"
 
 struct state {
-	struct daemon *d;
+	struct registry *registry;
+	const struct config *config;  /* only while state_open() re-adopts */
 	char *path;
 	int dirfd;            /* the journal's directory; every name is relative to it */
 	char base[256];
@@ -105,9 +107,9 @@ static int compact(struct state *s)
 		return r;
 	}
 	s->lines = 0;
-	for (struct reg_process *p = registry_processes(s->d->registry); p; p = p->next, s->lines++)
+	for (struct reg_process *p = registry_processes(s->registry); p; p = p->next, s->lines++)
 		put_process(f, p);
-	for (struct reg_thread *t = registry_threads(s->d->registry); t; t = t->next, s->lines++)
+	for (struct reg_thread *t = registry_threads(s->registry); t; t = t->next, s->lines++)
 		put_thread(f, t);
 	if (fclose(f) != 0) {
 		r = -errno;
@@ -142,7 +144,7 @@ void state_observe(struct state *s, int ev, struct reg_thread *t, struct reg_pro
 	case REG_EV_PROC_SET: put_process(s->f, p); break;
 	case REG_EV_PROC_GONE: fprintf(s->f, "-P %d\n", (int)p->pid); break;
 	}
-	live = registry_n_threads(s->d->registry) + registry_n_processes(s->d->registry);
+	live = registry_n_threads(s->registry) + registry_n_processes(s->registry);
 	if (++s->lines > 2 * live + 1024 && compact(s) < 0)
 		log_warn("compacting %s", s->path);
 }
@@ -224,12 +226,12 @@ static void replay(struct state *s, FILE *f, struct entry **ents, size_t *n)
 
 /* The decision a new request gets, against the current configuration and
  * the task's current owner: the recorded owner may act on it (or is
- * privileged now), and the request passes its limits. -1 if admitted, else
- * a refusal with msg. */
+ * privileged now), and the request passes its limits. 0 if admitted, else
+ * a refusal (or -errno) with msg. */
 static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct grant_request *q,
 	       struct sched_spec *spec, size_t adding, char *msg, size_t len)
 {
-	const struct config *c = s->d->config;
+	const struct config *c = s->config;
 	struct grant_subject subj;
 	struct proc_status ps;
 	struct grant_cap cap;
@@ -238,17 +240,17 @@ static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct 
 
 	if (proc_read_status(tid, &ps) < 0 || ps.tgid != pid) {
 		snprintf(msg, len, "gone");
-		return PE_NO_SUCH_THREAD;
+		return REFUSE_NO_SUCH_THREAD;
 	}
 	grant_subject_init(&subj, c, owner, pw ? pw->pw_gid : (gid_t)-1, pid);
 	if (!subj.privileged && !grant_owns(owner, &ps)) {
 		snprintf(msg, len, "it runs as uid %u (effective %u), not as its recorded owner uid %u", (unsigned)ps.uid,
 			 (unsigned)ps.euid, (unsigned)owner);
-		return PE_NOT_OWN_THREAD;
+		return REFUSE_NOT_OWN_THREAD;
 	}
-	if ((e = grant_resolve(c, q, spec, msg, len)) >= 0)
+	if ((e = grant_resolve(c, q, spec, msg, len)) != 0)
 		return e;
-	return grant_check(c, &subj, q, spec, pid, subj.privileged ? 0 : registry_count_owner(s->d->registry, owner),
+	return grant_check(c, &subj, q, spec, pid, subj.privileged ? 0 : registry_count_owner(s->registry, owner),
 			   adding, &cap, msg, len);
 }
 
@@ -300,12 +302,12 @@ static void adopt_process(struct state *s, char *line)
 		return;
 	}
 	e = vet(s, (uid_t)owner, (pid_t)pid, (pid_t)pid, &q, &spec, 0, msg, sizeof(msg));
-	if (e >= 0) {
-		if (e != PE_NO_SUCH_THREAD)
+	if (e != 0) {
+		if (e != REFUSE_NO_SUCH_THREAD)
 			log_warnx("state journal: not re-adopting process %ld for uid %ld: %s", pid, owner, msg);
 		return;
 	}
-	if (registry_adopt_process(s->d->registry, (pid_t)pid, (uint64_t)st, (uid_t)owner, &q, &p) == 0)
+	if (registry_adopt_process(s->registry, (pid_t)pid, (uint64_t)st, (uid_t)owner, &q, &p) == 0)
 		s->adopted_procs++;
 }
 
@@ -342,38 +344,38 @@ static void adopt_thread(struct state *s, char *line)
 	saved.cpus_changed = changed != 0;
 	pid_t tid = (pid_t)v[0], pid = (pid_t)v[1], ppid = (pid_t)v[5];
 	uid_t owner = (uid_t)v[3];
-	struct reg_process *proc = ppid ? registry_find_process(s->d->registry, ppid) : NULL;
+	struct reg_process *proc = ppid ? registry_find_process(s->registry, ppid) : NULL;
 	int source = (int)v[4];
 
-	vet_original(s->d->config, tid, &saved.original);
+	vet_original(s->config, tid, &saved.original);
 	e = vet(s, owner, tid, pid, &q, &spec, 1, msg, sizeof(msg));
-	if (e == PE_NO_SUCH_THREAD)
+	if (e == REFUSE_NO_SUCH_THREAD)
 		return;
-	if (e == PE_NOT_OWN_THREAD) {
+	if (e == REFUSE_NOT_OWN_THREAD) {
 		/* not the owner's to give back either: leave it alone */
 		log_warnx("state journal: not re-adopting tid %d for uid %u: %s", (int)tid, (unsigned)owner, msg);
 		return;
 	}
-	if ((ppid && !proc) || e >= 0) {
+	if ((ppid && !proc) || e != 0) {
 		/* its process registration or its role is gone, or the current
 		 * limits refuse it: give the thread back what it had */
-		if (e >= 0)
+		if (e != 0)
 			log_notice("state journal: tid %d goes back to what it had: %s", (int)tid, msg);
 		registry_restore_saved(tid, &saved);
 		return;
 	}
-	e = registry_adopt_thread(s->d->registry, tid, pid, owner, (enum reg_source)source, &q, &spec, proc, &saved,
+	e = registry_adopt_thread(s->registry, tid, pid, owner, (enum reg_source)source, &q, &spec, proc, &saved,
 				  msg, sizeof(msg));
-	if (e < 0)
+	if (e == 0)
 		s->adopted_threads++;
-	else if (e != PE_NO_SUCH_THREAD && e != PE_STALE_THREAD)
+	else if (e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD)
 		log_warnx("re-adopting tid %d: %s", (int)tid, msg);
 	return;
 bad:
 	log_warnx("state journal: a malformed thread entry, dropped");
 }
 
-int state_open(struct state **ret, struct daemon *d, const char *path)
+int state_open(struct state **ret, struct registry *reg, const struct config *c, const char *path)
 {
 	struct state *s = calloc(1, sizeof(*s));
 	struct entry *ents = NULL;
@@ -386,7 +388,8 @@ int state_open(struct state **ret, struct daemon *d, const char *path)
 		free(s);
 		return -ENOMEM;
 	}
-	s->d = d;
+	s->registry = reg;
+	s->config = c;
 	*ret = s;
 	/* the journal's directory (the socket's, under /run) may not exist yet;
 	 * one that others can write is refused: they could plant a journal */
@@ -414,6 +417,7 @@ int state_open(struct state **ret, struct daemon *d, const char *path)
 			if (ents[i].kind == 'T')
 				adopt_thread(s, ents[i].line);
 		s->loading = false;
+		s->config = NULL; /* the daemon's to replace from here on */
 		for (size_t i = 0; i < n; i++)
 			free(ents[i].line);
 		free(ents);

@@ -7,13 +7,15 @@
 
 #include <stdbool.h>
 
-#include "daemon/daemon.h"
+#include "daemon/config/config.h"
+#include "daemon/core/registry.h"
 
 struct state;
 
-/* Read the journal at `path` (if any), re-adopt what still exists, then
- * start a fresh journal and follow the registry from now on. */
-int state_open(struct state **ret, struct daemon *d, const char *path);
+/* Read the journal at `path` (if any), re-adopt into r what still exists
+ * and what the configuration c still grants, then start a fresh journal and
+ * follow the registry from now on. */
+int state_open(struct state **ret, struct registry *r, const struct config *c, const char *path);
 /* One registry change, appended to the journal (the daemon forwards them). */
 struct reg_thread;
 struct reg_process;

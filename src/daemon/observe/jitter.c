@@ -14,7 +14,6 @@
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
-#include "shared/protocol.h"
 #include "shared/waiter.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
@@ -39,7 +38,8 @@ struct source {
 };
 
 struct jitter {
-	struct daemon *d;
+	struct registry *registry;
+	struct observer *observer;  /* NULL: none */
 	struct source *sources;
 	size_t n;
 };
@@ -51,15 +51,20 @@ const char *jitter_kind_name(enum jitter_kind k)
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
-int jitter_new(struct jitter **ret, struct daemon *d)
+int jitter_new(struct jitter **ret, struct registry *r)
 {
 	struct jitter *j = calloc(1, sizeof(*j));
 
 	if (!j)
 		return -ENOMEM;
-	j->d = d;
+	j->registry = r;
 	*ret = j;
 	return 0;
+}
+
+void jitter_set_observer(struct jitter *j, struct observer *o)
+{
+	j->observer = o;
 }
 
 static void source_free(struct source *s)
@@ -122,31 +127,32 @@ int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, int64_t p
 		snprintf(msg, len, "the descriptor must be a memfd of %zu bytes sealed with F_SEAL_SHRINK and "
 			 "F_SEAL_GROW (use rtsched_timer_attach)", sizeof(struct hist));
 		close(fd);
-		return PE_BAD_REQUEST;
+		return REFUSE_BAD_HISTOGRAM;
 	}
 	map = mmap(NULL, sizeof(struct hist), PROT_READ, MAP_SHARED, fd, 0);
+	r = map == MAP_FAILED ? -errno : 0;
 	close(fd);
-	if (map == MAP_FAILED) {
-		snprintf(msg, len, "mmap: %s", strerror(errno));
-		return PE_INTERNAL;
+	if (r < 0) {
+		snprintf(msg, len, "mmap: %s", strerror(-r));
+		return r;
 	}
 	if ((r = hist_check(map)) < 0) {
 		munmap(map, sizeof(struct hist));
 		snprintf(msg, len, "the memfd holds no histogram of this layout (%s); librtsched and rtschedd differ",
 			 strerror(-r));
-		return PE_VERSION;
+		return REFUSE_HISTOGRAM_LAYOUT;
 	}
 	if (proc_read_stat(tid, &st) < 0) {
 		munmap(map, sizeof(struct hist));
 		snprintf(msg, len, "tid %d: no such thread", (int)tid);
-		return PE_NO_SUCH_THREAD;
+		return REFUSE_NO_SUCH_THREAD;
 	}
 	drop(j, JITTER_TIMER, tid); /* a new timer on the same thread replaces the old */
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		munmap(map, sizeof(struct hist));
 		snprintf(msg, len, "out of memory");
-		return PE_INTERNAL;
+		return -ENOMEM;
 	}
 	s->kind = JITTER_TIMER;
 	s->tid = tid;
@@ -158,14 +164,11 @@ int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, int64_t p
 	snprintf(s->name, sizeof(s->name), "%s", st.comm);
 	s->shared = map;
 	add(j, s);
-	daemon_changed(j->d);
-	return -1;
+	return 0;
 }
 
-void jitter_apply_config(struct jitter *j)
+void jitter_apply_config(struct jitter *j, const struct config *c)
 {
-	const struct config *c = j->d->config;
-
 	drop(j, JITTER_PROBE, 0);
 	for (size_t i = 0; i < c->n_probes; i++) {
 		const struct probe_conf *pc = &c->probes[i];
@@ -247,7 +250,7 @@ void jitter_foreach(struct jitter *j, void (*fn)(void *ud, const struct jitter_r
 		row->pid = s->pid;
 		row->period_ns = s->period_ns;
 		snprintf(row->strategy, sizeof(row->strategy), "%s", s->strategy);
-		struct reg_thread *t = registry_find(j->d->registry, s->tid);
+		struct reg_thread *t = registry_find(j->registry, s->tid);
 		snprintf(row->rule, sizeof(row->rule), "%s", t ? (t->req.role[0] ? t->req.role : "default") : "-");
 		if (source_hist(s, &row->h, true) < 0)
 			hist_init(&row->h);
@@ -260,7 +263,7 @@ void jitter_foreach(struct jitter *j, void (*fn)(void *ud, const struct jitter_r
 	}
 	/* every managed thread: what the BPF observer saw of its wake-ups, or
 	 * without it its run-queue wait since it was registered (schedstat) */
-	for (struct reg_thread *t = registry_threads(j->d->registry); t; t = t->next) {
+	for (struct reg_thread *t = registry_threads(j->registry); t; t = t->next) {
 		uint64_t run, delay, count;
 		struct proc_stat st;
 		const char *comm = proc_read_stat(t->tid, &st) == 0 ? st.comm : "?";
@@ -270,7 +273,7 @@ void jitter_foreach(struct jitter *j, void (*fn)(void *ud, const struct jitter_r
 			double mean = 0;
 
 			memset(row, 0, sizeof(*row));
-			if (observer_read(j->d->observer, t->tid, (enum bpfobs_kind)k, true, &row->h) < 0)
+			if (observer_read(j->observer, t->tid, (enum bpfobs_kind)k, true, &row->h) < 0)
 				break;
 			observed = true;
 			row->kind = k == BPFOBS_TIMER ? JITTER_BPF_TIMER : JITTER_BPF_WAKEUP;
@@ -309,10 +312,10 @@ void jitter_reset(struct jitter *j)
 			s->baseline = NULL;
 		}
 	}
-	for (struct reg_thread *t = registry_threads(j->d->registry); t; t = t->next) {
+	for (struct reg_thread *t = registry_threads(j->registry); t; t = t->next) {
 		uint64_t run;
 		proc_read_schedstat(t->pid, t->tid, &run, &t->ss_delay0, &t->ss_count0);
-		observer_reset(j->d->observer, t->tid);
+		observer_reset(j->observer, t->tid);
 	}
 }
 
@@ -359,7 +362,7 @@ static void labels(FILE *f, struct jitter *j, const char *name, pid_t tid_, enum
 {
 	struct task_sched ts;
 	char cpus[128] = "?", tid[16];
-	struct reg_thread *t = registry_find(j->d->registry, tid_);
+	struct reg_thread *t = registry_find(j->registry, tid_);
 
 	if (task_sched_read(tid_, &ts) == 0)
 		cpulist_format(&ts.cpus, cpus, sizeof(cpus));
@@ -403,9 +406,8 @@ static void put_hist(FILE *f, struct jitter *j, const char *name, pid_t tid, enu
 	fprintf(f, "} %" PRIu64 "\n", hist_count(h));
 }
 
-int jitter_prometheus(struct jitter *j, FILE *f)
+int jitter_prometheus(struct jitter *j, FILE *f, unsigned long grants, unsigned long refusals)
 {
-	struct daemon *d = j->d;
 	struct hist *h = malloc(sizeof(*h));
 
 	if (!h)
@@ -418,11 +420,11 @@ int jitter_prometheus(struct jitter *j, FILE *f)
 	for (struct source *s = j->sources; s; s = s->next)
 		if (source_hist(s, h, false) == 0)
 			put_hist(f, j, s->name, s->tid, s->kind, h);
-	for (struct reg_thread *t = registry_threads(d->registry); t; t = t->next) {
+	for (struct reg_thread *t = registry_threads(j->registry); t; t = t->next) {
 		struct proc_stat st;
 
 		for (int k = BPFOBS_TIMER; k <= BPFOBS_WAKEUP; k++)
-			if (observer_read(d->observer, t->tid, (enum bpfobs_kind)k, false, h) == 0)
+			if (observer_read(j->observer, t->tid, (enum bpfobs_kind)k, false, h) == 0)
 				put_hist(f, j, proc_read_stat(t->tid, &st) == 0 ? st.comm : "?", t->tid,
 					 k == BPFOBS_TIMER ? JITTER_BPF_TIMER : JITTER_BPF_WAKEUP, h);
 	}
@@ -438,7 +440,7 @@ int jitter_prometheus(struct jitter *j, FILE *f)
 	free(h);
 	fprintf(f, "# HELP rtschedd_runqueue_wait_seconds_total Time managed threads waited to run (schedstat run_delay).\n"
 		   "# TYPE rtschedd_runqueue_wait_seconds_total counter\n");
-	for (struct reg_thread *t = registry_threads(d->registry); t; t = t->next) {
+	for (struct reg_thread *t = registry_threads(j->registry); t; t = t->next) {
 		uint64_t run, delay, count;
 		struct proc_stat st;
 		char tid[16];
@@ -461,6 +463,6 @@ int jitter_prometheus(struct jitter *j, FILE *f)
 		   "# HELP rtschedd_refusals_total Requests refused.\n"
 		   "# TYPE rtschedd_refusals_total counter\n"
 		   "rtschedd_refusals_total %lu\n",
-		registry_n_threads(d->registry), d->grants, d->refusals);
+		registry_n_threads(j->registry), grants, refusals);
 	return ferror(f) ? -EIO : 0;
 }

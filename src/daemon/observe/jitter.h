@@ -13,7 +13,10 @@
 #include <sys/types.h>
 
 #include "shared/hist.h"
-#include "daemon/daemon.h"
+#include "daemon/config/config.h"
+#include "daemon/core/refusal.h"
+#include "daemon/core/registry.h"
+#include "daemon/observe/observer.h"
 
 enum jitter_kind { JITTER_TIMER, JITTER_PROBE, JITTER_SCHEDSTAT, JITTER_BPF_TIMER, JITTER_BPF_WAKEUP };
 /* "timer", "probe", "schedstat", "bpf-timer", "bpf-wakeup": the kind= of a row, the
@@ -36,22 +39,29 @@ struct jitter_row {
 
 struct jitter;
 
-int jitter_new(struct jitter **ret, struct daemon *d);
+/* The sources, with a row per thread managed in r (read, never written). */
+int jitter_new(struct jitter **ret, struct registry *r);
+/* The BPF observer whose histograms the managed threads' rows come from
+ * (NULL: none, schedstat rows instead). */
+void jitter_set_observer(struct jitter *j, struct observer *o);
 void jitter_free(struct jitter *j);
 /* Take a worker's timer histogram (fd: a sealed memfd holding a struct
- * hist). The fd is consumed. Returns -1 or a proto_error with msg. */
+ * hist). The fd is consumed. Returns 0, else a refusal (enum refusal) or
+ * -errno with msg. A new source is the caller's to report to the daemon (it
+ * may start the tick). */
 int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, int64_t period_ns, const char *strategy,
 		  int fd, char *msg, size_t len);
-/* Start and stop probes to match the config's [probe NAME] sections. */
-void jitter_apply_config(struct jitter *j);
+/* Start and stop probes to match the [probe NAME] sections of c. */
+void jitter_apply_config(struct jitter *j, const struct config *c);
 /* A task exited: drop its timer histogram. */
 void jitter_on_exit(struct jitter *j, pid_t tid);
 /* Every source's current row, through fn. */
 void jitter_foreach(struct jitter *j, void (*fn)(void *ud, const struct jitter_row *r), void *ud);
 /* Start counting afresh for `rtschedctl jitter` (Prometheus counters stay monotonic). */
 void jitter_reset(struct jitter *j);
-/* The Prometheus text exposition of everything the daemon knows. */
-int jitter_prometheus(struct jitter *j, FILE *f);
+/* The Prometheus text exposition of everything the daemon knows, with its
+ * counts of grants and refusals. */
+int jitter_prometheus(struct jitter *j, FILE *f, unsigned long grants, unsigned long refusals);
 /* Timer and probe sources. */
 size_t jitter_n_sources(const struct jitter *j);
 /* The worst p99 over timer and probe sources, for STATUS=; -1 if none. */

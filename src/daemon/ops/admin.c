@@ -22,13 +22,13 @@ void op_reload(struct ctx *x)
 {
 	char err[512];
 
-	if (daemon_reload(x->d, err, sizeof(err)) < 0) {
+	if (x->svc->hooks->reload(x->svc->ud, err, sizeof(err)) < 0) {
 		refuse(x, PE_CONFIG_INVALID, "%s; the running configuration was kept", err);
 		return;
 	}
 	proto_begin(&x->out, "OK");
-	proto_add_long(&x->out, "threads", (long)registry_n_threads(x->d->registry));
-	proto_add_long(&x->out, "rules", (long)x->d->config->n_rules);
+	proto_add_long(&x->out, "threads", (long)registry_n_threads(x->svc->registry));
+	proto_add_long(&x->out, "rules", (long)x->svc->config->n_rules);
 	send_buf(x);
 }
 
@@ -38,7 +38,7 @@ void op_reload(struct ctx *x)
 static void check_grant(struct ctx *x, const struct grant_subject *caller, const struct diag_target *t,
 			struct diag_report *rep)
 {
-	const struct config *c = x->d->config;
+	const struct config *c = x->svc->config;
 	struct grant_request req = { .has_policy = true, .policy = t->policy, .has_priority = true,
 				     .priority = t->priority };
 	struct grant_subject subj = *caller;
@@ -53,17 +53,17 @@ static void check_grant(struct ctx *x, const struct grant_subject *caller, const
 			return;
 		grant_subject_init(&subj, c, pw->pw_uid, pw->pw_gid, 0);
 	}
-	if (grant_resolve(c, &req, &spec, msg, sizeof(msg)) >= 0)
+	if (grant_resolve(c, &req, &spec, msg, sizeof(msg)) != 0)
 		return;
 	e = grant_check(c, &subj, &req, &spec, t->pid ? t->pid : caller->pid, 0, 0, &cap, msg, sizeof(msg));
-	if (e >= 0) {
+	if (e != 0) {
 		/* the refusal is "what; what to do": the fix after the first "; " */
 		char *fix = strstr(msg, "; ");
 		if (fix) {
 			*fix = '\0';
 			fix += 2;
 		}
-		diag_report_add(rep, proto_error_code((enum proto_error)e), DIAG_ERROR, msg,
+		diag_report_add(rep, proto_error_code(ops_wire_error(e)), DIAG_ERROR, msg,
 				fix ? fix : "see the message: it names the limit and where it is set");
 		diag_report_sort(rep);
 	}
@@ -115,7 +115,7 @@ void op_check(struct ctx *x)
 		refuse(x, PE_BAD_REQUEST, "priority must be a number in 0..99");
 		return;
 	} else if (t.policy >= 0) {
-		t.priority = policy_is_realtime(t.policy) ? x->d->config->dflt.priority : 0;
+		t.priority = policy_is_realtime(t.policy) ? x->svc->config->dflt.priority : 0;
 	}
 	if (cpus_s) {
 		if (cpulist_parse(cpus_s, &cpus, NULL) < 0) {
@@ -124,7 +124,7 @@ void op_check(struct ctx *x)
 		}
 		t.cpus = &cpus;
 	}
-	struct diag_env env = { .limits_conf = x->d->config->limits_conf, .limits_dir = x->d->config->limits_dir };
+	struct diag_env env = { .limits_conf = x->svc->config->limits_conf, .limits_dir = x->svc->config->limits_dir };
 	diag_report_init(&rep);
 	r = diag_run(&env, &t, &rep);
 	if (r < 0) {
@@ -135,7 +135,7 @@ void op_check(struct ctx *x)
 	}
 	if (t.policy >= 0)
 		check_grant(x, subj, &t, &rep);
-	bpfcheck_add(&rep, x->d->observer_error, x->d->observer_why, true);
+	bpfcheck_add(&rep, x->svc->observer_error, x->svc->observer_why, true);
 	diag_report_sort(&rep);
 	for (size_t i = 0; i < rep.n; i++) {
 		proto_begin(&x->out, "ROW");

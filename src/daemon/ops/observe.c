@@ -130,13 +130,13 @@ void op_jitter(struct ctx *x)
 		jc.want = colon + 1;
 	}
 
-	jitter_foreach(x->d->jitter, jitter_row_out, &jc);
+	jitter_foreach(x->svc->jitter, jitter_row_out, &jc);
 	proto_begin(&x->out, "OK");
 	proto_add_long(&x->out, "rows", jc.rows);
 	/* the model check reports; "dynamic" or "voluntary or none" when nothing tells it */
 	diag_preempt_model(NULL, model, sizeof(model));
 	proto_add(&x->out, "preempt", model);
-	proto_add(&x->out, "cpu_dma_latency", daemon_pmqos_state(x->d));
+	proto_add(&x->out, "cpu_dma_latency", x->svc->hooks->pmqos_state(x->svc->ud));
 	send_buf(x);
 }
 
@@ -144,7 +144,7 @@ void op_jitter(struct ctx *x)
  * root and admin-group through). */
 void op_jitter_reset(struct ctx *x)
 {
-	jitter_reset(x->d->jitter);
+	jitter_reset(x->svc->jitter);
 	proto_begin(&x->out, "OK");
 	send_buf(x);
 }
@@ -180,11 +180,13 @@ void op_jitter_attach(struct ctx *x)
 		refuse(x, PE_NOT_OWN_THREAD, "%s", msg);
 		return;
 	}
-	e = jitter_attach(x->d->jitter, (pid_t)tid, ps.tgid, x->subj.uid, period, strategy, fd, msg, sizeof(msg));
-	if (e >= 0) {
-		refuse(x, e, "%s", msg);
+	e = jitter_attach(x->svc->jitter, (pid_t)tid, ps.tgid, x->subj.uid, period, strategy, fd, msg, sizeof(msg));
+	if (e != 0) {
+		refuse(x, ops_wire_error(e), "%s", msg);
 		return;
 	}
+	/* a new source: the daemon's tick may have to start */
+	x->svc->hooks->changed(x->svc->ud);
 	proto_begin(&x->out, "OK");
 	proto_add_long(&x->out, "tid", tid);
 	send_buf(x);
@@ -198,7 +200,7 @@ void op_metrics(struct ctx *x)
 	long rows = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	if (!f || jitter_prometheus(x->d->jitter, f) < 0) {
+	if (!f || jitter_prometheus(x->svc->jitter, f, x->svc->grants, x->svc->refusals) < 0) {
 		if (f)
 			fclose(f);
 		free(text);

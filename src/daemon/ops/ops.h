@@ -1,6 +1,7 @@
 /* ops/ops.h: what dispatch.c and the ops in ops/ share, and no other module
- * uses: the op flags, the request being handled, the reply helpers and the
- * ops themselves. */
+ * uses: the op flags, the request being handled, the reply helpers, the
+ * grant path and the ops themselves. The ops act on a struct service
+ * (service.h), never on the daemon. */
 #ifndef RTSCHED_OPS_H
 #define RTSCHED_OPS_H
 
@@ -11,9 +12,11 @@
 
 #include "shared/protocol.h"
 #include "daemon/core/grant.h"
+#include "daemon/core/registry.h"
 #include "daemon/core/task.h"
-#include "daemon/daemon.h"
-#include "daemon/dispatch.h"
+#include "daemon/diag/diag.h"
+#include "daemon/frontend.h"
+#include "daemon/service.h"
 
 /* What dispatch.c checks and parses before an op runs, from the op's flags
  * in its table; what it parsed is in struct ctx. */
@@ -29,7 +32,7 @@ enum op_flag {
 
 /* One request being handled. */
 struct ctx {
-	struct daemon *d;
+	struct service *svc;
 	const struct peer *peer;
 	struct proto_msg *m;
 	reply_fn reply;
@@ -51,11 +54,14 @@ static inline uint64_t now_usec(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* reply.c: the wire code of an answer of the core (core/refusal.h): a
+ * refusal by the one table of them, a failure (-errno) as internal. */
+enum proto_error ops_wire_error(int r);
 /* reply.c: send x->out as one message (an internal error if it overflowed). */
 void send_buf(struct ctx *x);
-/* Refuse with error e; diag, if not NULL or "", is the diagnosed cause's code. */
+/* Refuse with wire error e; diag, if not NULL or "", is the diagnosed cause's code. */
 void refuse_msg(struct ctx *x, int e, const char *diag, const char *msg);
-/* Refuse with error e and a formatted message. */
+/* Refuse with wire error e and a formatted message. */
 void refuse(struct ctx *x, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Add the kernel's view of a thread's scheduling to a message. */
 void add_sched(struct proto_buf *b, const struct task_sched *s);
@@ -65,6 +71,28 @@ void add_sched(struct proto_buf *b, const struct task_sched *s);
  * refusal is PE_NOT_OWN_THREAD). */
 int may_act_on(const struct peer *peer, const struct grant_subject *subj, const struct proc_status *ps,
 	       const char *what, long id, char *msg, size_t len);
+
+/* What register_grant() granted: the thread (or, is_pid, the process) now
+ * managed, and the rtprio-cap that applied. */
+struct register_granted {
+	struct reg_thread *thread;
+	struct reg_process *process;
+	struct grant_cap cap;
+	char diag[DIAG_CODE_MAX];   /* on apply-failed: the diagnosed cause's code, "" if none */
+};
+
+/* register.c: the grant path of a `register` past the rate limit, for
+ * subject subj (dispatch_register() is the same for the other front ends):
+ * the target is the caller's (pid from the peer, checked alive through its
+ * pidfd, and running as the caller's uid, real and effective, which also
+ * guards a pid the bus gave without a pidfd), the rule, the watchdog's
+ * cooldown, [user]/[group] limits and rtprio-cap, then the registry
+ * (restore on exit, watchdog, jitter). Returns 0 when granted (*out
+ * filled), else a refusal (enum refusal) or -errno with msg saying why and
+ * what to do; msg may hold a warning after a grant too. */
+int register_grant(struct service *s, const struct peer *peer, const struct grant_subject *subj, pid_t id,
+		   bool is_pid, const struct grant_request *req, enum reg_source source,
+		   struct register_granted *out, char *msg, size_t len);
 
 /* The ops (see rtschedd-protocol(7)), one per request's op=. */
 void op_version(struct ctx *x);

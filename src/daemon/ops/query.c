@@ -8,15 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/control.h"
 #include "daemon/core/registry.h"
 #include "daemon/observe/observer.h"
 #include "daemon/ops/ops.h"
 #include "daemon/privs.h"
-#include "daemon/rtkit/rtkit.h"
 #include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
-#include "daemon/sys/procev.h"
 #include "daemon/watchdog/safety.h"
 
 /* version: the daemon's release and protocol version. */
@@ -31,81 +28,80 @@ void op_version(struct ctx *x)
 /* status: counters, configuration, and the state of every subsystem. */
 void op_status(struct ctx *x)
 {
-	struct daemon *d = x->d;
-	const struct config *c = d->config;
-	unsigned long ev, ov;
+	struct service *s = x->svc;
+	const struct config *c = s->config;
+	struct service_status st;
 
-	procev_stats(d->procev, &ev, &ov);
+	memset(&st, 0, sizeof(st));
+	s->hooks->status(s->ud, &st);
 	proto_begin(&x->out, "OK");
 	proto_add(&x->out, "version", PACKAGE_VERSION);
 	proto_add_long(&x->out, "proto", PROTO_VERSION);
 	proto_add_long(&x->out, "pid", getpid());
-	proto_add_long(&x->out, "uptime_s", (long)((now_usec(CLOCK_MONOTONIC) - d->start_usec) / 1000000u));
-	proto_add_long(&x->out, "threads", (long)registry_n_threads(d->registry));
-	proto_add_long(&x->out, "processes", (long)registry_n_processes(d->registry));
-	proto_add_long(&x->out, "clients", control_n_clients(d->control));
-	proto_add_long(&x->out, "grants", (long)d->grants);
-	proto_add_long(&x->out, "refusals", (long)d->refusals);
-	proto_add_long(&x->out, "reloads", (long)d->reloads);
-	proto_add(&x->out, "config", d->config_path);
+	proto_add_long(&x->out, "uptime_s", (long)((now_usec(CLOCK_MONOTONIC) - st.start_usec) / 1000000u));
+	proto_add_long(&x->out, "threads", (long)registry_n_threads(s->registry));
+	proto_add_long(&x->out, "processes", (long)registry_n_processes(s->registry));
+	proto_add_long(&x->out, "clients", st.clients);
+	proto_add_long(&x->out, "grants", (long)s->grants);
+	proto_add_long(&x->out, "refusals", (long)s->refusals);
+	proto_add_long(&x->out, "reloads", (long)st.reloads);
+	proto_add(&x->out, "config", st.config_path);
 	proto_add_long(&x->out, "config_files", (long)c->n_files);
 	proto_add(&x->out, "socket", c->socket_path);
-	proto_add(&x->out, "socket_activated", control_activated(d->control) ? "yes" : "no");
+	proto_add(&x->out, "socket_activated", st.socket_activated ? "yes" : "no");
 	proto_add(&x->out, "default_policy", policy_to_string(c->dflt.policy));
 	proto_add_long(&x->out, "default_priority", c->dflt.priority);
 	proto_add_long(&x->out, "max_priority", c->max_priority);
-	proto_add(&x->out, "thread_exit", registry_thread_pidfds(d->registry) ? "pidfd-thread" : "connector+rescan");
-	if (d->safety) {
-		struct safety_status st;
-		safety_get_status(d->safety, &st);
-		proto_add(&x->out, "watchdog", st.cooldown ? "cooldown" : st.watching ? "watching" : "idle");
-		proto_add_long(&x->out, "watchdog_threshold_ms", (long)st.threshold_ms);
-		proto_add_long(&x->out, "watchdog_cooldown_s", (long)st.cooldown_s);
-		proto_add_long(&x->out, "watchdog_cooldown_left_s", (long)st.cooldown_left_s);
-		proto_add_long(&x->out, "watchdog_trips", (long)st.trips);
-		if (st.last_culprit[0])
-			proto_add(&x->out, "watchdog_last", st.last_culprit);
-		if (st.cooldown) {
+	proto_add(&x->out, "thread_exit", registry_thread_pidfds(s->registry) ? "pidfd-thread" : "connector+rescan");
+	if (s->safety) {
+		struct safety_status ss;
+		safety_get_status(s->safety, &ss);
+		proto_add(&x->out, "watchdog", ss.cooldown ? "cooldown" : ss.watching ? "watching" : "idle");
+		proto_add_long(&x->out, "watchdog_threshold_ms", (long)ss.threshold_ms);
+		proto_add_long(&x->out, "watchdog_cooldown_s", (long)ss.cooldown_s);
+		proto_add_long(&x->out, "watchdog_cooldown_left_s", (long)ss.cooldown_left_s);
+		proto_add_long(&x->out, "watchdog_trips", (long)ss.trips);
+		if (ss.last_culprit[0])
+			proto_add(&x->out, "watchdog_last", ss.last_culprit);
+		if (ss.cooldown) {
 			char held[512];
-			registry_holds_text(d->registry, held, sizeof(held));
+			registry_holds_text(s->registry, held, sizeof(held));
 			proto_add(&x->out, "watchdog_held", held[0] ? held : "no one");
 		}
 	} else {
 		proto_add(&x->out, "watchdog", "off");
 	}
-	if (d->observer) {
-		unsigned max, n = observer_watched(d->observer, &max);
+	if (s->observer) {
+		unsigned max, n = observer_watched(s->observer, &max);
 		char buf[64];
 		snprintf(buf, sizeof(buf), "bpf, %u of %u threads", n, max);
 		proto_add(&x->out, "observer", buf);
 	} else {
-		proto_add(&x->out, "observer", d->observer_why[0] ? d->observer_why : "none");
+		proto_add(&x->out, "observer", s->observer_why[0] ? s->observer_why : "none");
 	}
-	struct rtkit_stats rs;
-	rtkit_stats(d->rtkit, &rs);
-	proto_add(&x->out, "rtkit", rs.state);
-	if (rs.detail[0])
-		proto_add(&x->out, "rtkit_detail", rs.detail);
-	if (d->rtkit) {
-		proto_add_long(&x->out, "rtkit_calls", (long)rs.calls);
-		proto_add_long(&x->out, "rtkit_grants", (long)rs.grants);
-		proto_add_long(&x->out, "rtkit_refusals", (long)rs.refusals);
+	proto_add(&x->out, "rtkit", st.rtkit_state);
+	if (st.rtkit_detail[0])
+		proto_add(&x->out, "rtkit_detail", st.rtkit_detail);
+	if (st.rtkit) {
+		proto_add_long(&x->out, "rtkit_calls", (long)st.rtkit_calls);
+		proto_add_long(&x->out, "rtkit_grants", (long)st.rtkit_grants);
+		proto_add_long(&x->out, "rtkit_refusals", (long)st.rtkit_refusals);
 	}
 	char *caps = privs_describe();
 	proto_add(&x->out, "capabilities", caps ? caps : "?");
 	free(caps);
 	proto_add_long(&x->out, "match_rules", (long)c->n_auto_rules);
-	proto_add_long(&x->out, "scan_tasks", (long)d->scan_tasks);
-	proto_add_long(&x->out, "scan_us", (long)d->scan_usec);
-	if (d->procev) {
-		proto_add(&x->out, "new_threads", procev_active(d->procev) ? "connector" :
+	proto_add_long(&x->out, "scan_tasks", (long)st.scan_tasks);
+	proto_add_long(&x->out, "scan_us", (long)st.scan_usec);
+	if (st.procev) {
+		proto_add(&x->out, "new_threads", st.procev_active ? "connector" :
 			  "connector (idle: nothing needs process events now)");
-		proto_add_long(&x->out, "connector_events", (long)ev);
-		proto_add_long(&x->out, "connector_overruns", (long)ov);
+		proto_add_long(&x->out, "connector_events", (long)st.procev_events);
+		proto_add_long(&x->out, "connector_overruns", (long)st.procev_overruns);
 	} else {
 		char why[96];
 		snprintf(why, sizeof(why), "rescan every %u ms (connector %s)", c->rescan_ms,
-			 d->procev_error == -ENOTSUP ? "off: process-events = no" : strerror(-d->procev_error));
+			 st.procev_error == -ENOTSUP ? "off: process-events = no" : strerror(-st.procev_error));
 		proto_add(&x->out, "new_threads", why);
 	}
 	send_buf(x);
@@ -120,7 +116,7 @@ static void list_observed(struct ctx *x, pid_t tid)
 
 	if (!h)
 		return;
-	if (observer_read(x->d->observer, tid, BPFOBS_TIMER, true, h) < 0) {
+	if (observer_read(x->svc->observer, tid, BPFOBS_TIMER, true, h) < 0) {
 		proto_add(&x->out, "observed", "schedstat");
 		free(h);
 		return;
@@ -129,7 +125,7 @@ static void list_observed(struct ctx *x, pid_t tid)
 	for (int k = BPFOBS_TIMER; k <= BPFOBS_WAKEUP; k++) {
 		char key[32];
 
-		if (k != BPFOBS_TIMER && observer_read(x->d->observer, tid, (enum bpfobs_kind)k, true, h) < 0)
+		if (k != BPFOBS_TIMER && observer_read(x->svc->observer, tid, (enum bpfobs_kind)k, true, h) < 0)
 			break;
 		snprintf(key, sizeof(key), "bpf_%s_samples", bpfobs_kind_name((enum bpfobs_kind)k));
 		proto_add_long(&x->out, key, (long)hist_count(h));
@@ -160,9 +156,9 @@ void op_list(struct ctx *x)
 		return;
 	}
 
-	if (x->d->safety)
-		safety_get_status(x->d->safety, &ss);
-	for (struct reg_thread *t = registry_threads(x->d->registry); t; t = t->next) {
+	if (x->svc->safety)
+		safety_get_status(x->svc->safety, &ss);
+	for (struct reg_thread *t = registry_threads(x->svc->registry); t; t = t->next) {
 		struct proc_stat st;
 
 		proto_begin(&x->out, "ROW");
@@ -191,11 +187,11 @@ void op_list(struct ctx *x)
 	const struct reg_recent *e;
 	bool admin = x->subj.privileged;
 	long unmanaged = 0;
-	for (size_t i = 0; (e = registry_recent(x->d->registry, i)); i++) {
+	for (size_t i = 0; (e = registry_recent(x->svc->registry, i)); i++) {
 		struct proc_stat st;
 		struct task_sched now;
 
-		if (registry_find(x->d->registry, e->tid) || proc_read_stat(e->tid, &st) < 0 ||
+		if (registry_find(x->svc->registry, e->tid) || proc_read_stat(e->tid, &st) < 0 ||
 		    st.starttime != e->starttime)
 			continue;
 		unmanaged++;
@@ -211,9 +207,9 @@ void op_list(struct ctx *x)
 		proto_add(&x->out, "source", source_name(e->source));
 		proto_add_long(&x->out, "owner", (long)e->owner);
 		proto_add_long(&x->out, "since", (long)(e->when_usec / 1000000u));
-		proto_add(&x->out, "state", e->code < 0 ? "restored" : "refused");
-		if (e->code >= 0) {
-			proto_add(&x->out, "state_code", proto_error_code((enum proto_error)e->code));
+		proto_add(&x->out, "state", e->code == 0 ? "restored" : "refused");
+		if (e->code != 0) {
+			proto_add(&x->out, "state_code", proto_error_code(ops_wire_error(e->code)));
 			/* the reason may quote the owner's limits: theirs and the admins' to read */
 			if (admin || x->peer->uid == e->owner)
 				proto_add(&x->out, "state_msg", e->why);

@@ -1,6 +1,7 @@
 /* ops/register.c: register and unregister, and the grant path every front end
- * shares (the control socket's register, the rtkit bus service): ownership,
- * the rule, the watchdog's cooldown, the user's limits, then the registry. */
+ * shares (the control socket's register, the rtkit bus service through
+ * dispatch_register()): ownership, the rule, the watchdog's cooldown, the
+ * user's limits, then the registry. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -13,7 +14,6 @@
 #include "daemon/core/grant.h"
 #include "daemon/core/registry.h"
 #include "daemon/ops/ops.h"
-#include "daemon/ops/register.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
@@ -66,11 +66,11 @@ int may_act_on(const struct peer *peer, const struct grant_subject *subj, const 
 	return 0;
 }
 
-/* register_grant() past the rate limit, for subject subj: -1 when granted
- * (*out filled), else a proto_error with msg. */
-static int grant(struct daemon *d, const struct peer *peer, const struct grant_subject *subj, pid_t id,
-		 bool is_pid, const struct grant_request *req_in, enum reg_source source,
-		 struct register_granted *out, char *msg, size_t len)
+/* The grant path past the rate limit (see ops.h): 0 when granted (*out
+ * filled), else a refusal or -errno with msg. */
+int register_grant(struct service *s, const struct peer *peer, const struct grant_subject *subj, pid_t id,
+		   bool is_pid, const struct grant_request *req_in, enum reg_source source,
+		   struct register_granted *out, char *msg, size_t len)
 {
 	struct grant_request req = *req_in;
 	struct sched_spec spec;
@@ -83,31 +83,31 @@ static int grant(struct daemon *d, const struct peer *peer, const struct grant_s
 	if ((r = proc_read_status(id, &ps)) < 0) {
 		snprintf(msg, len, "%s %d: %s", is_pid ? "pid" : "tid", (int)id,
 			 r == -ESRCH ? "no such task" : strerror(-r));
-		return PE_NO_SUCH_THREAD;
+		return REFUSE_NO_SUCH_THREAD;
 	}
 	if (is_pid && ps.tgid != id) {
 		snprintf(msg, len, "%d is a thread of process %d, not a process; use tid=%d", (int)id, (int)ps.tgid,
 			 (int)id);
-		return PE_BAD_REQUEST;
+		return REFUSE_NOT_A_PROCESS;
 	}
 	if (may_act_on(peer, subj, &ps, is_pid ? "pid" : "tid", id, msg, len) < 0)
-		return PE_NOT_OWN_THREAD;
-	if ((e = grant_resolve(d->config, &req, &spec, msg, len)) >= 0)
+		return REFUSE_NOT_OWN_THREAD;
+	if ((e = grant_resolve(s->config, &req, &spec, msg, len)) != 0)
 		return e;
 	/* during a cooldown, the runaway's own process (with watchdog-demote =
 	 * all, every process) waits; other programs still get real-time */
-	if (d->safety && safety_in_cooldown(d->safety) && policy_is_realtime(spec.policy) &&
-	    registry_held(d->registry, ps.tgid, NULL)) {
+	if (s->safety && safety_in_cooldown(s->safety) && policy_is_realtime(spec.policy) &&
+	    registry_held(s->registry, ps.tgid, NULL)) {
 		struct safety_status st;
 		char held[512];
-		safety_get_status(d->safety, &st);
-		registry_holds_text(d->registry, held, sizeof(held));
+		safety_get_status(s->safety, &st);
+		registry_holds_text(s->registry, held, sizeof(held));
 		snprintf(msg, len, "the watchdog demoted a runaway real-time thread (%s); real-time "
 			 "grants for %s resume in %llu s", st.last_culprit, held, (unsigned long long)st.cooldown_left_s);
-		return PE_WATCHDOG_COOLDOWN;
+		return REFUSE_WATCHDOG_COOLDOWN;
 	}
 	if (is_pid) {
-		struct reg_process *rp = registry_find_process(d->registry, id);
+		struct reg_process *rp = registry_find_process(s->registry, id);
 		pid_t *tids;
 		if (proc_list_tasks(id, &tids, &adding) == 0)
 			free(tids);
@@ -115,49 +115,29 @@ static int grant(struct daemon *d, const struct peer *peer, const struct grant_s
 		if (rp && subj->uid == rp->owner)
 			adding = adding > rp->n_threads ? adding - rp->n_threads : 0;
 	} else {
-		struct reg_thread *held = registry_find(d->registry, id);
+		struct reg_thread *held = registry_find(s->registry, id);
 
 		/* registering again a thread this uid holds adds nothing; taking one
 		 * over from another owner (root, a match rule) adds it to the quota */
 		if (held && held->owner == subj->uid)
 			adding = 0;
 	}
-	e = grant_check(d->config, subj, &req, &spec, ps.tgid,
-			subj->privileged ? 0 : registry_count_owner(d->registry, subj->uid), adding, &out->cap, msg,
+	e = grant_check(s->config, subj, &req, &spec, ps.tgid,
+			subj->privileged ? 0 : registry_count_owner(s->registry, subj->uid), adding, &out->cap, msg,
 			len);
-	if (e >= 0)
+	if (e != 0)
 		return e;
 	if (is_pid)
-		e = registry_add_process(d->registry, id, subj->uid, &req, &spec, &out->process, msg, len);
+		e = registry_add_process(s->registry, id, subj->uid, &req, &spec, &out->process, msg, len);
 	else
-		e = registry_add_thread(d->registry, id, ps.tgid, subj->uid, source, &req, &spec, NULL, &out->thread,
+		e = registry_add_thread(s->registry, id, ps.tgid, subj->uid, source, &req, &spec, NULL, &out->thread,
 					msg, len);
-	if (e == PE_APPLY_FAILED)
-		snprintf(out->diag, sizeof(out->diag), "%s", registry_last_diag(d->registry));
-	if (e >= 0)
+	if (e == REFUSE_APPLY_FAILED)
+		snprintf(out->diag, sizeof(out->diag), "%s", registry_last_diag(s->registry));
+	if (e != 0)
 		return e;
-	d->grants++;
-	return -1;
-}
-
-/* The grant path of every front end's register (see register.h): the rate
- * limit and the caller's user and groups, then grant(). */
-int register_grant(struct daemon *d, const struct peer *peer, pid_t id, bool is_pid,
-		   const struct grant_request *req, enum reg_source source, struct register_granted *out,
-		   char *msg, size_t len)
-{
-	struct grant_subject subj;
-
-	memset(out, 0, sizeof(*out));
-	msg[0] = '\0';
-	if (dispatch_rate(d, peer->uid, msg, len) < 0)
-		return PE_RATE_LIMITED;
-	grant_subject_init(&subj, d->config, peer->uid, peer->gid, peer->pid);
-	if (source == REG_SOURCE_RTKIT) {
-		subj.has_nice_floor = true;
-		subj.nice_floor = d->config->rtkit.min_nice;
-	}
-	return grant(d, peer, &subj, id, is_pid, req, source, out, msg, len);
+	s->grants++;
+	return 0;
 }
 
 /* register: tid= or pid= with optional scheduling fields (dispatch parsed
@@ -171,9 +151,10 @@ void op_register(struct ctx *x)
 	long id = x->id;
 	int e;
 
-	e = grant(x->d, x->peer, &x->subj, (pid_t)id, is_pid, req, REG_SOURCE_THREAD, &g, msg, sizeof(msg));
-	if (e >= 0) {
-		refuse_msg(x, e, g.diag, msg);
+	e = register_grant(x->svc, x->peer, &x->subj, (pid_t)id, is_pid, req, REG_SOURCE_THREAD, &g, msg,
+			   sizeof(msg));
+	if (e != 0) {
+		refuse_msg(x, ops_wire_error(e), g.diag, msg);
 		return;
 	}
 	if (is_pid) {
@@ -182,7 +163,7 @@ void op_register(struct ctx *x)
 		proto_add_long(&x->out, "pid", id);
 		proto_add_long(&x->out, "threads", (long)p->n_threads);
 		proto_add(&x->out, "rule", req->role[0] ? req->role : "default");
-		struct reg_thread *t = registry_find(x->d->registry, (pid_t)id);
+		struct reg_thread *t = registry_find(x->svc->registry, (pid_t)id);
 		if (t)
 			add_sched(&x->out, &t->applied);
 		add_cap(&x->out, &g.cap);
@@ -209,14 +190,14 @@ void op_register(struct ctx *x)
 /* unregister: give a thread or process back the scheduling it had. */
 void op_unregister(struct ctx *x)
 {
-	struct daemon *d = x->d;
+	struct service *s = x->svc;
 	const struct grant_subject *subj = &x->subj;
 	struct task_sched now;
 	bool is_pid = x->is_pid;
 	long id = x->id;
 
 	if (is_pid) {
-		struct reg_process *p = registry_find_process(d->registry, (pid_t)id);
+		struct reg_process *p = registry_find_process(s->registry, (pid_t)id);
 		if (!p) {
 			refuse(x, PE_NOT_REGISTERED, "process %ld is not registered", id);
 			return;
@@ -226,9 +207,9 @@ void op_unregister(struct ctx *x)
 			       id, (unsigned)p->owner);
 			return;
 		}
-		registry_remove_process(d->registry, p, true);
+		registry_remove_process(s->registry, p, true);
 	} else {
-		struct reg_thread *t = registry_find(d->registry, (pid_t)id);
+		struct reg_thread *t = registry_find(s->registry, (pid_t)id);
 		if (!t) {
 			refuse(x, PE_NOT_REGISTERED, "tid %ld is not managed", id);
 			return;
@@ -244,7 +225,7 @@ void op_unregister(struct ctx *x)
 			       (int)t->proc->pid);
 			return;
 		}
-		registry_remove_thread(d->registry, t, true);
+		registry_remove_thread(s->registry, t, true);
 	}
 	log_info("unregistered %s %ld", is_pid ? "process" : "tid", id);
 	proto_begin(&x->out, "OK");

@@ -1,8 +1,9 @@
 /* rtkit.c: org.freedesktop.RealtimeKit1 served with sd-bus on the daemon's
- * event loop. Each Make* call becomes a grant request that goes through
- * register_grant(), the path of a control-socket `register`: the same rules,
- * limits, rate limit, rtprio-cap, watchdog, restore and jitter. What rtkit
- * adds on top is kept here: its argument ranges, the cap and floor it
+ * event loop. Each Make* call becomes a grant request that goes through the
+ * daemon's grant callback (struct rtkit_ctx; dispatch_register(), the path
+ * of a control-socket `register`): the same rules, limits, rate limit,
+ * rtprio-cap, watchdog, restore and jitter. What rtkit adds on top is kept
+ * here: its argument ranges, the cap and floor it
  * advertises as properties, its RLIMIT_RTTIME contract, and its rule that a
  * caller may name any process of its own uid (MakeThread*WithPID, which the
  * Realtime portal uses with host pids). A refusal is a D-Bus error that
@@ -23,12 +24,9 @@
 #include "daemon/sys/log.h"
 #include "shared/protocol.h"
 #include "daemon/config/config.h"
-#include "daemon/daemon.h"
-#include "daemon/diag/diag.h"
 #include "daemon/core/grant.h"
+#include "daemon/frontend.h"
 #include "daemon/sys/proc.h"
-#include "daemon/core/registry.h"
-#include "daemon/ops/register.h"
 #include "daemon/rtkit/rtkit.h"
 
 #define RTKIT_NAME "org.freedesktop.RealtimeKit1"
@@ -44,7 +42,8 @@ enum rtkit_state { RK_CONNECTING, RK_OWNED, RK_NOT_OWNED, RK_LOST, RK_RELEASED, 
 static const char *const state_names[] = { "connecting", "owned", "not owned", "lost", "released", "failed" };
 
 struct rtkit {
-	struct daemon *d;
+	struct rtkit_ctx ctx;
+	const struct config *config;  /* the running configuration, given again at every reload */
 	sd_bus *bus;
 	sd_bus_slot *vtable, *request, *lost, *acquired, *exit_call;
 	enum rtkit_state state;
@@ -64,7 +63,7 @@ static int refuse(struct rtkit *rk, sd_bus_error *err, const char *name, const c
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	rk->refusals++;
-	rk->d->refusals++;
+	rk->ctx.refused(rk->ctx.ud);
 	log_debug("rtkit: refused: %s: %s", code, msg);
 	return sd_bus_error_setf(err, name, "rtschedd: %s: %s", code, msg);
 }
@@ -104,7 +103,7 @@ static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_er
 		p->uid = uid;
 		pw = getpwuid(uid);
 		p->gid = pw ? pw->pw_gid : (gid_t)-1;
-		/* no pidfd from dbus-daemon 1.14: register_grant's uid check stands in for it */
+		/* no pidfd from dbus-daemon 1.14: the grant path's uid check stands in for it */
 		p->pidfd = -1;
 		return 0;
 	}
@@ -118,7 +117,7 @@ static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_er
  * hard limit no higher than RTTimeUSecMax, so the kernel stops a runaway. */
 static int check_rttime(struct rtkit *rk, pid_t tid, sd_bus_error *err)
 {
-	long max = rk->d->config->rtkit.rttime_usec_max;
+	long max = rk->config->rtkit.rttime_usec_max;
 	struct proc_rlimits l;
 	int r = proc_read_limits(tid, &l);
 
@@ -147,9 +146,9 @@ static int check_rttime(struct rtkit *rk, pid_t tid, sd_bus_error *err)
 static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, bool with_pid, bool realtime)
 {
 	struct rtkit *rk = userdata;
-	const struct rtkit_conf *conf = &rk->d->config->rtkit;
+	const struct rtkit_conf *conf = &rk->config->rtkit;
 	struct grant_request req;
-	struct register_granted g;
+	struct frontend_grant g;
 	struct peer peer;
 	uint64_t process = 0, thread = 0;
 	uint32_t prio = 0;
@@ -172,7 +171,7 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
 			      "thread and process ids must be in 1..%d", INT32_MAX);
 	/* WithPID: the thread must be one of `process`, which must be the
-	 * caller's uid's (register_grant checks both); else the caller's own */
+	 * caller's uid's (the grant path checks both); else the caller's own */
 	if (with_pid)
 		peer.pid = (pid_t)process;
 	memset(&req, 0, sizeof(req));
@@ -199,18 +198,17 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 		req.has_nice = true;
 		req.nice = nice < conf->min_nice ? conf->min_nice : nice;
 	}
-	e = register_grant(rk->d, &peer, (pid_t)thread, false, &req, REG_SOURCE_RTKIT, &g, msg,
-			   sizeof(msg));
+	e = rk->ctx.grant(rk->ctx.ud, &peer, (pid_t)thread, &req, &g, msg, sizeof(msg));
 	/* the message starts with the error code, then, when the kernel refused,
 	 * the diagnosed cause's code: "rtschedd: apply-failed: rtprio-zero: ..." */
-	if (e >= 0)
-		return refuse(rk, err, error_name(e), proto_error_code((enum proto_error)e), "%s%s%s", g.diag,
+	if (e != 0)
+		return refuse(rk, err, error_name(g.code), proto_error_code(g.code), "%s%s%s", g.diag,
 			      g.diag[0] ? ": " : "", msg);
 	rk->grants++;
-	task_sched_format(&g.thread->applied, msg, sizeof(msg));
+	task_sched_format(&g.applied, msg, sizeof(msg));
 	log_info("rtkit: %s for uid %u (pid %d): tid %d (pid %d): %s",
 		 realtime ? "MakeThreadRealtime" : "MakeThreadHighPriority", (unsigned)peer.uid, (int)peer.pid,
-		 (int)g.thread->tid, (int)g.thread->pid, msg);
+		 (int)g.tid, (int)g.pid, msg);
 	return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -245,7 +243,7 @@ static int admin_only(struct rtkit *rk, sd_bus_message *m, const char *what, sd_
 	rk->calls++;
 	if ((r = sender(rk, m, &p, err)) < 0)
 		return r;
-	grant_subject_init(&s, rk->d->config, p.uid, p.gid, p.pid);
+	grant_subject_init(&s, rk->config, p.uid, p.gid, p.pid);
 	if (!s.privileged)
 		return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, proto_error_code(PE_NOT_ADMIN),
 			      "%s needs root or admin-group (uid %u is neither)", what, (unsigned)p.uid);
@@ -256,27 +254,7 @@ static int admin_only(struct rtkit *rk, sd_bus_message *m, const char *what, sd_
  * thread rtschedd manages). Returns how many. */
 static size_t reset(struct rtkit *rk, bool all)
 {
-	struct registry *reg = rk->d->registry;
-	struct reg_thread *t, *next;
-	size_t n = 0;
-
-	for (t = registry_threads(reg); t; t = next) {
-		next = t->next;
-		if (!all && t->source != REG_SOURCE_RTKIT)
-			continue;
-		if (t->proc) {
-			/* a registered process: its threads go with it */
-			struct reg_process *p = t->proc;
-			n += p->n_threads;
-			registry_remove_process(reg, p, true);
-			next = registry_threads(reg);  /* the list changed under us: start again */
-			continue;
-		}
-		registry_remove_thread(reg, t, true);
-		n++;
-	}
-	daemon_changed(rk->d);
-	return n;
+	return rk->ctx.reset(rk->ctx.ud, all);
 }
 
 static int m_reset_known(sd_bus_message *m, void *ud, sd_bus_error *err)
@@ -302,8 +280,8 @@ static int m_reset_all(sd_bus_message *m, void *ud, sd_bus_error *err)
 }
 
 /* Exit: rtschedd is more than the bus service, so only that part goes: the
- * threads granted over the bus are restored and the name released (a
- * `systemctl reload` with [rtkit] enable = yes takes it back). */
+ * threads granted over the bus are restored and the name released (a reload
+ * with [rtkit] enable = yes asks for it again: rtkit_reconfigure()). */
 static int m_exit(sd_bus_message *m, void *ud, sd_bus_error *err)
 {
 	struct rtkit *rk = ud;
@@ -325,21 +303,21 @@ static int p_rttime(sd_bus *bus, const char *path, const char *iface, const char
 		    void *ud, sd_bus_error *err)
 {
 	struct rtkit *rk = ud;
-	return sd_bus_message_append(reply, "x", (int64_t)rk->d->config->rtkit.rttime_usec_max);
+	return sd_bus_message_append(reply, "x", (int64_t)rk->config->rtkit.rttime_usec_max);
 }
 
 static int p_max_prio(sd_bus *bus, const char *path, const char *iface, const char *prop, sd_bus_message *reply,
 		      void *ud, sd_bus_error *err)
 {
 	struct rtkit *rk = ud;
-	return sd_bus_message_append(reply, "i", (int32_t)rk->d->config->rtkit.max_priority);
+	return sd_bus_message_append(reply, "i", (int32_t)rk->config->rtkit.max_priority);
 }
 
 static int p_min_nice(sd_bus *bus, const char *path, const char *iface, const char *prop, sd_bus_message *reply,
 		      void *ud, sd_bus_error *err)
 {
 	struct rtkit *rk = ud;
-	return sd_bus_message_append(reply, "i", (int32_t)rk->d->config->rtkit.min_nice);
+	return sd_bus_message_append(reply, "i", (int32_t)rk->config->rtkit.min_nice);
 }
 
 /* rtkit's interface, as its /usr/share/dbus-1/interfaces/org.freedesktop.RealtimeKit1.xml
@@ -461,9 +439,21 @@ static int on_name_signal(sd_bus_message *m, void *ud, sd_bus_error *unused)
 	return 0;
 }
 
-int rtkit_start(struct rtkit **ret, struct daemon *d)
+/* Ask the bus for the name, as [rtkit] says (replace-existing); the answer
+ * comes to on_request_name(). 0 or -errno. */
+static int request_name(struct rtkit *rk)
 {
-	const struct rtkit_conf *conf = &d->config->rtkit;
+	const struct rtkit_conf *conf = &rk->config->rtkit;
+
+	rk->request = sd_bus_slot_unref(rk->request);
+	return sd_bus_call_method_async(rk->bus, &rk->request, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+					"org.freedesktop.DBus", "RequestName", on_request_name, rk, "su", RTKIT_NAME,
+					(uint32_t)(conf->replace ? NAME_FLAG_REPLACE_EXISTING : NAME_FLAG_DO_NOT_QUEUE));
+}
+
+int rtkit_start(struct rtkit **ret, const struct rtkit_ctx *ctx, const struct config *c)
+{
+	const struct rtkit_conf *conf = &c->rtkit;
 	struct rtkit *rk;
 	int r;
 
@@ -473,7 +463,8 @@ int rtkit_start(struct rtkit **ret, struct daemon *d)
 	rk = calloc(1, sizeof(*rk));
 	if (!rk)
 		return -ENOMEM;
-	rk->d = d;
+	rk->ctx = *ctx;
+	rk->config = c;
 	rk->state = RK_CONNECTING;
 	*ret = rk;
 	if ((r = sd_bus_open_system_with_description(&rk->bus, "rtschedd-rtkit")) < 0) {
@@ -485,10 +476,8 @@ int rtkit_start(struct rtkit **ret, struct daemon *d)
 					   "org.freedesktop.DBus", "NameLost", on_name_signal, NULL, rk)) < 0 ||
 	    (r = sd_bus_match_signal_async(rk->bus, &rk->acquired, "org.freedesktop.DBus", "/org/freedesktop/DBus",
 					   "org.freedesktop.DBus", "NameAcquired", on_name_signal, NULL, rk)) < 0 ||
-	    (r = sd_bus_call_method_async(rk->bus, &rk->request, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-					  "org.freedesktop.DBus", "RequestName", on_request_name, rk, "su", RTKIT_NAME,
-					  (uint32_t)(conf->replace ? NAME_FLAG_REPLACE_EXISTING : NAME_FLAG_DO_NOT_QUEUE))) < 0 ||
-	    (r = sd_bus_attach_event(rk->bus, d->event, SD_EVENT_PRIORITY_NORMAL)) < 0) {
+	    (r = request_name(rk)) < 0 ||
+	    (r = sd_bus_attach_event(rk->bus, ctx->event, SD_EVENT_PRIORITY_NORMAL)) < 0) {
 		snprintf(rk->detail, sizeof(rk->detail), "cannot set up the bus service: %s", strerror(-r));
 		goto fail;
 	}
@@ -521,9 +510,26 @@ void rtkit_stop(struct rtkit *rk)
 	free(rk);
 }
 
-int rtkit_reconfigure(struct rtkit **rk, struct daemon *d)
+int rtkit_reconfigure(struct rtkit **rk, const struct rtkit_ctx *ctx, const struct config *c)
 {
-	if (d->config->rtkit.enable == (*rk != NULL))
+	int r;
+
+	if (*rk)
+		(*rk)->config = c;
+	if (c->rtkit.enable && *rk && (*rk)->state == RK_RELEASED) {
+		/* released on an Exit call, the connection still open: ask again */
+		log_info("rtkit: [rtkit] enable = yes: asking for %s again after Exit", RTKIT_NAME);
+		(*rk)->state = RK_CONNECTING;
+		(*rk)->detail[0] = '\0';
+		if ((r = request_name(*rk)) < 0) {
+			(*rk)->state = RK_FAILED;
+			snprintf((*rk)->detail, sizeof((*rk)->detail), "cannot ask for the name: %s", strerror(-r));
+			log_warnx("rtkit: %s; rtschedd runs without the bus service (the control socket works)",
+				  (*rk)->detail);
+		}
+		return 0;
+	}
+	if (c->rtkit.enable == (*rk != NULL))
 		return 0;
 	if (*rk) {
 		log_info("rtkit: [rtkit] enable = no: leaving the bus");
@@ -531,7 +537,7 @@ int rtkit_reconfigure(struct rtkit **rk, struct daemon *d)
 		*rk = NULL;
 		return 0;
 	}
-	return rtkit_start(rk, d);
+	return rtkit_start(rk, ctx, c);
 }
 
 void rtkit_stats(const struct rtkit *rk, struct rtkit_stats *st)

@@ -1,0 +1,146 @@
+/* registry_hold.c: the watchdog's side of the registry (see registry.h):
+ * demotions it made, who is held back from real-time during its cooldown,
+ * and the promotion back afterwards. */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/core/registry.h"
+#include "daemon/core/registry_int.h"
+#include "daemon/core/task.h"
+#include "daemon/sys/policy.h"
+#include "daemon/sys/proc.h"
+
+/* Record a demotion the watchdog made (or make it, if the thread was granted
+ * after the watchdog looked). */
+static void thread_demote(struct registry *r, struct reg_thread *t)
+{
+	struct task_sched other = t->applied;
+	const char *what;
+
+	t->demoted_from = t->applied;
+	t->demoted = true;
+	other.policy = SCHED_OTHER;
+	other.priority = 0;
+	task_sched_write(t->tid, &other, false, &what); /* the watchdog thread may have done it */
+	task_sched_read(t->tid, &t->applied);
+	registry_notify(r, REG_EV_THREAD_SET, t, NULL);
+}
+
+size_t registry_demote(struct registry *r, const cpu_set_t *starved)
+{
+	size_t n = 0;
+
+	for (struct reg_thread *t = r->threads; t; t = t->next) {
+		cpu_set_t both;
+
+		CPU_AND(&both, &t->applied.cpus, starved);
+		if (t->demoted || !policy_is_realtime(t->applied.policy) || !CPU_COUNT(&both) ||
+		    !registry_same_thread(t))
+			continue;
+		thread_demote(r, t);
+		n++;
+	}
+	return n;
+}
+
+struct reg_thread *registry_demote_thread(struct registry *r, pid_t tid, uint64_t starttime)
+{
+	struct reg_thread *t = registry_find(r, tid);
+
+	if (!t || t->starttime != starttime || t->demoted || !registry_same_thread(t))
+		return NULL;
+	thread_demote(r, t);
+	return t;
+}
+
+void registry_hold_all(struct registry *r)
+{
+	r->hold_all = true;
+}
+
+/* The start time of process pid, 0 if gone. */
+static uint64_t process_starttime(pid_t pid)
+{
+	struct proc_stat st;
+
+	return proc_read_stat(pid, &st) == 0 ? st.starttime : 0;
+}
+
+int registry_hold_thread(struct registry *r, const struct reg_thread *t)
+{
+	const char *rule = t->source == REG_SOURCE_RULE ? t->req.role : "";
+	uint64_t start = t->proc ? t->proc->starttime : process_starttime(t->pid);
+	struct reg_hold *h;
+
+	for (size_t i = 0; i < r->n_holds; i++)
+		if (r->holds[i].pid == t->pid && r->holds[i].starttime == start && strcmp(r->holds[i].rule, rule) == 0)
+			return 0;
+	h = realloc(r->holds, (r->n_holds + 1) * sizeof(*h));
+	if (!h) {
+		r->hold_all = true;   /* cannot say whom: hold everyone rather than no one */
+		return -ENOMEM;
+	}
+	r->holds = h;
+	h = &r->holds[r->n_holds++];
+	h->pid = t->pid;
+	h->starttime = start;
+	snprintf(h->rule, sizeof(h->rule), "%s", rule);
+	return 0;
+}
+
+bool registry_held(struct registry *r, pid_t pid, const char *rule)
+{
+	if (r->hold_all)
+		return true;
+	for (size_t i = 0; i < r->n_holds; i++) {
+		const struct reg_hold *h = &r->holds[i];
+		if ((rule && h->rule[0] && strcmp(h->rule, rule) == 0) ||
+		    (h->pid == pid && h->starttime == process_starttime(pid)))
+			return true;
+	}
+	return false;
+}
+
+void registry_holds_text(struct registry *r, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	snprintf(buf, len, "%s", r->hold_all ? "every process" : "");
+	for (size_t i = 0; !r->hold_all && i < r->n_holds && off < len; i++) {
+		const struct reg_hold *h = &r->holds[i];
+		struct proc_stat st;
+		int k = snprintf(buf + off, len - off, "%spid %d (%s)%s%s", off ? ", " : "", (int)h->pid,
+				 proc_read_stat(h->pid, &st) == 0 && st.starttime == h->starttime ? st.comm : "gone",
+				 h->rule[0] ? " and rule " : "", h->rule);
+		if (k < 0)
+			break;
+		off += (size_t)k;
+	}
+}
+
+size_t registry_promote(struct registry *r)
+{
+	size_t n = 0;
+
+	r->hold_all = false;
+	free(r->holds);
+	r->holds = NULL;
+	r->n_holds = 0;
+	for (struct reg_thread *t = r->threads; t; t = t->next) {
+		const char *what;
+
+		if (!t->demoted)
+			continue;
+		t->demoted = false;
+		if (!registry_same_thread(t) || task_sched_write(t->tid, &t->demoted_from, false, &what) < 0)
+			continue;
+		task_sched_read(t->tid, &t->applied);
+		registry_notify(r, REG_EV_THREAD_SET, t, NULL);
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,43 @@
+/* registry_int.h: the registry's insides, for registry.c and
+ * registry_hold.c only (the rest of the daemon goes through registry.h). */
+#ifndef RTSCHED_REGISTRY_INT_H
+#define RTSCHED_REGISTRY_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "daemon/config/config.h"
+#include "daemon/core/registry.h"
+#include "daemon/diag/diag.h"
+
+#define REG_BUCKETS 4096
+
+struct registry {
+	sd_event *event;
+	struct reg_thread *buckets[REG_BUCKETS];
+	struct reg_thread *threads;
+	struct reg_process *procs;
+	size_t n_threads, n_procs;
+	int thread_pidfd; /* 1 yes, 0 no, -1 not probed yet */
+	registry_observer observer;
+	void *observer_ud;
+	/* watchdog cooldown: who gets SCHED_OTHER now and real-time afterwards */
+	bool hold_all;
+	struct reg_hold {
+		pid_t pid;
+		uint64_t starttime;            /* the process's: a reused pid is not held */
+		char rule[CONFIG_NAME_MAX];    /* "" or the [rule] that matched the culprit */
+	} *holds;
+	size_t n_holds;
+	char last_diag[DIAG_CODE_MAX];            /* the diagnosis of the last apply that failed */
+	struct reg_recent recent[REG_RECENT_MAX]; /* a ring; recent_head is the next slot */
+	size_t recent_head, n_recent;
+};
+
+/* Tell the observer (the state journal) what changed. */
+void registry_notify(struct registry *r, int ev, struct reg_thread *t, struct reg_process *p);
+/* Is t still the thread that was pinned (its tid not reused)? */
+bool registry_same_thread(const struct reg_thread *t);
+
+#endif

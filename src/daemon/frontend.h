@@ -1,0 +1,37 @@
+/* frontend.h: what every front end (the control socket, the rtkit bus
+ * service) and the dispatch of requests hand each other: who is asking,
+ * where the replies go, what a grant gave. A header of types only, below
+ * both the transports and dispatch, so neither needs the other's header. */
+#ifndef RTSCHED_FRONTEND_H
+#define RTSCHED_FRONTEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "shared/protocol.h"
+#include "daemon/core/task.h"
+#include "daemon/diag/diag.h"
+
+/* The client, from SO_PEERCRED, and its process pinned by a pidfd
+ * (SO_PEERPIDFD, or pidfd_open() at accept on older kernels). */
+struct peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	int pidfd; /* -1 if none */
+	bool gone; /* the process had exited by accept: pid names no process of ours */
+};
+
+/* Where reply messages go (each call is one message). */
+typedef void (*reply_fn)(void *ud, const char *msg, size_t len);
+
+/* What the grant path answered a front end's register of a thread. */
+struct frontend_grant {
+	pid_t tid, pid;             /* granted: the thread, now managed */
+	struct task_sched applied;  /* and what the kernel reports it has */
+	enum proto_error code;      /* refused: the wire code */
+	char diag[DIAG_CODE_MAX];   /* on apply-failed: the diagnosed cause's code, "" if none */
+};
+
+#endif
