@@ -4,8 +4,8 @@
  * each line's shape and tracks sections, so every error names file:line, and
  * the handler looks each key up in its section's table (keys.c) and reads it
  * by its type, with its range (value.c). The command-line overrides (the
- * flags of olad) are set on top at the end of the file. Nothing here touches the running
- * configuration: config_load() builds a fresh struct. */
+ * flags of olad) are set on top at the end of the file. Nothing here
+ * touches the running configuration: config_load() builds a fresh struct. */
 #include "autoconfig.h"
 
 #include <ctype.h>
