@@ -132,6 +132,33 @@ static int grow_array(void *arrp, size_t n, size_t size)
 	return 0;
 }
 
+/* Append a zeroed section of `size` bytes to the array *arrp of *n, with
+ * its built-in values; its index goes to the current section and to the
+ * section map's entry e. NULL when out of memory. */
+static void *section_add(struct parse_ctx *ctx, enum section_kind kind, void *arrp, size_t *n, size_t size,
+			 struct strmap_entry *e)
+{
+	void *sec;
+
+	if (grow_array(arrp, *n, size) < 0)
+		return NULL;
+	sec = (char *)*(void **)arrp + *n * size;
+	memset(sec, 0, size);
+	value_defaults(kind, sec);
+	ctx->idx = e->value = (*n)++;
+	return sec;
+}
+
+/* Name a new section and say where it opened (for its errors and
+ * --test-config); rules, principals and probes share these fields. */
+#define SECTION_MARK(ctx, sec, nm)                                                                   \
+	do {                                                                                         \
+		strcpy((sec)->name, (nm));                                                           \
+		origin_reset(&(sec)->origin);                                                        \
+		(sec)->file = (ctx)->at.file_idx;                                                    \
+		(sec)->line = (ctx)->at.line;                                                        \
+	} while (0)
+
 /* Add the rule/user/group/probe section `name` (its index goes into the
  * section map's entry e). A later file naming a section again overrides it
  * key by key, as systemd drop-ins do: then e already holds the index. */
@@ -144,42 +171,25 @@ static int section_open(struct parse_ctx *ctx, enum section_kind kind, const cha
 		return 0;
 	}
 	if (kind == SEC_PROBE) {
-		if (grow_array(&c->probes, c->n_probes, sizeof(*c->probes)) < 0)
+		struct probe_conf *pr = section_add(ctx, kind, &c->probes, &c->n_probes, sizeof(*pr), e);
+
+		if (!pr)
 			return -ENOMEM;
-		struct probe_conf *n = &c->probes[c->n_probes];
-		memset(n, 0, sizeof(*n));
-		value_defaults(kind, n);
-		strcpy(n->name, name);
-		origin_reset(&n->origin);
-		n->file = ctx->at.file_idx;
-		n->line = ctx->at.line;
-		ctx->idx = e->value = c->n_probes++;
-		return 0;
-	}
-	if (kind == SEC_RULE) {
-		if (grow_array(&c->rules, c->n_rules, sizeof(*c->rules)) < 0)
+		SECTION_MARK(ctx, pr, name);
+	} else if (kind == SEC_RULE) {
+		struct rule *r = section_add(ctx, kind, &c->rules, &c->n_rules, sizeof(*r), e);
+
+		if (!r)
 			return -ENOMEM;
-		struct rule *n = &c->rules[c->n_rules];
-		memset(n, 0, sizeof(*n));
-		value_defaults(kind, n);
-		strcpy(n->name, name);
-		origin_reset(&n->origin);
-		n->file = ctx->at.file_idx;
-		n->line = ctx->at.line;
-		ctx->idx = e->value = c->n_rules++;
-		return 0;
+		SECTION_MARK(ctx, r, name);
+	} else {
+		struct principal *p = section_add(ctx, kind, &c->principals, &c->n_principals, sizeof(*p), e);
+
+		if (!p)
+			return -ENOMEM;
+		SECTION_MARK(ctx, p, name);
+		p->is_group = kind == SEC_GROUP;
 	}
-	if (grow_array(&c->principals, c->n_principals, sizeof(*c->principals)) < 0)
-		return -ENOMEM;
-	struct principal *p = &c->principals[c->n_principals];
-	memset(p, 0, sizeof(*p));
-	value_defaults(kind, p);
-	strcpy(p->name, name);
-	p->is_group = kind == SEC_GROUP;
-	origin_reset(&p->origin);
-	p->file = ctx->at.file_idx;
-	p->line = ctx->at.line;
-	ctx->idx = e->value = c->n_principals++;
 	return 0;
 }
 
