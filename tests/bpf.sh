@@ -14,7 +14,11 @@
 #   2. privileges: with no capability loading fails with EPERM naming
 #      CAP_BPF; as user nobody with only CAP_BPF + CAP_PERFMON it loads.
 #   3. a GStreamer streaming thread (audiotestsrc, is-live, sync) gets a
-#      timer-lateness histogram.
+#      timer-lateness histogram; then the same pipeline started under
+#      rtschedd, whose [rule] with thread-name = audiotestsrc0:s (the
+#      kernel's 15-character cut) makes the thread FIFO 15 (as the kernel
+#      reports it: task-helper query) and
+#      whose `rtschedctl --json jitter` shows its bpf-timer row growing.
 #   4. rtschedd itself: a cyclictest thread registered from outside with
 #      `rtschedctl register --tid` gets bpf-timer and bpf-wakeup rows whose
 #      count grows, stays within cyclictest's loops and whose p50 is within a
@@ -154,6 +158,47 @@ else
 		pass "GStreamer's streaming thread $ST ($(cat /proc/"$GST"/task/"$ST"/comm)) has a timer-lateness histogram" ||
 		fail "GStreamer streaming thread: exit $RC, $OUT $ERR"
 fi
+at_exit_gst
+
+# --- 3b. the same pipeline in rtschedd, found by a thread-name rule ---------------------
+# The application as users run it: rtschedd runs first, the pipeline starts
+# afterwards, and a [rule] finds its streaming thread by name (the kernel
+# cuts audiotestsrc0:src to 15 characters) and makes it FIFO 15 (not the
+# default 10, so the kernel's report tells the rule's work from a
+# registration's); the observer then shows its timer lateness.
+GCONF="$TMP/gst.conf"
+printf '[daemon]\nrate-limit = 0\n[rule gst-src]\nthread-name = audiotestsrc0:s\npolicy = fifo\npriority = 15\n' >"$GCONF"
+daemon_start "$GCONF"
+gst-launch-1.0 -q audiotestsrc is-live=true ! audioconvert ! fakesink sync=true >/dev/null 2>&1 &
+GST=$!
+ST=""
+for _ in $(seq 100); do
+	ST=$(grep -lx 'audiotestsrc0:s' /proc/"$GST"/task/*/comm 2>/dev/null | head -1 | cut -d/ -f5)
+	[ -n "$ST" ] && break
+	sleep 0.1
+done
+# gst_samples: the bpf-timer row's sample count for the streaming thread ("" if none)
+gst_samples() {
+	"$RTSCHEDCTL" --socket "$SOCK" --json jitter | jq -r ".[] | select(.tid == $ST and .kind == \"bpf-timer\") | .samples"
+}
+if [ -z "$ST" ]; then
+	fail "rtschedd: no audiotestsrc0:s thread in gst-launch-1.0 ($(cat /proc/"$GST"/task/*/comm 2>/dev/null | tr '\n' ' '))"
+else
+	wait_for sh -c "'$HELPER' query $ST | grep -q 'policy=fifo priority=15'"
+	expect_sched "$ST" "policy=fifo priority=15" "rule gst-src made GStreamer's streaming thread $ST FIFO 15 (the kernel's report)"
+	wait_for sh -c "[ \"\$('$RTSCHEDCTL' --socket '$SOCK' --json jitter | jq '.[] | select(.tid == $ST and .kind == \"bpf-timer\") | .samples')\" -gt 0 ]"
+	G1=$(gst_samples)
+	wait_for sh -c "[ \"\$('$RTSCHEDCTL' --socket '$SOCK' --json jitter | jq '.[] | select(.tid == $ST and .kind == \"bpf-timer\") | .samples')\" -gt ${G1:-0} ]"
+	G2=$(gst_samples)
+	ROW=$("$RTSCHEDCTL" --socket "$SOCK" --json jitter | jq -c ".[] | select(.tid == $ST and .kind == \"bpf-timer\") | {rule, policy, priority, samples, p50_ns, p99_ns}")
+	echo "  | $ROW"
+	[ -n "$G1" ] && [ "${G2:-0}" -gt "$G1" ] 2>/dev/null &&
+		pass "rtschedctl jitter: a bpf-timer row for the streaming thread, samples growing ($G1 then $G2)" ||
+		fail "no growing bpf-timer row for the streaming thread $ST: '$G1' then '$G2'; jitter: $("$RTSCHEDCTL" --socket "$SOCK" --json jitter)"
+	expect_in "$ROW" '"rule":"gst-src"' "the row names the rule that matched the thread"
+fi
+at_exit_gst
+daemon_stop
 
 # --- 4. rtschedd: a cyclictest registered from outside --------------------------------
 jit() { "$RTSCHEDCTL" --socket "$SOCK" --json jitter; }
