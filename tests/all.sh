@@ -6,8 +6,12 @@
 #
 # stream A, in the foreground (the tests that change the host's scheduling):
 #   build/asan  AddressSanitizer + UndefinedBehaviorSanitizer, warnings as
-#               errors: make check, every unit and integration test (check's
-#               test cases unforked, so LeakSanitizer sees them)
+#               errors, the BPF observer required (--enable-bpf=yes: the
+#               default, auto, would quietly build without it where libbpf,
+#               bpftool or clang is missing, and tests/bpf.sh would then test
+#               only the without-BPF branch): make check, every unit and
+#               integration test (check's test cases unforked, so
+#               LeakSanitizer sees them)
 #   build/pkg   (stream B's plain build, warnings as errors) the two
 #               integration tests that judge the daemon's memory by its RSS
 #               (abuse.sh, security.sh: not judged under ASan's quarantine);
@@ -77,8 +81,8 @@ kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill 
 trap 'kill_tree $B_PID' EXIT
 
 # --- stream A ---------------------------------------------------------------
-step A "build/asan: --enable-sanitizers --enable-werror, make check (all tests)"
-(cd build/asan && "$src/configure" --enable-sanitizers --enable-werror >/dev/null && make -j2 >/dev/null &&
+step A "build/asan: --enable-sanitizers --enable-werror --enable-bpf=yes, make check (all tests)"
+(cd build/asan && "$src/configure" --enable-sanitizers --enable-werror --enable-bpf=yes >/dev/null && make -j2 >/dev/null &&
 	CK_FORK=no make check && echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" &&
 	cat tests/systemd-e2e.log)
 

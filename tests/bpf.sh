@@ -8,18 +8,25 @@
 #      of them (a loop whose deadline has already passed does not sleep, so
 #      it has no timer wake-up to observe), and the p50 is within a factor of
 #      10 of cyclictest's own histogram's; the wake-up latency never exceeds
-#      the timer lateness it is part of (p50 vs p50). The tight agreement
-#      (count within 2%, p50 within 10% or 5 us) needs a quiet machine and
-#      is a benchmark figure, not a test.
+#      the timer lateness it is part of (p50 vs p50). Part 4 checks the
+#      agreement of rtschedd's rows with bounds measured under load; the
+#      issue's target (p50 and p99 within 10% or 5 us) is judged by `make
+#      bench` (section 8), not here.
 #   2. privileges: with no capability loading fails with EPERM naming
 #      CAP_BPF; as user nobody with only CAP_BPF + CAP_PERFMON it loads.
 #   3. a GStreamer streaming thread (audiotestsrc, is-live, sync) gets a
-#      timer-lateness histogram.
+#      timer-lateness histogram; then the same pipeline started under
+#      rtschedd, whose [rule] with thread-name = audiotestsrc0:s (the
+#      kernel's 15-character cut) makes the thread FIFO 15 (as the kernel
+#      reports it: task-helper query) and
+#      whose `rtschedctl --json jitter` shows its bpf-timer row growing.
 #   4. rtschedd itself: a cyclictest thread registered from outside with
-#      `rtschedctl register --tid` gets bpf-timer and bpf-wakeup rows whose
-#      count grows, stays within cyclictest's loops and whose p50 is within a
-#      factor of 10 of cyclictest's own; in list, metrics and --histogram;
-#      an unmanaged cyclictest running alongside never appears.
+#      `rtschedctl register --tid` before its first cycle gets bpf-timer and
+#      bpf-wakeup rows whose count grows; read while cyclictest is stopped,
+#      the bpf-timer row has at most cyclictest's cycles and within 5% (+1)
+#      of them, and a p50 within 25% or 10 us of cyclictest's own (why
+#      those bounds: at the check); in list, metrics and --histogram; an
+#      unmanaged cyclictest running alongside never appears.
 #   5. rtschedd started without CAP_BPF/CAP_PERFMON/CAP_SYS_ADMIN runs on
 #      (schedstat rows), and both `rtschedctl check` and `rtschedd --check`
 #      report bpf-no-caps. A build without BPF (configure --disable-bpf)
@@ -154,6 +161,47 @@ else
 		pass "GStreamer's streaming thread $ST ($(cat /proc/"$GST"/task/"$ST"/comm)) has a timer-lateness histogram" ||
 		fail "GStreamer streaming thread: exit $RC, $OUT $ERR"
 fi
+at_exit_gst
+
+# --- 3b. the same pipeline in rtschedd, found by a thread-name rule ---------------------
+# The application as users run it: rtschedd runs first, the pipeline starts
+# afterwards, and a [rule] finds its streaming thread by name (the kernel
+# cuts audiotestsrc0:src to 15 characters) and makes it FIFO 15 (not the
+# default 10, so the kernel's report tells the rule's work from a
+# registration's); the observer then shows its timer lateness.
+GCONF="$TMP/gst.conf"
+printf '[daemon]\nrate-limit = 0\n[rule gst-src]\nthread-name = audiotestsrc0:s\npolicy = fifo\npriority = 15\n' >"$GCONF"
+daemon_start "$GCONF"
+gst-launch-1.0 -q audiotestsrc is-live=true ! audioconvert ! fakesink sync=true >/dev/null 2>&1 &
+GST=$!
+ST=""
+for _ in $(seq 100); do
+	ST=$(grep -lx 'audiotestsrc0:s' /proc/"$GST"/task/*/comm 2>/dev/null | head -1 | cut -d/ -f5)
+	[ -n "$ST" ] && break
+	sleep 0.1
+done
+# gst_samples: the bpf-timer row's sample count for the streaming thread ("" if none)
+gst_samples() {
+	"$RTSCHEDCTL" --socket "$SOCK" --json jitter | jq -r ".[] | select(.tid == $ST and .kind == \"bpf-timer\") | .samples"
+}
+if [ -z "$ST" ]; then
+	fail "rtschedd: no audiotestsrc0:s thread in gst-launch-1.0 ($(cat /proc/"$GST"/task/*/comm 2>/dev/null | tr '\n' ' '))"
+else
+	wait_for sh -c "'$HELPER' query $ST | grep -q 'policy=fifo priority=15'"
+	expect_sched "$ST" "policy=fifo priority=15" "rule gst-src made GStreamer's streaming thread $ST FIFO 15 (the kernel's report)"
+	wait_for sh -c "[ \"\$('$RTSCHEDCTL' --socket '$SOCK' --json jitter | jq '.[] | select(.tid == $ST and .kind == \"bpf-timer\") | .samples')\" -gt 0 ]"
+	G1=$(gst_samples)
+	wait_for sh -c "[ \"\$('$RTSCHEDCTL' --socket '$SOCK' --json jitter | jq '.[] | select(.tid == $ST and .kind == \"bpf-timer\") | .samples')\" -gt ${G1:-0} ]"
+	G2=$(gst_samples)
+	ROW=$("$RTSCHEDCTL" --socket "$SOCK" --json jitter | jq -c ".[] | select(.tid == $ST and .kind == \"bpf-timer\") | {rule, policy, priority, samples, p50_ns, p99_ns}")
+	echo "  | $ROW"
+	[ -n "$G1" ] && [ "${G2:-0}" -gt "$G1" ] 2>/dev/null &&
+		pass "rtschedctl jitter: a bpf-timer row for the streaming thread, samples growing ($G1 then $G2)" ||
+		fail "no growing bpf-timer row for the streaming thread $ST: '$G1' then '$G2'; jitter: $("$RTSCHEDCTL" --socket "$SOCK" --json jitter)"
+	expect_in "$ROW" '"rule":"gst-src"' "the row names the rule that matched the thread"
+fi
+at_exit_gst
+daemon_stop
 
 # --- 4. rtschedd: a cyclictest registered from outside --------------------------------
 jit() { "$RTSCHEDCTL" --socket "$SOCK" --json jitter; }
@@ -163,18 +211,33 @@ expect_in "$(echo "$OUT" | grep '^observer')" "bpf, 0 of 64 threads" "the daemon
 PIDD=$DPID
 expect_in "$(grep -E '^Cap(Eff|Prm)' /proc/"$PIDD"/status | tr '\n' ' ')" "CapEff:	0000000000800000" \
 	"after start only CAP_SYS_NICE is left (CAP_BPF, CAP_PERFMON dropped)"
-# both run until SIGINT, after the checks: cyclictest then prints its histogram
-cyclictest -q -m --policy=other -i 1000 -h 20000 >"$TMP/ct2" 2>&1 &
-CT=$!
+# both run until SIGINT, after the checks: cyclictest then prints its histogram.
+# The measured one waits for the next full second before its first cycle
+# (--secaligned: 0.1 to 1.1 s), so it is registered before it measures
+# anything and both histograms start at the same wake-up; if the
+# registration came late after all (its voluntary context switches moved
+# while it should have been in that first sleep), it starts again.
+nvcsw() { sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' /proc/"$CT"/task/"$1"/status 2>/dev/null; }
+for attempt in 1 2 3 4 5; do
+	cyclictest -q -m --policy=other -i 1000 -h 20000 --secaligned >"$TMP/ct2" 2>&1 &
+	CT=$!
+	wait_for sh -c "[ \$(ls /proc/$CT/task | wc -l) -ge 2 ]"
+	CTT=$(ls /proc/"$CT"/task | grep -vx "$CT" | head -1)
+	ctl register --tid "$CTT"
+	V1=$(nvcsw "$CTT")
+	sleep 0.05
+	[ "$RC" -ne 0 ] || [ "$V1" = "$(nvcsw "$CTT")" ] && break
+	echo "# attempt $attempt: cyclictest had begun its cycles before it was registered: again"
+	kill "$CT"
+	wait "$CT"
+done
+expect_rc 0 "cyclictest's measuring thread $CTT registered from outside before its first cycle (attempt $attempt)"
 cyclictest -q --policy=other -i 1000 >/dev/null 2>&1 &
 UCT=$!
-at_exit_ct() { kill "$CT" "$UCT" 2>/dev/null; }
+at_exit_ct() { kill -CONT "$CT" 2>/dev/null; kill "$CT" "$UCT" 2>/dev/null; }
 at_exit at_exit_ct
-wait_for sh -c "[ \$(ls /proc/$CT/task | wc -l) -ge 2 ] && [ \$(ls /proc/$UCT/task | wc -l) -ge 2 ]"
-CTT=$(ls /proc/"$CT"/task | grep -vx "$CT" | head -1)
+wait_for sh -c "[ \$(ls /proc/$UCT/task | wc -l) -ge 2 ]"
 UTT=$(ls /proc/"$UCT"/task | grep -vx "$UCT" | head -1)
-ctl register --tid "$CTT"
-expect_rc 0 "cyclictest's measuring thread $CTT registered from outside"
 samples() { jit | jq -r ".[] | select(.tid == $CTT and .kind == \"$1\") | .samples"; }
 wait_for sh -c "[ \"\$('$RTSCHEDCTL' --socket '$SOCK' --json jitter | jq '.[] | select(.tid == $CTT and .kind == \"bpf-timer\") | .samples')\" -gt 0 ]"
 S1=$(samples bpf-timer)
@@ -195,20 +258,39 @@ for _ in 1 2 3; do
 	case "$("$RTSCHEDCTL" --socket "$SOCK" metrics)" in *"tid=\"$UTT\""*) UNSEEN=no ;; esac
 	sleep 0.2
 done
-# the last reading, then cyclictest stops (an exited thread leaves the registry)
+# The last reading while cyclictest is stopped, so both have seen the same
+# wake-ups; then it ends and prints its histogram (an exited thread leaves
+# the registry, so the reading must come first). Both signals go to the
+# measuring thread's tid: the kernel gives a process's signal to the thread
+# it was sent to when that thread can take it, so the FIFO thread stops at
+# once and the SIGINT interrupts its next sleep; sent to the main thread
+# (SCHED_OTHER, behind the load) they let it run 4 to 7 more cycles first.
+# The one wake-up the stop delayed is cyclictest's only extra (+1).
+kill -STOP "$CTT"
 LAST=$(jit | jq -c ".[] | select(.tid == $CTT and .kind == \"bpf-timer\") | [.samples, .p50_ns]")
-kill -INT "$CT" "$UCT"
+kill -CONT "$CT"
+kill -INT "$CTT"
+kill -INT "$UCT"
 wait "$CT"; wait "$UCT"
 read -r N P50 < <(echo "$LAST" | tr -d '[]' | tr ',' ' ')
 read -r CYC CP50 < <(cyc_p50 "$TMP/ct2")
-echo "  cyclictest: $CYC cycles, p50 $CP50 us; rtschedd's last reading: $N bpf-timer samples, p50 $P50 ns"
-# it was registered shortly after its start, and read shortly before its end
-[ -n "$N" ] && [ "$N" -le "$CYC" ] && [ $((N * 2)) -ge "$CYC" ] &&
-	pass "bpf-timer samples $N: at most cyclictest's $CYC loops, at least half" ||
-	fail "bpf-timer samples ${N:-none} vs $CYC loops"
-awk -v o="${P50:-0}" -v c="$CP50" 'BEGIN { o /= 1000; if (c < 1) c = 1; if (o < 1) o = 1; exit !(o <= 10 * c && c <= 10 * o) }' &&
-	pass "bpf-timer p50 $P50 ns within a factor of 10 of cyclictest's $CP50 us" ||
-	fail "bpf-timer p50 ${P50:-none} ns vs cyclictest's $CP50 us"
+echo "  cyclictest: $CYC cycles, p50 $CP50 us; rtschedd while it was stopped: $N bpf-timer samples, p50 $P50 ns"
+# Tolerances, measured with this window in 24 runs of this test on this
+# 2-core VM (plain and ASan builds, each alone and under stress-ng --cpu 2,
+# with other engineers' test suites and fuzzers running too; 639 to 1,966
+# cycles): rtschedd counted 0 to 19 fewer timer wake-ups than cyclictest (at
+# most 1.65%; the wake-up the stop delayed, switches the kernel did not
+# trace, sleeps asked for a time already past), never more; its p50 was 0.3
+# to 2.5 us (at most 10%) below cyclictest's (cyclictest reads its clock
+# after the return to user space and truncates to whole us). The issue's 2%
+# would be 1.2 times the worst count seen, so the bounds are 5% (+1) for
+# the count and 25% or 10 us for the p50: 3 and 4 times the worst seen.
+[ -n "$N" ] && [ "$N" -le "$CYC" ] && [ $(( (CYC - N - 1) * 100 )) -le $((5 * CYC)) ] &&
+	pass "bpf-timer samples $N: at most cyclictest's $CYC cycles and within 5% (+1) of them" ||
+	fail "bpf-timer samples ${N:-none} vs cyclictest's $CYC cycles (want at most, and within 5% + 1)"
+awk -v o="${P50:-0}" -v c="$CP50" 'BEGIN { o /= 1000; d = o - c; if (d < 0) d = -d; exit !(o > 0 && (d <= 10 || d <= 0.25 * c)) }' &&
+	pass "bpf-timer p50 $P50 ns within 25% or 10 us of cyclictest's $CP50 us" ||
+	fail "bpf-timer p50 ${P50:-none} ns vs cyclictest's $CP50 us (want within 25% or 10 us)"
 [ "${UNSEEN:-yes}" = yes ] && pass "the unmanaged cyclictest thread $UTT never appeared" ||
 	fail "unmanaged tid $UTT appeared in jitter or metrics"
 daemon_stop
