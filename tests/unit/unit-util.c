@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "daemon/sys/proc.h"
@@ -65,6 +66,8 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	char b;
 
+	if (w->as && getuid() != w->uid && syscall(SYS_setresuid, w->uid, w->uid, w->uid) < 0)
+		w->err = errno;
 	w->tid = gettid();
 	sem_post(&w->up);
 	/* until worker_stop() closes the write end */
@@ -73,15 +76,30 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-void worker_start(struct worker *w)
+/* Start w, its fields already set by the caller. */
+static void worker_run(struct worker *w)
 {
-	memset(w, 0, sizeof(*w));
 	ck_assert_int_eq(pipe(w->fd), 0);
 	ck_assert_int_eq(sem_init(&w->up, 0, 0), 0);
 	ck_assert_int_eq(pthread_create(&w->th, NULL, worker_main, w), 0);
 	while (sem_wait(&w->up) < 0)
 		ck_assert_int_eq(errno, EINTR);
 	ck_assert_int_gt(w->tid, 0);
+}
+
+void worker_start(struct worker *w)
+{
+	memset(w, 0, sizeof(*w));
+	worker_run(w);
+}
+
+void worker_start_as(struct worker *w, uid_t uid)
+{
+	memset(w, 0, sizeof(*w));
+	w->as = true;
+	w->uid = uid;
+	worker_run(w);
+	ck_assert_msg(w->err == 0, "worker: setresuid(%u): %s", (unsigned)uid, strerror(w->err));
 }
 
 void worker_stop(struct worker *w)

@@ -1,12 +1,14 @@
-/* unit-util.h: what the core unit tests (grant, registry, state) share: a
- * private temporary directory, configurations made from text through the
- * config API, and real threads of the test process to point at. */
+/* unit-util.h: what the core unit tests (grant, registry, state, dispatch)
+ * share: a private temporary directory, configurations made from text
+ * through the config API, and real threads of the test process to point at,
+ * running as the test's uid or, for a root test, as another. */
 #ifndef RTSCHED_UNIT_UTIL_H
 #define RTSCHED_UNIT_UTIL_H
 
 #include <limits.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -29,8 +31,16 @@ struct worker {
 	pid_t tid;
 	int fd[2];
 	sem_t up;
+	bool as;        /* worker_start_as(): switch to uid first */
+	uid_t uid;
+	int err;        /* errno of that switch */
 };
 void worker_start(struct worker *w);
+/* A worker whose own credentials are uid (real, effective and saved), as
+ * /proc/TID/status shows them: a root test process switches that one thread
+ * (a raw setresuid changes only the calling thread; glibc's changes them
+ * all); any other must pass its own uid. */
+void worker_start_as(struct worker *w, uid_t uid);
 /* Join it and wait until the kernel has released its tid (/proc no longer
  * shows it), so whatever looks it up next sees a thread that is gone. */
 void worker_stop(struct worker *w);
