@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,10 @@ struct registry {
 	struct reg_thread *threads;
 	struct reg_process *procs;
 	size_t n_threads, n_procs;
+	/* Every managed thread's pidfd, in one epoll set that is one event
+	 * source: an sd_event_source per thread was ~300 bytes of each one's ~1 KiB. */
+	int exit_ep;
+	sd_event_source *exit_src;
 	int thread_pidfd; /* 1 yes, 0 no, -1 not probed yet */
 	registry_observer observer;
 	void *observer_ud;
@@ -76,13 +81,26 @@ static uint64_t now_realtime_usec(void)
 }
 
 static int open_pidfd(struct registry *r, pid_t id, bool thread);
+static int on_threads_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 
 int registry_new(struct registry **ret, sd_event *e)
 {
 	struct registry *r = calloc(1, sizeof(*r));
+	int rr;
 
 	if (!r)
 		return -ENOMEM;
+	r->exit_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (r->exit_ep < 0) {
+		rr = -errno;
+		free(r);
+		return rr;
+	}
+	if ((rr = sd_event_add_io(e, &r->exit_src, r->exit_ep, EPOLLIN, on_threads_exit, r)) < 0) {
+		close(r->exit_ep);
+		free(r);
+		return rr;
+	}
 	r->event = sd_event_ref(e);
 	r->thread_pidfd = -1;
 	/* does this kernel give thread pidfds? ask once, on our own thread */
@@ -142,7 +160,28 @@ static int open_pidfd(struct registry *r, pid_t id, bool thread)
 	return fd;
 }
 
-static int on_thread_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+/* Watch t's pidfd for its exit; without a pidfd (or if the epoll set
+ * refuses it) the connector and rescans notice the exit instead. */
+static void exit_watch(struct registry *r, struct reg_thread *t)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = t };
+
+	if (t->pidfd >= 0 && epoll_ctl(r->exit_ep, EPOLL_CTL_ADD, t->pidfd, &ev) < 0) {
+		close(t->pidfd);
+		t->pidfd = -1;
+	}
+}
+
+/* Stop watching t's exit and close its pidfd (taken out of the set first:
+ * a copy of the fd in a child would keep the registration alive). */
+static void exit_unwatch(struct registry *r, struct reg_thread *t)
+{
+	if (t->pidfd < 0)
+		return;
+	epoll_ctl(r->exit_ep, EPOLL_CTL_DEL, t->pidfd, NULL);
+	close(t->pidfd);
+	t->pidfd = -1;
+}
 
 /* Unlink from the hash and the list and free; the caller restored or not. */
 static void thread_free(struct registry *r, struct reg_thread *t)
@@ -162,9 +201,7 @@ static void thread_free(struct registry *r, struct reg_thread *t)
 	if (t->proc)
 		t->proc->n_threads--;
 	notify(r, REG_EV_THREAD_GONE, t, NULL);
-	sd_event_source_disable_unref(t->exit_src);
-	if (t->pidfd >= 0)
-		close(t->pidfd);
+	exit_unwatch(r, t);
 	r->n_threads--;
 	free(t);
 }
@@ -181,6 +218,12 @@ static bool same_thread(const struct reg_thread *t)
 		return poll(&p, 1, 0) == 0;
 	}
 	return proc_read_stat(t->tid, &st) == 0 && st.starttime == t->starttime;
+}
+
+/* The part of s a demotion takes away. */
+static struct task_policy policy_of(const struct task_sched *s)
+{
+	return (struct task_policy){ s->policy, s->priority, s->nice, s->reset_on_fork };
 }
 
 /* Apply a spec to a pinned thread and read back what the kernel holds. */
@@ -205,7 +248,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	t->demoted = false;
 	if (policy_is_realtime(want.policy) &&
 	    registry_held(t->reg, t->pid, t->source == REG_SOURCE_RULE ? t->req.role : NULL)) {
-		t->demoted_from = want;
+		t->demoted_from = policy_of(&want);
 		t->demoted = true;
 		want.policy = SCHED_OTHER;
 		want.priority = 0;
@@ -351,19 +394,13 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 		return rr == -ESRCH ? PE_NO_SUCH_THREAD : rr == -ESTALE ? PE_STALE_THREAD : PE_INTERNAL;
 	}
 	t->starttime = st.starttime;
-	if (t->pidfd >= 0 &&
-	    sd_event_add_io(r->event, &t->exit_src, t->pidfd, EPOLLIN, on_thread_exit, t) < 0) {
-		close(t->pidfd);
-		t->pidfd = -1;
-	}
+	exit_watch(r, t);
 	e = thread_apply(t, spec, msg, len);
 	if (e >= 0) {
 		/* a re-adopted thread whose new settings fail gets its original back */
 		if (saved && e == PE_APPLY_FAILED)
 			thread_restore(t);
-		sd_event_source_disable_unref(t->exit_src);
-		if (t->pidfd >= 0)
-			close(t->pidfd);
+		exit_unwatch(r, t);
 		free(t);
 		return e;
 	}
@@ -461,12 +498,22 @@ void registry_remove_thread(struct registry *r, struct reg_thread *t, bool resto
 	thread_free(r, t);
 }
 
-static int on_thread_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+/* Some managed threads exited (their pidfds are readable). One batch per
+ * call: the set is level-triggered, so a mass exit takes several loop
+ * iterations and the control socket is served in between. thread_free()
+ * frees only its own thread, so the rest of the batch stays valid. */
+static int on_threads_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
-	struct reg_thread *t = userdata;
+	struct registry *r = userdata;
+	struct epoll_event ev[64];
+	int n = epoll_wait(r->exit_ep, ev, 64, 0);
 
-	log_debug("tid %d exited", (int)t->tid);
-	thread_free(t->reg, t);
+	for (int i = 0; i < n; i++) {
+		struct reg_thread *t = ev[i].data.ptr;
+
+		log_debug("tid %d exited", (int)t->tid);
+		thread_free(r, t);
+	}
 	return 0;
 }
 
@@ -764,7 +811,7 @@ static void thread_demote(struct registry *r, struct reg_thread *t)
 	struct task_sched other = t->applied;
 	const char *what;
 
-	t->demoted_from = t->applied;
+	t->demoted_from = policy_of(&t->applied);
 	t->demoted = true;
 	other.policy = SCHED_OTHER;
 	other.priority = 0;
@@ -873,12 +920,17 @@ size_t registry_promote(struct registry *r)
 	r->holds = NULL;
 	r->n_holds = 0;
 	for (struct reg_thread *t = r->threads; t; t = t->next) {
+		struct task_sched back = t->applied;  /* the CPUs are not written */
 		const char *what;
 
 		if (!t->demoted)
 			continue;
 		t->demoted = false;
-		if (!same_thread(t) || task_sched_write(t->tid, &t->demoted_from, false, &what) < 0)
+		back.policy = t->demoted_from.policy;
+		back.priority = t->demoted_from.priority;
+		back.nice = t->demoted_from.nice;
+		back.reset_on_fork = t->demoted_from.reset_on_fork;
+		if (!same_thread(t) || task_sched_write(t->tid, &back, false, &what) < 0)
 			continue;
 		task_sched_read(t->tid, &t->applied);
 		notify(r, REG_EV_THREAD_SET, t, NULL);
@@ -896,6 +948,8 @@ void registry_free(struct registry *r, bool restore)
 		registry_remove_process(r, r->procs, restore);
 	while (r->threads)
 		registry_remove_thread(r, r->threads, restore);
+	sd_event_source_disable_unref(r->exit_src);
+	close(r->exit_ep);
 	sd_event_unref(r->event);
 	free(r->holds);
 	free(r);
