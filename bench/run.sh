@@ -202,7 +202,7 @@ rtschedd_dbus() {
 		}
 		function target10(q, mine, theirs) {
 			if (mine > 0 && theirs > 0)
-				printf "| >= 10x faster than rtkit at %s | %.1fx (%s vs %s) | %s |\n", q, theirs / mine, us(mine), us(theirs), theirs / mine >= 10 ? "met" : "NOT MET"
+				printf "| >= 10x faster than rtkit at %s | %.1fx (%s vs %s) | %s |\n", q, theirs / mine, us(mine), us(theirs), (theirs / mine >= 10 ? "met" : "NOT MET")
 			else
 				printf "| >= 10x faster than rtkit at %s | not measured | - |\n", q
 		}
@@ -280,7 +280,7 @@ bench_register() {
 			target("kept connection p99 <= 2x the floor", p99[k], p99[fl], 2, "floor")
 			target("new connection p50 <= 2.5x the floor", p50[a], p50[fl], 2.5, "floor")
 			if (rk && p50[b] != "" && p50[k] > 0 && f[b] == 0)
-				printf "| >= 50x faster than rtkit at p50 (kept vs rtkit, one bus connection) | %.0fx (%s vs %s) | %s |\n", p50[b] / p50[k], us(p50[b]), us(p50[k]), p50[b] / p50[k] >= 50 ? "met" : "NOT MET"
+				printf "| >= 50x faster than rtkit at p50 (kept vs rtkit, one bus connection) | %.0fx (%s vs %s) | %s |\n", p50[b] / p50[k], us(p50[b]), us(p50[k]), (p50[b] / p50[k] >= 50 ? "met" : "NOT MET")
 			else
 				print "| >= 50x faster than rtkit at p50 | rtkit not measured | n/a |"
 		}
@@ -499,7 +499,7 @@ bench_strategies_loaded() {
 			print "| strategy | samples (overruns) | p50 | p90 | p99 | p99.9 | max | CPU | guard at the end | sleeps missing the deadline |"
 			print "|---|---|---|---|---|---|---|---|---|---|"
 			for (i = 1; i <= n; i++) { k = st[i]
-				printf "| %s | %s (%s) | %s | %s | %s | %s | %s | %.1f%% | %s | %s |\n", k, s[k], ov[k], us(p50[k]), us(p90[k]), us(p99[k]), us(p999[k]), us(mx[k]), cpu[k], g[k] >= 0 ? us(g[k]) : "-", miss[k] }
+				printf "| %s | %s (%s) | %s | %s | %s | %s | %s | %.1f%% | %s | %s |\n", k, s[k], ov[k], us(p50[k]), us(p90[k]), us(p99[k]), us(p999[k]), us(mx[k]), cpu[k], (g[k] >= 0 ? us(g[k]) : "-"), miss[k] }
 			print ""
 			print "| target | measured | verdict |"
 			print "|---|---|---|"
@@ -718,6 +718,20 @@ bench_footprint() {
 			-P "$procs" -b "$budget" -x 10 -o "$scsv" "${extra[@]}" scale "$n"
 		bg_stop "$d2"
 	done
+	# issue 15's target on every 10,000-thread layout: the worst one is judged
+	awk -F, '$2 ~ /^memory per managed thread/ && $1 ~ /^10000 / {
+			n++; v = $3 + 0; if (n == 1 || v > worst) worst = v; list = list sep $1 " " v " B"; sep = ", " }
+		END {
+			print "| target | measured | verdict |"
+			print "|---|---|---|"
+			if (n)
+				printf "| memory per thread <= 1 KiB (10,000 threads, worst layout) | %d B (%s) | %s |\n", worst, list, worst <= 1024 ? "met" : "NOT MET"
+			else
+				print "| memory per thread <= 1 KiB (10,000 threads) | not measured: no 10,000-thread layout ran (BENCH_QUICK) | n/a |"
+		}' "$scsv" >"$RESULTS/footprint-target.md"
+	echo
+	cat "$RESULTS/footprint-target.md"
+	bench_config_load
 	{
 		echo
 		echo "### Footprint and scale"
@@ -746,7 +760,15 @@ bench_footprint() {
 				if (notes != "") print "\nNotes:" notes
 			}' "$scsv"
 		echo
+		cat "$RESULTS/footprint-target.md"
+		echo
 		echo "Plot: footprint.png."
+		if [ -s "$RESULTS/config-load.md" ]; then
+			echo
+			echo "### Configuration loading: \`rtschedd --test-config\` with many [rule] sections"
+			echo
+			cat "$RESULTS/config-load.md"
+		fi
 	} >>"$SUMMARY"
 	# rows = step, columns = layout
 	awk -F, 'NR > 1 && $2 !~ /memory|version/ {
@@ -771,6 +793,53 @@ bench_footprint() {
 	ncol = $(head -1 "$RESULTS/footprint-plot.csv" | awk -F, '{ print NF }')
 	plot for [c=2:ncol] '$RESULTS/footprint-plot.csv' using c:xtic(1) title columnheader(c)
 	EOF
+}
+
+# Wall time of `rtschedd --test-config` (parse, validate, print; process
+# start included) on generated configurations of 3,000, 6,000 and 12,000
+# [rule] sections, each the median of 5 runs with the spread; times are
+# taken with $EPOCHREALTIME, so nothing but rtschedd is started in between.
+bench_config_load() {
+	local n k t0 t1 csv=$RESULTS/config-load.csv
+	echo
+	echo "Configuration loading: rtschedd --test-config on generated files with N [rule] sections (each with"
+	echo "thread-name, policy and priority), output to /dev/null; median of 5 runs, min..max in brackets."
+	echo "rules,run,ms" >"$csv"
+	for n in 3000 6000 12000; do
+		awk -v n="$n" 'BEGIN { print "[daemon]\nrate-limit = 0"
+			for (i = 1; i <= n; i++) printf "[rule r%05d]\nthread-name = app-%05d-*\npolicy = fifo\npriority = %d\n", i, i, 1 + i % 50 }' \
+			>"$TMP/rules-$n.conf"
+		for k in 1 2 3 4 5; do
+			t0=$EPOCHREALTIME
+			"$RTSCHEDD" --test-config --config "$TMP/rules-$n.conf" >/dev/null 2>&1 || { echo "rtschedd --test-config failed on $n rules"; break; }
+			t1=$EPOCHREALTIME
+			echo "$n,$k,$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) * 1000 }')" >>"$csv"
+		done
+	done
+	awk -F, '
+		NR == 1 { next }
+		{ k = $1; c[k]++; v[k, c[k]] = $3 + 0; if (!(k in seen)) { seen[k] = 1; order[++n] = k } }
+		function med(k,   a, m, i, j, x) { m = c[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
+			for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
+			lo[k] = a[1]; hi[k] = a[m]; return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+		END {
+			if (!n) exit
+			printf "| rules |"; for (i = 1; i <= n; i++) printf " %s |", order[i]; print ""
+			printf "|---|"; for (i = 1; i <= n; i++) printf "---|"; print ""
+			printf "| --test-config wall time, median [min..max] of 5 |"
+			for (i = 1; i <= n; i++) { m[order[i]] = med(order[i]); printf " %.1f ms [%.1f..%.1f] |", m[order[i]], lo[order[i]], hi[order[i]] }
+			print ""
+			print ""
+			print "| target | measured | verdict |"
+			print "|---|---|---|"
+			if (m[3000] > 0 && m[12000] > 0)
+				printf "| loading scales as n log n or better (12,000 / 3,000 rules: linear 4x, quadratic 16x) | %.1fx | %s |\n", m[12000] / m[3000], m[12000] / m[3000] <= 6 ? "met" : "NOT MET"
+			if (m[12000] > 0)
+				printf "| 12,000 rules well under 100 ms (median <= 50 ms, slowest run < 100 ms) | %.1f ms (slowest %.1f ms) | %s |\n", m[12000], hi[12000], m[12000] <= 50 && hi[12000] < 100 ? "met" : "NOT MET"
+			else
+				print "| 12,000 rules well under 100 ms | not measured | n/a |"
+		}' "$csv" >"$RESULTS/config-load.md"
+	cat "$RESULTS/config-load.md"
 }
 
 # --- 5. rule matching ----------------------------------------------------------------
