@@ -725,7 +725,7 @@ bench_footprint() {
 			print "| target | measured | verdict |"
 			print "|---|---|---|"
 			if (n)
-				printf "| memory per thread <= 1 KiB (10,000 threads, worst layout) | %d B (%s) | %s |\n", worst, list, worst <= 1024 ? "met" : "NOT MET"
+				printf "| memory per thread <= 1 KiB (10,000 threads, worst layout) | %d B (%s) | %s |\n", worst, list, (worst <= 1024 ? "met" : "NOT MET")
 			else
 				print "| memory per thread <= 1 KiB (10,000 threads) | not measured: no 10,000-thread layout ran (BENCH_QUICK) | n/a |"
 		}' "$scsv" >"$RESULTS/footprint-target.md"
@@ -797,19 +797,20 @@ bench_footprint() {
 
 # Wall time of `rtschedd --test-config` (parse, validate, print; process
 # start included) on generated configurations of 3,000, 6,000 and 12,000
-# [rule] sections, each the median of 5 runs with the spread; times are
+# [rule] sections, each the median of 7 runs with the spread; times are
 # taken with $EPOCHREALTIME, so nothing but rtschedd is started in between.
 bench_config_load() {
 	local n k t0 t1 csv=$RESULTS/config-load.csv
 	echo
 	echo "Configuration loading: rtschedd --test-config on generated files with N [rule] sections (each with"
-	echo "thread-name, policy and priority), output to /dev/null; median of 5 runs, min..max in brackets."
+	echo "thread-name, policy and priority), output to /dev/null; median of 7 runs, min..max in brackets;"
+	echo "the scaling verdict compares the fastest runs (the least disturbed by other load)."
 	echo "rules,run,ms" >"$csv"
 	for n in 3000 6000 12000; do
 		awk -v n="$n" 'BEGIN { print "[daemon]\nrate-limit = 0"
 			for (i = 1; i <= n; i++) printf "[rule r%05d]\nthread-name = app-%05d-*\npolicy = fifo\npriority = %d\n", i, i, 1 + i % 50 }' \
 			>"$TMP/rules-$n.conf"
-		for k in 1 2 3 4 5; do
+		for k in 1 2 3 4 5 6 7; do
 			t0=$EPOCHREALTIME
 			"$RTSCHEDD" --test-config --config "$TMP/rules-$n.conf" >/dev/null 2>&1 || { echo "rtschedd --test-config failed on $n rules"; break; }
 			t1=$EPOCHREALTIME
@@ -826,16 +827,16 @@ bench_config_load() {
 			if (!n) exit
 			printf "| rules |"; for (i = 1; i <= n; i++) printf " %s |", order[i]; print ""
 			printf "|---|"; for (i = 1; i <= n; i++) printf "---|"; print ""
-			printf "| --test-config wall time, median [min..max] of 5 |"
+			printf "| --test-config wall time, median [min..max] of 7 |"
 			for (i = 1; i <= n; i++) { m[order[i]] = med(order[i]); printf " %.1f ms [%.1f..%.1f] |", m[order[i]], lo[order[i]], hi[order[i]] }
 			print ""
 			print ""
 			print "| target | measured | verdict |"
 			print "|---|---|---|"
-			if (m[3000] > 0 && m[12000] > 0)
-				printf "| loading scales as n log n or better (12,000 / 3,000 rules: linear 4x, quadratic 16x) | %.1fx | %s |\n", m[12000] / m[3000], m[12000] / m[3000] <= 6 ? "met" : "NOT MET"
+			if (lo[3000] > 0 && lo[12000] > 0)
+				printf "| loading scales as n log n or better (12,000 / 3,000 rules, fastest runs: linear 4x, quadratic 16x) | %.1fx | %s |\n", lo[12000] / lo[3000], (lo[12000] / lo[3000] <= 6 ? "met" : "NOT MET")
 			if (m[12000] > 0)
-				printf "| 12,000 rules well under 100 ms (median <= 50 ms, slowest run < 100 ms) | %.1f ms (slowest %.1f ms) | %s |\n", m[12000], hi[12000], m[12000] <= 50 && hi[12000] < 100 ? "met" : "NOT MET"
+				printf "| 12,000 rules well under 100 ms (median <= 50 ms, slowest run < 100 ms) | %.1f ms (slowest %.1f ms) | %s |\n", m[12000], hi[12000], (m[12000] <= 50 && hi[12000] < 100 ? "met" : "NOT MET")
 			else
 				print "| 12,000 rules well under 100 ms | not measured | n/a |"
 		}' "$csv" >"$RESULTS/config-load.md"
