@@ -552,7 +552,10 @@ bench_fidelity() {
 	fi
 	command -v cyclictest >/dev/null || { echo "SKIPPED: cyclictest missing (apt-get install rt-tests)"; return; }
 	echo "Probe [probe fidelity]: cpu $cpu, fifo 10, period 1000 µs, strategy sleep, mode latency; read with"
-	echo "rtschedctl --json jitter (and --histogram). cyclictest -t1 -a$cpu -p10 --policy=fifo -i1000 -h20000 --secaligned."
+	echo "rtschedctl --json jitter (and --histogram). cyclictest -t1 -a$cpu -p10 --policy=fifo -i1000 -h20000 --secaligned=500."
+	echo "Both wake at the same phase, whole milliseconds + 500 µs in CLOCK_MONOTONIC (the probe's phase for a 1 ms"
+	echo "period, see probe.c): the kernel's tick lands on multiples of 4 ms here, and plain --secaligned put 1 in 4"
+	echo "of cyclictest's wake-ups on it (6-8 µs later at p50, 10-13 µs at p90), which the probe's did not."
 	echo "Each window holds the measurement only: the probe's from jitter --reset (0.3 s after it started) to the"
 	echo "snapshot, cyclictest's from its first wake-up (aligned to a full second, after its start-up) to its last;"
 	echo "the script waits with shell builtins meanwhile, so no process starts on the measured CPU."
@@ -593,10 +596,11 @@ bench_fidelity() {
 		fi
 		# cyclictest likewise: started directly (no wrapper), its first
 		# wake-up aligned to the next full second so its own start-up is
-		# behind the window (--secaligned), its policy read with builtins
-		# while it runs, and -D as the time limit
+		# behind the window, plus 500 µs, the probe's phase (--secaligned=500:
+		# whole seconds would put every 4th wake-up on the tick), its policy
+		# read with builtins while it runs, and -D as the time limit
 		cyclictest -q -t1 -a"$cpu" -p10 --policy=fifo -i1000 -l"$(awk -v s="$secs" 'BEGIN { printf "%d", s * 1000 }')" \
-			-D "$(awk -v s="$secs" 'BEGIN { printf "%d", s + 15 }')" --secaligned -h 20000 >"$TMP/cyc-fid.txt" 2>&1 &
+			-D "$(awk -v s="$secs" 'BEGIN { printf "%d", s + 15 }')" --secaligned=500 -h 20000 >"$TMP/cyc-fid.txt" 2>&1 &
 		cpid=$!
 		# the measurement thread sets its policy at once, then waits for the
 		# full second: read it there (at the end the process may be a zombie)
