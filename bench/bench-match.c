@@ -1,12 +1,19 @@
 /* bench-match.c: how fast rules find threads. Needs a running rtschedd with
- * a rule `thread-name = bench-m-*` (policy fifo).
- *   bench-match [-o SUMMARY.csv] [-c CDF.csv] MODE [N]
+ * a rule `thread-name = PREFIX-*` (policy fifo; PREFIX is bench-m unless -p
+ * gives another, of up to 10 characters). Every rtschedd on the machine sees
+ * every rename through the process events connector, so a run beside another
+ * one's daemon with the same rule would be answered by both: run.sh passes a
+ * prefix of its own.
+ *   bench-match [-o SUMMARY.csv] [-c CDF.csv] [-p PREFIX] MODE [N]
  * Modes:
  *   bench-match rename N   a thread renames itself to match, N times; time
  *                          from the rename to SCHED_FIFO as the thread itself
  *                          sees it (then renames away and waits for the restore)
  *   bench-match create N   N threads that name themselves to match at start;
- *                          time from pthread_create to SCHED_FIFO
+ *                          time from pthread_create to SCHED_FIFO, and from
+ *                          the new thread's own prctl(PR_SET_NAME) (issue
+ *                          15's measure: what the daemon can answer for,
+ *                          without the thread's own start-up)
  *   bench-match hold N     N idle threads (for the start-up scan benchmark);
  *                          prints "ready" and waits for stdin to close */
 #define _GNU_SOURCE
@@ -23,6 +30,7 @@
 #define TIMEOUT_US 2e6
 
 static const char *summary_path, *cdf_path;
+static char match_new[16] = "bench-m-new", match_x[16] = "bench-m-x";
 
 /* Spin until this thread's policy is (or is not) FIFO; the time it took, or -1. */
 static double wait_policy(double start, int fifo)
@@ -36,15 +44,17 @@ static double wait_policy(double start, int fifo)
 }
 
 struct created {
-	double t0, lat;
+	double t0, lat, lat_name;
 };
 
 static void *created_main(void *arg)
 {
 	struct created *c = arg;
+	double tn = bench_now_us();
 
-	pthread_setname_np(pthread_self(), "bench-m-new");
-	c->lat = wait_policy(c->t0, 1);
+	pthread_setname_np(pthread_self(), match_new);
+	c->lat_name = wait_policy(tn, 1);
+	c->lat = c->lat_name < 0 ? -1 : c->lat_name + (tn - c->t0);
 	return NULL;
 }
 
@@ -74,12 +84,20 @@ static void report(const char *key, const char *what, double *lat, int n, int ti
 int main(int argc, char **argv)
 {
 	int n, timeouts = 0, got = 0, opt;
-	double *lat;
+	double *lat, *lat_name;
 
-	while ((opt = getopt(argc, argv, "o:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "o:c:p:")) != -1) {
 		switch (opt) {
 		case 'o': summary_path = optarg; break;
 		case 'c': cdf_path = optarg; break;
+		case 'p':
+			/* "bench-plain", the name that must not match, must not start with PREFIX- */
+			if (strlen(optarg) > 10 ||
+			    (strncmp(optarg, "bench-plain", strlen(optarg)) == 0 && "bench-plain"[strlen(optarg)] == '-'))
+				return 64;
+			snprintf(match_new, sizeof(match_new), "%s-new", optarg);
+			snprintf(match_x, sizeof(match_x), "%s-x", optarg);
+			break;
 		default: return 64;
 		}
 	}
@@ -87,7 +105,8 @@ int main(int argc, char **argv)
 	argv += optind - 1;
 	n = argc > 2 ? atoi(argv[2]) : 1000;
 	lat = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
-	if (argc < 2 || !lat || n < 1)
+	lat_name = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+	if (argc < 2 || !lat || !lat_name || n < 1)
 		return 64;
 	if (strcmp(argv[1], "hold") == 0) {
 		pthread_attr_t a;
@@ -113,7 +132,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "rename") == 0) {
 		for (int i = 0; i < n; i++) {
 			double t0 = bench_now_us(), l;
-			pthread_setname_np(pthread_self(), "bench-m-x");
+			pthread_setname_np(pthread_self(), match_x);
 			l = wait_policy(t0, 1);
 			if (l < 0)
 				timeouts++;
@@ -131,16 +150,21 @@ int main(int argc, char **argv)
 			pthread_t t;
 			pthread_create(&t, NULL, created_main, &c);
 			pthread_join(t, NULL);
-			if (c.lat < 0)
+			if (c.lat < 0) {
 				timeouts++;
-			else
+			} else {
+				lat_name[got] = c.lat_name;
 				lat[got++] = c.lat;
+			}
 		}
-		if (got)
+		if (got) {
 			report("create", "create+name -> policy applied", lat, got, timeouts);
+			report("create-name", "new thread named -> policy applied", lat_name, got, timeouts);
+		}
 	} else {
 		return 64;
 	}
 	free(lat);
+	free(lat_name);
 	return timeouts ? 1 : 0;
 }

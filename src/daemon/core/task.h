@@ -16,6 +16,15 @@ struct task_sched {
 	cpu_set_t cpus;
 };
 
+/* The same without the affinity: what a watchdog demotion takes away and the
+ * promotion puts back (it never changes the CPUs), in 16 bytes, not 144. */
+struct task_policy {
+	int policy;
+	int priority;
+	int nice;
+	bool reset_on_fork;
+};
+
 /* What the kernel reports for tid now. */
 int task_sched_read(pid_t tid, struct task_sched *out);
 /* Set policy, priority, nice and reset-on-fork; the affinity too when

@@ -128,20 +128,20 @@ bool safety_worker_stop(struct worker *w)
 
 static int cmp_tid_index(const void *a, const void *b, void *arg)
 {
-	const struct safety_thread *t = arg;
+	const struct safety_entry *t = arg;
 	pid_t x = t[*(const size_t *)a].tid, y = t[*(const size_t *)b].tid;
 
 	return (x > y) - (x < y);
 }
 
 /* The index in old[] (sorted through by_tid) of the same thread as th, or n. */
-static size_t find_old(const struct safety_thread *old, const size_t *by_tid, size_t n, const struct safety_thread *th)
+static size_t find_old(const struct safety_entry *old, const size_t *by_tid, size_t n, const struct safety_thread *th)
 {
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const struct safety_thread *o = &old[by_tid[mid]];
+		const struct safety_entry *o = &old[by_tid[mid]];
 		if (o->tid < th->tid)
 			lo = mid + 1;
 		else if (o->tid > th->tid)
@@ -152,11 +152,76 @@ static size_t find_old(const struct safety_thread *old, const size_t *by_tid, si
 	return n;
 }
 
+static uint64_t cpuset_hash(const cpu_set_t *c)
+{
+	const unsigned long *w = (const unsigned long *)c;
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < sizeof(*c) / sizeof(*w); i++)
+		h = (h ^ w[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Give every published thread the index of its CPU set in *sets, which gets
+ * each distinct set once (a hash on the set: O(n) however many there are).
+ * Returns 0 or -ENOMEM. */
+static int intern_cpusets(const struct safety_thread *t, size_t n, struct safety_entry *out, cpu_set_t **sets,
+			  size_t *n_sets)
+{
+	size_t cap = 16, mask, n_set = 0, cap_set = 4, last = SIZE_MAX;
+	size_t *slot;
+	cpu_set_t *set;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	mask = cap - 1;
+	slot = malloc(cap * sizeof(*slot));
+	set = malloc(cap_set * sizeof(*set));
+	if (!slot || !set) {
+		free(slot);
+		free(set);
+		return -ENOMEM;
+	}
+	memset(slot, 0xff, cap * sizeof(*slot));   /* SIZE_MAX: empty */
+	for (size_t i = 0; i < n; i++) {
+		size_t h;
+
+		/* threads registered together mostly share the set of the one before */
+		if (last != SIZE_MAX && CPU_EQUAL(&t[i].cpus, &set[last])) {
+			out[i].cpus = last;
+			continue;
+		}
+		for (h = cpuset_hash(&t[i].cpus) & mask; slot[h] != SIZE_MAX; h = (h + 1) & mask)
+			if (CPU_EQUAL(&t[i].cpus, &set[slot[h]]))
+				break;
+		if (slot[h] == SIZE_MAX) {
+			if (n_set == cap_set) {
+				cpu_set_t *grown = realloc(set, 2 * cap_set * sizeof(*set));
+				if (!grown) {
+					free(slot);
+					free(set);
+					return -ENOMEM;
+				}
+				set = grown;
+				cap_set *= 2;
+			}
+			set[n_set] = t[i].cpus;
+			slot[h] = n_set++;
+		}
+		out[i].cpus = last = slot[h];
+	}
+	free(slot);
+	*sets = set;
+	*n_sets = n_set;
+	return 0;
+}
+
 int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n)
 {
-	struct safety_thread *copy = NULL, *old;
+	struct safety_entry *copy = NULL, *old;
+	cpu_set_t *sets = NULL, *old_sets;
 	uint64_t (*runs)[RUN_SLOTS] = NULL, (*old_runs)[RUN_SLOTS];
-	size_t *from = NULL, *by_tid = NULL, n_old;
+	size_t *from = NULL, *by_tid = NULL, n_old, n_sets = 0;
 	cpu_set_t want;
 	int r = 0;
 
@@ -170,14 +235,18 @@ int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n
 		runs = calloc(n, sizeof(*runs));
 		from = malloc(n * sizeof(*from));
 		by_tid = malloc((n_old ? n_old : 1) * sizeof(*by_tid));
-		if (!copy || !runs || !from || !by_tid) {
+		if (!copy || !runs || !from || !by_tid || intern_cpusets(t, n, copy, &sets, &n_sets) < 0) {
 			free(copy);
 			free(runs);
 			free(from);
 			free(by_tid);
 			return -ENOMEM;
 		}
-		memcpy(copy, t, n * sizeof(*copy));
+		for (size_t i = 0; i < n; i++) {
+			copy[i].tid = t[i].tid;
+			copy[i].pid = t[i].pid;
+			copy[i].starttime = t[i].starttime;
+		}
 		for (size_t i = 0; i < n_old; i++)
 			by_tid[i] = i;
 		qsort_r(by_tid, n_old, sizeof(*by_tid), cmp_tid_index, s->threads);
@@ -185,15 +254,15 @@ int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n
 			from[i] = find_old(s->threads, by_tid, n_old, &t[i]);
 			if (from[i] == n_old) {
 				/* new here: what it ran before does not count */
-				uint64_t now = safety_run_ns(&t[i]);
+				uint64_t now = safety_run_ns(t[i].pid, t[i].tid);
 				for (unsigned k = 0; k < RUN_SLOTS; k++)
 					runs[i][k] = now;
 			}
 		}
 	}
 	CPU_ZERO(&want);
-	for (size_t i = 0; i < n; i++)
-		CPU_OR(&want, &want, &t[i].cpus);
+	for (size_t i = 0; i < n_sets; i++)
+		CPU_OR(&want, &want, &sets[i]);
 	CPU_AND(&want, &want, &s->allowed);
 
 	pthread_mutex_lock(&s->lock);
@@ -202,12 +271,16 @@ int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n
 			memcpy(runs[i], s->runs[from[i]], sizeof(runs[i]));
 	old = s->threads;
 	old_runs = s->runs;
+	old_sets = s->cpusets;
 	s->threads = copy;
 	s->runs = runs;
 	s->n_threads = n;
+	s->cpusets = sets;
+	s->n_cpusets = n_sets;
 	pthread_mutex_unlock(&s->lock);
 	free(old);
 	free(old_runs);
+	free(old_sets);
 	free(from);
 	free(by_tid);
 
@@ -391,6 +464,7 @@ void safety_free(struct safety *s)
 	pthread_mutex_destroy(&s->lock);
 	free(s->threads);
 	free(s->runs);
+	free(s->cpusets);
 	free(s->trip_demoted);
 	free(s);
 }

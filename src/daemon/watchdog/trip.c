@@ -60,11 +60,11 @@ size_t safety_pick_runners(const uint64_t *ran, size_t n, uint64_t threshold_ns,
 /* --- the watchdog thread's side ---------------------------------------------- */
 
 /* A thread's time on a CPU so far (ns), 0 if it is gone. */
-uint64_t safety_run_ns(const struct safety_thread *th)
+uint64_t safety_run_ns(pid_t pid, pid_t tid)
 {
 	uint64_t run, delay, count;
 
-	return proc_read_schedstat(th->pid, th->tid, &run, &delay, &count) == 0 ? run : 0;
+	return proc_read_schedstat(pid, tid, &run, &delay, &count) == 0 ? run : 0;
 }
 
 /* Demote tid if it is still the thread started at starttime (safety.h). */
@@ -113,7 +113,7 @@ void safety_run_sample(struct safety *s, uint64_t mono)
 {
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->n_threads; i++)
-		s->runs[i][s->run_head] = safety_run_ns(&s->threads[i]);
+		s->runs[i][s->run_head] = safety_run_ns(s->threads[i].pid, s->threads[i].tid);
 	pthread_mutex_unlock(&s->lock);
 	s->run_time[s->run_head] = mono;
 	s->run_head = (s->run_head + 1) % RUN_SLOTS;
@@ -129,14 +129,15 @@ static unsigned run_oldest(const struct safety *s)
 
 /* Whether a thread is still the published one and real-time, and where it
  * may run now (its own sched_setaffinity may have widened what was published). */
-static bool rt_thread_on(const struct safety_thread *th, const struct proc_stat *st, cpu_set_t *cpus)
+static bool rt_thread_on(const struct safety *s, const struct safety_entry *th, const struct proc_stat *st,
+			 cpu_set_t *cpus)
 {
 	int pol;
 
 	if (st->state == 'X')
 		return false;
 	if (sched_getaffinity(th->tid, sizeof(*cpus), cpus) < 0)
-		*cpus = th->cpus;
+		*cpus = s->cpusets[th->cpus];
 	pol = sched_getscheduler(th->tid);
 	return pol >= 0 && ((pol & ~SCHED_RESET_ON_FORK) == SCHED_FIFO || (pol & ~SCHED_RESET_ON_FORK) == SCHED_RR);
 }
@@ -144,14 +145,15 @@ static bool rt_thread_on(const struct safety_thread *th, const struct proc_stat 
 /* Demote thread i (once per trip) and add it to the trip's list. */
 static void trip_demote(struct safety *s, size_t i, bool *done)
 {
-	const struct safety_thread *th = &s->threads[i];
+	const struct safety_entry *th = &s->threads[i];
 
 	if (done[i])
 		return;
 	done[i] = true;
 	if (safety_demote_tid(th->tid, th->starttime) == 0) {
 		if (s->trip_demoted)
-			s->trip_demoted[s->trip.n_demoted] = *th;
+			s->trip_demoted[s->trip.n_demoted] = (struct safety_thread){ th->tid, th->pid, th->starttime,
+										      s->cpusets[th->cpus] };
 		s->trip.n_demoted++;
 	} else {
 		s->trip.n_failed++;
@@ -186,7 +188,7 @@ static void trip_all(struct safety *s, const cpu_set_t *starved, const struct pr
 	}
 	for (size_t i = 0; CPU_COUNT(&guilty) && i < n; i++) {
 		cpu_set_t cur, both;
-		if (!rt_thread_on(&s->threads[i], &st[i], &cur))
+		if (!rt_thread_on(s, &s->threads[i], &st[i], &cur))
 			continue;
 		CPU_AND(&both, &cur, &guilty);
 		if (CPU_COUNT(&both))
@@ -215,9 +217,10 @@ static void trip_culprits(struct safety *s, const cpu_set_t *starved, const stru
 	}
 	/* once per thread, whatever the number of starved CPUs */
 	for (size_t i = 0; i < n; i++) {
-		uint64_t now = st[i].state == 'X' ? 0 : safety_run_ns(&s->threads[i]), base = s->runs[i][old];
+		uint64_t now = st[i].state == 'X' ? 0 : safety_run_ns(s->threads[i].pid, s->threads[i].tid);
+		uint64_t base = s->runs[i][old];
 		ran[i] = now > base ? now - base : 0;
-		rt[i] = rt_thread_on(&s->threads[i], &st[i], &cur[i]);
+		rt[i] = rt_thread_on(s, &s->threads[i], &st[i], &cur[i]);
 	}
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		size_t m = 0, k;
@@ -281,7 +284,7 @@ void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, 
 	done = calloc(n ? n : 1, sizeof(*done));
 	s->trip_demoted = calloc(n ? n : 1, sizeof(*s->trip_demoted));
 	for (size_t i = 0; st && i < n; i++) {
-		const struct safety_thread *th = &s->threads[i];
+		const struct safety_entry *th = &s->threads[i];
 		if (proc_read_stat_at(NULL, th->pid, th->tid, &st[i]) < 0 || st[i].starttime != th->starttime)
 			st[i].state = 'X';  /* gone, or the tid names another thread */
 	}
