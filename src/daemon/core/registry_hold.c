@@ -21,7 +21,7 @@ static void thread_demote(struct registry *r, struct reg_thread *t)
 	struct task_sched other = t->applied;
 	const char *what;
 
-	t->demoted_from = t->applied;
+	t->demoted_from = registry_policy_of(&t->applied);
 	t->demoted = true;
 	other.policy = SCHED_OTHER;
 	other.priority = 0;
@@ -131,12 +131,17 @@ size_t registry_promote(struct registry *r)
 	r->holds = NULL;
 	r->n_holds = 0;
 	for (struct reg_thread *t = r->threads; t; t = t->next) {
+		struct task_sched back = t->applied;  /* the CPUs are not written */
 		const char *what;
 
 		if (!t->demoted)
 			continue;
 		t->demoted = false;
-		if (!registry_same_thread(t) || task_sched_write(t->tid, &t->demoted_from, false, &what) < 0)
+		back.policy = t->demoted_from.policy;
+		back.priority = t->demoted_from.priority;
+		back.nice = t->demoted_from.nice;
+		back.reset_on_fork = t->demoted_from.reset_on_fork;
+		if (!registry_same_thread(t) || task_sched_write(t->tid, &back, false, &what) < 0)
 			continue;
 		task_sched_read(t->tid, &t->applied);
 		registry_notify(r, REG_EV_THREAD_SET, t, NULL);

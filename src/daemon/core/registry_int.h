@@ -19,6 +19,10 @@ struct registry {
 	struct reg_thread *threads;
 	struct reg_process *procs;
 	size_t n_threads, n_procs;
+	/* Every managed thread's pidfd, in one epoll set that is one event
+	 * source: an sd_event_source per thread was ~300 bytes of each one's ~1 KiB. */
+	int exit_ep;
+	sd_event_source *exit_src;
 	int thread_pidfd; /* 1 yes, 0 no, -1 not probed yet */
 	registry_observer observer;
 	void *observer_ud;
@@ -37,6 +41,11 @@ struct registry {
 
 /* Tell the observer (the state journal) what changed. */
 void registry_notify(struct registry *r, int ev, struct reg_thread *t, struct reg_process *p);
+/* The part of s a watchdog demotion takes away (and the promotion gives back). */
+static inline struct task_policy registry_policy_of(const struct task_sched *s)
+{
+	return (struct task_policy){ s->policy, s->priority, s->nice, s->reset_on_fork };
+}
 /* Is t still the thread that was pinned (its tid not reused)? */
 bool registry_same_thread(const struct reg_thread *t);
 
