@@ -766,8 +766,6 @@ int main(void)
 {
 	Suite *s = suite_create("dispatch");
 	TCase *tc = tcase_create("requests");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_version);
@@ -783,9 +781,5 @@ int main(void)
 	tcase_add_test(tc, test_version_op);
 	tcase_add_test(tc, test_status);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

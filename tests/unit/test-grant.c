@@ -621,8 +621,6 @@ int main(void)
 {
 	Suite *s = suite_create("grant");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_resolve);
@@ -641,9 +639,5 @@ int main(void)
 	tcase_add_test(tc, test_ratelimit);
 	tcase_add_test(tc, test_wire_codes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

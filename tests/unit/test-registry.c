@@ -782,8 +782,6 @@ int main(void)
 {
 	Suite *s = suite_create("registry");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_add_remove_restores_original);
@@ -802,9 +800,5 @@ int main(void)
 	tcase_add_test(tc, test_hold_and_promote);
 	tcase_add_test(tc, test_observer);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

@@ -692,8 +692,6 @@ int main(void)
 {
 	Suite *s = suite_create("state");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trip);
@@ -711,9 +709,5 @@ int main(void)
 	tcase_add_test(tc, test_refused_restored);
 	tcase_add_test(tc, test_discard);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

@@ -123,3 +123,14 @@ uint64_t unit_starttime(pid_t tid)
 	ck_assert_int_eq(proc_read_stat(tid, &st), 0);
 	return st.starttime;
 }
+
+int unit_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

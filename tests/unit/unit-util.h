@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <check.h>
+
 #include "daemon/config/config.h"
 
 /* mkdtemp under /tmp, mode 0700; the name goes to dir (PATH_MAX). */
@@ -46,5 +48,8 @@ void worker_start_as(struct worker *w, uid_t uid);
 void worker_stop(struct worker *w);
 /* The start time of a live thread (/proc/TID/stat field 22). */
 uint64_t unit_starttime(pid_t tid);
+
+/* Run the suite s (freed here) and give main()'s exit status: 1 if a test failed. */
+int unit_run(Suite *s);
 
 #endif
