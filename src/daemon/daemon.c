@@ -175,7 +175,7 @@ static void ev_fork(void *ud, pid_t tid, pid_t tgid)
 
 	if (tid != tgid)
 		registry_on_new_thread(d->svc.registry, d->svc.config, tid, tgid);
-	rules_on_task(d->svc.registry, d->svc.config, tid, tgid, false);
+	rules_on_task(d->svc.registry, d->svc.config, tid, tgid, NULL, false);
 }
 
 static void ev_exec(void *ud, pid_t tid, pid_t tgid)
@@ -193,7 +193,7 @@ static void ev_comm(void *ud, pid_t tid, pid_t tgid, const char *comm)
 	if (tid == tgid && (d->svc.config->match_needs & MATCH_NEED_PROCESS_NAME))
 		rules_on_process(d->svc.registry, d->svc.config, tgid);
 	else
-		rules_on_task(d->svc.registry, d->svc.config, tid, tgid, false);
+		rules_on_task(d->svc.registry, d->svc.config, tid, tgid, comm, false);
 }
 
 static void ev_exit(void *ud, pid_t tid, pid_t tgid)

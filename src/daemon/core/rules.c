@@ -57,8 +57,9 @@ static int load_ids(pid_t tid, struct subject_buf *b)
 	return 0;
 }
 
-/* Fill what the configured rules need to know about tid; -ESRCH if gone. */
-static int load_subject(const struct config *c, pid_t tid, pid_t pid, struct subject_buf *b)
+/* Fill what the configured rules need to know about tid; comm is its name
+ * when a COMM event just told it (NULL: read it). -ESRCH if gone. */
+static int load_subject(const struct config *c, pid_t tid, pid_t pid, const char *comm, struct subject_buf *b)
 {
 	char path[64];
 	ssize_t n;
@@ -67,7 +68,9 @@ static int load_subject(const struct config *c, pid_t tid, pid_t pid, struct sub
 	memset(&b->s, 0, sizeof(b->s));
 	b->s.uid = (uid_t)-1;
 	b->s.gid = (gid_t)-1;
-	if ((r = proc_read_comm(pid, tid, b->comm, sizeof(b->comm))) < 0)
+	if (comm)
+		snprintf(b->comm, sizeof(b->comm), "%s", comm);
+	else if ((r = proc_read_comm(pid, tid, b->comm, sizeof(b->comm))) < 0)
 		return r;
 	b->s.thread_name = b->comm;
 	if ((c->match_needs & MATCH_NEED_PROCESS_NAME) && proc_read_comm(pid, 0, b->pcomm, sizeof(b->pcomm)) == 0)
@@ -87,11 +90,12 @@ static int load_subject(const struct config *c, pid_t tid, pid_t pid, struct sub
 	return 0;
 }
 
-void rules_on_task(struct registry *r, const struct config *c, pid_t tid, pid_t pid, bool force)
+void rules_on_task(struct registry *r, const struct config *c, pid_t tid, pid_t pid, const char *comm, bool force)
 {
+	static pid_t self;
 	struct reg_thread *t = registry_find(r, tid);
 	const struct rule *rl = NULL;
-	struct subject_buf b;
+	struct subject_buf b = { .comm = "?" }; /* the name in the log lines, if never read */
 	struct grant_request req;
 	struct sched_spec spec;
 	char msg[512];
@@ -99,9 +103,11 @@ void rules_on_task(struct registry *r, const struct config *c, pid_t tid, pid_t 
 
 	if (t && t->source != REG_SOURCE_RULE)
 		return; /* an explicit registration wins over any rule */
-	if ((!c->n_auto_rules && !t) || pid == getpid())
+	if (!self)
+		self = getpid();
+	if ((!c->n_auto_rules && !t) || pid == self)
 		return;
-	if (c->n_auto_rules && load_subject(c, tid, pid, &b) == 0)
+	if (c->n_auto_rules && load_subject(c, tid, pid, comm, &b) == 0)
 		rl = config_match(c, &b.s);
 	if (!rl) {
 		if (t) {
@@ -136,7 +142,7 @@ void rules_on_process(struct registry *r, const struct config *c, pid_t pid)
 	if (proc_list_tasks(pid, &tids, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++)
-		rules_on_task(r, c, tids[i], pid, false);
+		rules_on_task(r, c, tids[i], pid, NULL, false);
 	free(tids);
 }
 
@@ -161,7 +167,7 @@ size_t rules_scan(struct registry *r, const struct config *c, bool force)
 			if (*end || pid <= 0 || proc_list_tasks((pid_t)pid, &tids, &n) < 0)
 				continue;
 			for (size_t i = 0; i < n; i++)
-				rules_on_task(r, c, tids[i], (pid_t)pid, force);
+				rules_on_task(r, c, tids[i], (pid_t)pid, NULL, force);
 			seen += n;
 			free(tids);
 		}

@@ -13,8 +13,10 @@
 
 /* Evaluate one task against the rules of c: apply the winning rule through
  * the registry r, or restore a thread that a rule managed and no rule
- * matches any more. Explicit registrations are left alone. */
-void rules_on_task(struct registry *r, const struct config *c, pid_t tid, pid_t pid, bool force);
+ * matches any more. Explicit registrations are left alone. comm: the
+ * thread's name when the caller has it (a COMM event), NULL to read it. */
+void rules_on_task(struct registry *r, const struct config *c, pid_t tid, pid_t pid, const char *comm,
+		   bool force);
 /* A process exec'd or its main thread renamed: evaluate all its threads. */
 void rules_on_process(struct registry *r, const struct config *c, pid_t pid);
 /* Scan every task in /proc. force: re-apply to threads already matched
