@@ -194,6 +194,9 @@ rtschedd_dbus() {
 	grep rtkit, "$RESULTS/register.csv" >"$csv.rtkit"
 	timeout -k 5 120 "$B/bench-rtkit" -l rtschedd-dbus -o "$csv" -c "$cdf" "$1"
 	timeout -k 5 120 "$B/bench-rtkit" -l rtschedd-dbus -n -o "$csv" -c "$cdf" "$2"
+	# the bus alone: Peer.Ping to the same name, answered by sd-bus in
+	# rtschedd with no work behind it
+	timeout -k 5 120 "$B/bench-rtkit" -p -l bus-ping -o "$csv" "$1"
 	bg_stop "$pid"
 	cat "$csv.rtkit" >>"$csv"
 	rm -f "$csv.rtkit"
@@ -209,6 +212,9 @@ rtschedd_dbus() {
 				printf "| %s | %s | %s | %s | %s | %s | %s | %s, %s |\n", conns[i], us(p50[a]), us(p50[b]), ratio(p50[b], p50[a]),
 					us(p99[a]), us(p99[b]), ratio(p99[b], p99[a]), f[a], f[b]
 			}
+			a = "bus-ping,persistent"; b = "rtkit,persistent"
+			printf "| the bus alone: Peer.Ping to rtschedd (no work), and rtkit / it, the most any service on this bus could reach | %s | %s | %s | %s | %s | %s | %s |\n",
+				us(p50[a]), us(p50[b]), ratio(p50[b], p50[a]), us(p99[a]), us(p99[b]), ratio(p99[b], p99[a]), f[a]
 			# the target of issue 13: >= 10x faster than rtkit at p50 and p99, the same client on the same bus
 			print ""
 			print "| target (one bus connection) | measured | verdict |"

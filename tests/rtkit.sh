@@ -427,5 +427,34 @@ if wait_for owned_by_daemon; then pass "rtschedctl reload after Exit: the bus gi
 	fail "rtschedctl reload after Exit: owner pid '$(bus_owner_pid)', status '$(rtkit_state)'"; fi
 n=$(grep -c "asking for $NAME again after Exit" "$DLOG")
 [ "$n" = 2 ] && pass "the log says so once per reload" || fail "log lines about asking again: $n"
+
+# --- many callers: rtschedd keeps what the bus said about the last 64 connections;
+# 70 (busctl: one connection each) go past that, each still answered for itself ---
+ok=0
+for i in $(seq 70); do
+	busctl --system call $NAME $OPATH $NAME MakeThreadRealtimeWithPID ttu "$HP" "$T1" $((5 + i % 2)) >/dev/null 2>&1 &&
+		ok=$((ok + 1))
+done
+[ "$ok" = 70 ] && pass "70 callers on 70 connections: each granted" || fail "70 connections: $ok granted"
+expect_sched "$T1" "policy=fifo priority=5" "kernel: the 70th call's priority (5; [rtkit] policy = fifo here)"
+DO MakeThreadRealtimeWithPID uint64:"$HP" uint64:"$T1" uint32:6
+expect_in "$ERR" "not-own-thread" "then uid $OTHER on a new connection is still refused root's thread"
+expect_sched "$T1" "policy=fifo priority=5" "kernel: root's thread untouched by it"
+
+# --- the bus goes away and comes back: a reload connects again ---------------------
+bus_stop
+lost_bus() { [ "$(rtkit_state)" = failed ]; }
+wait_for lost_bus && pass "bus stopped: status says failed" || fail "bus stopped: status '$(rtkit_state)'"
+rm -f "$TMP/bus"
+dbus-daemon --config-file="$TMP/bus.conf" --nofork >>"$TMP/bus.log" 2>&1 &
+BUSPID=$!
+wait_for test -S "$TMP/bus" || fail "private bus did not start again"
+chmod 777 "$TMP/bus"
+kill -HUP "$DPID"
+if wait_for owned_by_daemon; then pass "bus back, SIGHUP: rtschedd connects again and owns $NAME"; else
+	fail "bus back, SIGHUP: owner pid '$(bus_owner_pid)', status '$(rtkit_state)'"; fi
+B call $NAME $OPATH $NAME MakeThreadRealtimeWithPID ttu "$HP" "$T1" 8
+expect_rc 0 "root: MakeThreadRealtimeWithPID on the new bus"
+expect_sched "$T1" "policy=fifo priority=8" "kernel: FIFO 8 granted over the new bus"
 helper_stop
 finish

@@ -38,6 +38,23 @@
 #define NAME_FLAG_DO_NOT_QUEUE 0x4
 enum { NAME_PRIMARY = 1, NAME_IN_QUEUE = 2, NAME_EXISTS = 3, NAME_ALREADY_OWNER = 4 };
 
+/* The bus daemon records a connection's uid and pid when it connects and
+ * never changes them, and never gives a unique name (":1.42") to a second
+ * connection: what it said about a sender holds as long as the sender is
+ * connected. Asking again on every call is a synchronous round trip to the
+ * bus daemon on the event loop, the larger part of a grant's cost, so the
+ * answers of the last SENDER_CACHE senders are kept, each dropped when the
+ * bus says its connection is gone (NameOwnerChanged) or when a newer sender
+ * needs the slot. */
+#define SENDER_CACHE 64
+struct sender {
+	char name[48];                /* the unique name; "" = a free slot */
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	unsigned long used;           /* the call counter when last used: the oldest goes first */
+};
+
 enum rtkit_state { RK_CONNECTING, RK_OWNED, RK_NOT_OWNED, RK_LOST, RK_RELEASED, RK_FAILED };
 static const char *const state_names[] = { "connecting", "owned", "not owned", "lost", "released", "failed" };
 
@@ -45,10 +62,11 @@ struct rtkit {
 	struct rtkit_ctx ctx;
 	const struct config *config;  /* the running configuration, given again at every reload */
 	sd_bus *bus;
-	sd_bus_slot *vtable, *request, *lost, *acquired, *exit_call;
+	sd_bus_slot *vtable, *request, *lost, *acquired, *exit_call, *owner_changed;
 	enum rtkit_state state;
 	char detail[192];
 	unsigned long calls, grants, refusals;
+	struct sender senders[SENDER_CACHE];
 };
 
 /* One refusal: counted, logged at debug, answered with `name` and a message
@@ -84,27 +102,80 @@ static const char *error_name(int e)
 	}
 }
 
+/* The cached answer for the sender `name`, or NULL. */
+static struct sender *sender_find(struct rtkit *rk, const char *name)
+{
+	for (size_t i = 0; i < SENDER_CACHE; i++)
+		if (rk->senders[i].name[0] && strcmp(rk->senders[i].name, name) == 0)
+			return &rk->senders[i];
+	return NULL;
+}
+
+/* Keep what the bus said about `name` in a free slot, else the least
+ * recently used one. A name too long for a slot is not kept. */
+static void sender_keep(struct rtkit *rk, const char *name, const struct peer *p)
+{
+	struct sender *s = &rk->senders[0];
+
+	if (strlen(name) >= sizeof(s->name))
+		return;
+	for (size_t i = 0; i < SENDER_CACHE && s->name[0]; i++)
+		if (!rk->senders[i].name[0] || rk->senders[i].used < s->used)
+			s = &rk->senders[i];
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->uid = p->uid;
+	s->gid = p->gid;
+	s->pid = p->pid;
+	s->used = rk->calls;
+}
+
+/* A connection left the bus: its unique name will never call again. */
+static int on_owner_changed(sd_bus_message *m, void *ud, sd_bus_error *unused)
+{
+	struct rtkit *rk = ud;
+	const char *name = NULL, *old = NULL, *new = NULL;
+	struct sender *s;
+
+	if (sd_bus_message_read(m, "sss", &name, &old, &new) < 0 || !name || name[0] != ':' || (new && new[0]))
+		return 0;
+	if ((s = sender_find(rk, name)))
+		s->name[0] = '\0';
+	return 0;
+}
+
 /* Who called: uid and pid as the bus daemon recorded them when the caller
- * connected (never read back from /proc, which a caller could race). */
+ * connected (never read back from /proc, which a caller could race), asked
+ * once per connection (struct sender). */
 static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_error *err)
 {
+	const char *name = sd_bus_message_get_sender(m);
 	sd_bus_creds *c = NULL;
+	struct sender *s;
 	struct passwd *pw;
 	uid_t uid;
 	pid_t pid;
 	int r;
 
+	memset(p, 0, sizeof(*p));
+	/* no pidfd from dbus-daemon 1.14: the grant path's uid check stands in for it */
+	p->pidfd = -1;
+	if (name && (s = sender_find(rk, name))) {
+		s->used = rk->calls;
+		p->pid = s->pid;
+		p->uid = s->uid;
+		p->gid = s->gid;
+		return 0;
+	}
 	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_PID | SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID, &c);
 	if (r >= 0 && (r = sd_bus_creds_get_pid(c, &pid)) >= 0 &&
 	    ((r = sd_bus_creds_get_euid(c, &uid)) >= 0 || (r = sd_bus_creds_get_uid(c, &uid)) >= 0)) {
 		sd_bus_creds_unref(c);
-		memset(p, 0, sizeof(*p));
 		p->pid = pid;
 		p->uid = uid;
 		pw = getpwuid(uid);
 		p->gid = pw ? pw->pw_gid : (gid_t)-1;
-		/* no pidfd from dbus-daemon 1.14: the grant path's uid check stands in for it */
-		p->pidfd = -1;
+		if (name && name[0] == ':')
+			sender_keep(rk, name, p);
 		return 0;
 	}
 	sd_bus_creds_unref(c);
@@ -476,6 +547,9 @@ int rtkit_start(struct rtkit **ret, const struct rtkit_ctx *ctx, const struct co
 					   "org.freedesktop.DBus", "NameLost", on_name_signal, NULL, rk)) < 0 ||
 	    (r = sd_bus_match_signal_async(rk->bus, &rk->acquired, "org.freedesktop.DBus", "/org/freedesktop/DBus",
 					   "org.freedesktop.DBus", "NameAcquired", on_name_signal, NULL, rk)) < 0 ||
+	    (r = sd_bus_match_signal_async(rk->bus, &rk->owner_changed, "org.freedesktop.DBus",
+					   "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+					   on_owner_changed, NULL, rk)) < 0 ||
 	    (r = request_name(rk)) < 0 ||
 	    (r = sd_bus_attach_event(rk->bus, ctx->event, SD_EVENT_PRIORITY_NORMAL)) < 0) {
 		snprintf(rk->detail, sizeof(rk->detail), "cannot set up the bus service: %s", strerror(-r));
@@ -486,6 +560,7 @@ fail:
 	rk->state = RK_FAILED;
 	log_warnx("rtkit: %s; rtschedd runs without the bus service (the control socket works)", rk->detail);
 	rk->request = sd_bus_slot_unref(rk->request);
+	rk->owner_changed = sd_bus_slot_unref(rk->owner_changed);
 	rk->acquired = sd_bus_slot_unref(rk->acquired);
 	rk->lost = sd_bus_slot_unref(rk->lost);
 	rk->vtable = sd_bus_slot_unref(rk->vtable);
@@ -499,6 +574,7 @@ void rtkit_stop(struct rtkit *rk)
 		return;
 	sd_bus_slot_unref(rk->exit_call);
 	sd_bus_slot_unref(rk->request);
+	sd_bus_slot_unref(rk->owner_changed);
 	sd_bus_slot_unref(rk->acquired);
 	sd_bus_slot_unref(rk->lost);
 	sd_bus_slot_unref(rk->vtable);
@@ -528,6 +604,15 @@ int rtkit_reconfigure(struct rtkit **rk, const struct rtkit_ctx *ctx, const stru
 				  (*rk)->detail);
 		}
 		return 0;
+	}
+	if (c->rtkit.enable && *rk && ((*rk)->state == RK_FAILED || !(*rk)->bus || !sd_bus_is_open((*rk)->bus))) {
+		/* the bus was not there at start (or went away): try again now,
+		 * an administrator's reload being the natural "the bus is up" */
+		log_info("rtkit: [rtkit] enable = yes: connecting to the system bus again (%s)",
+			 (*rk)->detail[0] ? (*rk)->detail : "disconnected");
+		rtkit_stop(*rk);
+		*rk = NULL;
+		return rtkit_start(rk, ctx, c);
 	}
 	if (c->rtkit.enable == (*rk != NULL))
 		return 0;
