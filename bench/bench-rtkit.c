@@ -5,7 +5,7 @@
  * timed part, that the kernel reports SCHED_RR|SCHED_RESET_ON_FORK at the
  * asked priority.
  *
- *   bench-rtkit [-n] [-p] [-l LABEL] [-w WARMUP] [-o SUMMARY.csv] [-c CDF.csv] [N]
+ *   bench-rtkit [-n] [-p | -P] [-l LABEL] [-w WARMUP] [-o SUMMARY.csv] [-c CDF.csv] [N]
  *
  * The bus is $DBUS_SYSTEM_BUS_ADDRESS (run.sh points it at a private
  * `dbus-daemon --system`). By default one bus connection serves every call,
@@ -17,7 +17,9 @@
  * process whose hard limit is above its --rttime-usec-max.
  * -p calls org.freedesktop.DBus.Peer.Ping on the same name instead: the bus's
  * own round trip (client -> dbus-daemon -> service -> dbus-daemon -> client)
- * with no work behind it, the floor any D-Bus grant pays. */
+ * with no work behind it, the floor any D-Bus grant pays. -P does both in 10
+ * interleaved rounds of N/10 calls each (so load changes hit both alike)
+ * and reports the pings as a second row, labelled bus-ping. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdint.h>
@@ -37,9 +39,7 @@
 
 /* One MakeThreadRealtime(tid, prio) on bus, or on a fresh connection if bus
  * is NULL. 0 or -errno; the D-Bus error goes to stderr once. */
-static int ping;
-
-static int make_rt(sd_bus *bus, uint32_t prio, int *reported)
+static int make_rt(sd_bus *bus, uint32_t prio, int ping, int *reported)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
@@ -76,21 +76,48 @@ static int is_rr(int prio)
 	return pol == (SCHED_RR | SCHED_RESET_ON_FORK) && sched_getparam(0, &sp) == 0 && sp.sched_priority == prio;
 }
 
+/* One row on stdout and in the summary CSV, and the CDF; sorts lat. */
+static void report(const char *label, const char *conn, double *lat, int n, int bad, const char *summary,
+		   const char *cdf)
+{
+	double total = 0;
+	FILE *f;
+
+	for (int i = 0; i < n; i++)
+		total += lat[i];
+	qsort(lat, (size_t)n, sizeof(double), bench_cmp);
+	printf("%-10s %-16s %8d %6d %9.1f %9.1f %9.1f %9.1f %9.1f %10.0f\n", label, conn, n, bad,
+	       bench_pct(lat, n, 50), bench_pct(lat, n, 90), bench_pct(lat, n, 99), lat[n - 1], total / n,
+	       n / (total / 1e6));
+	f = bench_open_csv(summary, SUMMARY_HEADER);
+	if (f) {
+		fprintf(f, "%s,%s,%d,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.0f\n", label, conn, n, bad, bench_pct(lat, n, 50),
+			bench_pct(lat, n, 90), bench_pct(lat, n, 99), lat[n - 1], total / n, n / (total / 1e6));
+		fclose(f);
+	}
+	if (cdf) {
+		char clabel[96];
+		snprintf(clabel, sizeof(clabel), "%s %s", label, conn);
+		bench_write_cdf(cdf, clabel, lat, (size_t)n);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *summary = NULL, *cdf = NULL, *conn = "persistent", *label = "rtkit";
 	struct rlimit rl = { RTTIME_US, RTTIME_US };
 	struct sched_param other = { 0 };
-	int n, warmup = 20, failures = 0, wrong = 0, reported = 0, fresh = 0, opt, r;
+	int n, warmup = 20, failures = 0, wrong = 0, pfail = 0, reported = 0, fresh = 0, ping = 0, pair = 0;
+	int opt, r, k = 0, pk = 0, rounds;
 	sd_bus *bus = NULL;
-	double *lat, total = 0;
-	FILE *f;
+	double *lat, *plat;
 
-	while ((opt = getopt(argc, argv, "npl:w:o:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "npPl:w:o:c:")) != -1) {
 		switch (opt) {
 		case 'l': label = optarg; break;
 		case 'n': fresh = 1; conn = "new-per-call"; break;
 		case 'p': ping = 1; break;
+		case 'P': pair = 1; break;
 		case 'w': warmup = atoi(optarg); break;
 		case 'o': summary = optarg; break;
 		case 'c': cdf = optarg; break;
@@ -99,7 +126,8 @@ int main(int argc, char **argv)
 	}
 	n = optind < argc ? atoi(argv[optind]) : 1000;
 	lat = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-	if (!lat || n < 1)
+	plat = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+	if (!lat || !plat || n < 1)
 		return 64;
 	if (setrlimit(RLIMIT_RTTIME, &rl) < 0) {
 		perror("bench-rtkit: setrlimit(RLIMIT_RTTIME)");
@@ -110,38 +138,36 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < warmup; i++)
-		make_rt(bus, 10 + (i & 1), &reported);
-	for (int i = 0; i < n; i++) {
-		double s = bench_now_us();
-		r = make_rt(bus, 10 + (i & 1), &reported);
-		lat[i] = bench_now_us() - s;
-		total += lat[i];
-		if (r < 0)
-			failures++;
-		else if (!ping && !is_rr(10 + (i & 1)))
-			wrong++;
+		make_rt(bus, 10 + (i & 1), ping, &reported);
+	rounds = pair && n >= 10 ? 10 : 1;
+	for (int round = 0; round < rounds; round++) {
+		int m = round == rounds - 1 ? n - k : n / rounds;
+		for (int i = 0; i < m; i++, k++) {
+			double t0 = bench_now_us();
+			r = make_rt(bus, 10 + (k & 1), ping, &reported);
+			lat[k] = bench_now_us() - t0;
+			if (r < 0)
+				failures++;
+			else if (!ping && !is_rr(10 + (k & 1)))
+				wrong++;
+		}
+		for (int i = 0; pair && i < m; i++, pk++) {
+			double t0 = bench_now_us();
+			r = make_rt(bus, 0, 1, &reported);
+			plat[pk] = bench_now_us() - t0;
+			if (r < 0)
+				pfail++;
+		}
 	}
 	/* rtkit has no call to give the thread back */
 	sched_setscheduler(0, SCHED_OTHER, &other);
 	sd_bus_flush_close_unref(bus);
-	qsort(lat, (size_t)n, sizeof(double), bench_cmp);
-	printf("%-10s %-16s %8d %6d %9.1f %9.1f %9.1f %9.1f %9.1f %10.0f\n", label, conn, n, failures + wrong,
-	       bench_pct(lat, n, 50), bench_pct(lat, n, 90), bench_pct(lat, n, 99), lat[n - 1], total / n,
-	       n / (total / 1e6));
+	report(label, conn, lat, n, failures + wrong, summary, cdf);
+	if (pair)
+		report("bus-ping", conn, plat, pk, pfail, summary, NULL);
 	if (wrong)
 		fprintf(stderr, "bench-rtkit: %d replies were OK but the kernel reported another policy\n", wrong);
-	f = bench_open_csv(summary, SUMMARY_HEADER);
-	if (f) {
-		fprintf(f, "%s,%s,%d,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.0f\n", label, conn, n, failures + wrong,
-			bench_pct(lat, n, 50), bench_pct(lat, n, 90), bench_pct(lat, n, 99), lat[n - 1], total / n,
-			n / (total / 1e6));
-		fclose(f);
-	}
-	if (cdf) {
-		char clabel[96];
-		snprintf(clabel, sizeof(clabel), "%s %s", label, conn);
-		bench_write_cdf(cdf, clabel, lat, (size_t)n);
-	}
 	free(lat);
-	return failures || wrong ? 1 : 0;
+	free(plat);
+	return failures || wrong || pfail ? 1 : 0;
 }
