@@ -27,7 +27,9 @@
  *                                        @TID2@..@TID9@, @PID@) on one connection: "REPLY ..." and
  *                                        "KERNEL ..." (the kernel's view of the threads) and "NICE ..."
  *                                        (each thread's nice value, getpriority) per request;
- *                                        a REQ "@WAIT@" prints "WAITING" and waits for stdin to close
+ *                                        a REQ "@WAIT@" prints "WAITING" and waits for stdin to close;
+ *                                        $ABUSE_NODUMP=1: not dumpable first (prctl), so the kernel
+ *                                        makes its /proc files root's ("dumpable=0" on the self line)
  *   abuse-client orphan SOCK REQ         connect, fork; the parent exits ("parent P"), the child
  *                                        ("ready") waits for a line, sends REQ (@PPID@ = P) on the
  *                                        parent's connection and prints "REPLY ..."
@@ -891,12 +893,14 @@ static int mode_self(long k, int argc, char **argv)
 	char m[MSG_MAX + 1], buf[MSG_MAX + 1], code[64], q[320];
 	int fd;
 
+	if (getenv("ABUSE_NODUMP") && strcmp(getenv("ABUSE_NODUMP"), "1") == 0 && prctl(PR_SET_DUMPABLE, 0) < 0)
+		return 1;
 	if (k < 1 || k > MAX_SELF_THREADS || idle_start(k) < 0 || (fd = conn()) < 0)
 		return 1;
 	for (int i = 0; i < 10; i++)
 		vals[i] = i == 0 ? idle_tids[0] : i <= k ? idle_tids[i - 1] : 0;
 	vals[10] = getpid();
-	printf("self: pid=%d tids=", (int)getpid());
+	printf("self: pid=%d dumpable=%d tids=", (int)getpid(), prctl(PR_GET_DUMPABLE));
 	for (long i = 0; i < k; i++)
 		printf("%s%d", i ? "," : "", (int)idle_tids[i]);
 	printf("\n");

@@ -219,6 +219,15 @@ expect_in "$(cat "$TMP/ex.out")" "REPLY ERR not-own-thread" "6: a setuid program
 [ "$(kern "$EP")" = "other/0" ] && pass "6: and the setuid process stays other/0" || fail "6: the setuid process is $(kern "$EP")"
 kill -KILL "$EP" 2>/dev/null
 
+# (b) a process that made itself not dumpable (as ssh-agent and browsers do):
+# the kernel makes its /proc files root's, but its directories, which
+# rtschedd checks the owner of, still show its effective uid: its own
+export ABUSE_NODUMP=1
+attempt "6: a non-dumpable process registers its own thread" "OK" "v=1 op=register tid=@TID@ policy=fifo priority=5"
+unset ABUSE_NODUMP
+expect_in "$out" "dumpable=0" "6: ... it was not dumpable"
+[ "${KERNEL_TEXT%%@*}" = fifo/5 ] && pass "6: ... and the kernel applied fifo 5 ($KERNEL_TEXT)" || fail "6: kernel shows $KERNEL_TEXT"
+
 # --- 7. log injection -------------------------------------------------------------------------
 daemon_stop
 JOURNAL_STREAM=8:1 daemon_start "$CONF" --log-level debug

@@ -84,7 +84,7 @@ struct register_granted {
 /* register.c: the grant path of a `register` past the rate limit, for
  * subject subj (dispatch_register() is the same for the other front ends):
  * the target is the caller's (pid from the peer, checked alive through its
- * pidfd, and running as the caller's uid, real and effective, which also
+ * pidfd, and running as the caller's uid: its effective uid, which also
  * guards a pid the bus gave without a pidfd), the rule, the watchdog's
  * cooldown, [user]/[group] limits and rtprio-cap, then the registry
  * (restore on exit, watchdog, jitter). Returns 0 when granted (*out

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/sys/proc.h"
@@ -191,6 +192,20 @@ int proc_read_stat(pid_t tid, struct proc_stat *out)
 int proc_read_status(pid_t tid, struct proc_status *out)
 {
 	return proc_read_status_at(NULL, tid, out);
+}
+
+int proc_task_owner(pid_t pid, pid_t tid, uid_t *owner)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid <= 0 || tid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	if (stat(path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
+	*owner = st.st_uid;
+	return 0;
 }
 
 int proc_read_limits(pid_t pid, struct proc_rlimits *out)

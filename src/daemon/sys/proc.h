@@ -99,6 +99,12 @@ int proc_read_timerslack_at(const char *root, pid_t pid, long long *ns);
 int proc_read_stat(pid_t tid, struct proc_stat *out);
 /* /proc/TID/status. */
 int proc_read_status(pid_t tid, struct proc_status *out);
+/* Is tid a thread of process pid, and whom does it run as? One stat(2) of
+ * the directory /proc/PID/task/TID, far cheaper than its status: *owner is
+ * the thread's effective uid (the kernel gives a task's directories its
+ * euid whether or not it is dumpable; ps reads it so). -ESRCH if tid is not
+ * a thread of pid (or either is gone). */
+int proc_task_owner(pid_t pid, pid_t tid, uid_t *owner);
 /* /proc/PID/limits. */
 int proc_read_limits(pid_t pid, struct proc_rlimits *out);
 /* /proc/PID/cgroup. */
