@@ -300,9 +300,11 @@ bench_register() {
 			target("kept connection p50 <= 1.5x the floor", p50[k], p50[fl], 1.5, "floor")
 			target("kept connection p99 <= 2x the floor", p99[k], p99[fl], 2, "floor")
 			target("new connection p50 <= 2.5x the floor", p50[a], p50[fl], 2.5, "floor")
-			if (rk && p50[b] != "" && p50[k] > 0 && f[b] == 0)
+			if (rk && p50[b] != "" && p50[k] > 0 && f[b] == 0) {
 				printf "| >= 50x faster than rtkit at p50 (kept vs rtkit, one bus connection) | %.0fx (%s vs %s) | %s |\n", p50[b] / p50[k], us(p50[b]), us(p50[k]), (p50[b] / p50[k] >= 50 ? "met" : "NOT MET")
-			else
+				# what no daemon could beat: the floor against rtkit
+				printf "| (the floor itself vs rtkit at p50: the most any daemon could reach on this machine) | %.1fx (%s vs %s) | - |\n", p50[b] / p50[fl], us(p50[b]), us(p50[fl])
+			} else
 				print "| >= 50x faster than rtkit at p50 | rtkit not measured | n/a |"
 		}
 		function or(v) { return v == "" ? "-" : v }
