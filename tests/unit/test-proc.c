@@ -7,9 +7,12 @@
 #include <check.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon/sys/proc.h"
@@ -316,6 +319,47 @@ START_TEST(test_read_self)
 }
 END_TEST
 
+/* proc_task_owner: membership of the thread group and the effective uid,
+ * which the kernel gives a task's directories even when it is not dumpable
+ * (a change of euid makes it so): the ownership check relies on both. */
+START_TEST(test_task_owner)
+{
+	int pipefd[2];
+	char c = 0;
+	uid_t owner = (uid_t)-1;
+	pid_t child;
+
+	ck_assert_int_eq(proc_task_owner(getpid(), gettid(), &owner), 0);
+	ck_assert_uint_eq(owner, geteuid());
+	ck_assert_int_eq(proc_task_owner(getpid(), 0x3fffffff, &owner), -ESRCH);
+	ck_assert_int_eq(proc_task_owner(getppid(), gettid(), &owner), -ESRCH);
+	ck_assert_int_eq(proc_task_owner(0, gettid(), &owner), -ESRCH);
+	if (geteuid() != 0)
+		return;
+	/* a child that takes effective uid 65534 (and so is not dumpable) */
+	ck_assert_int_eq(pipe(pipefd), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(pipefd[0]);
+		if (setresuid((uid_t)-1, 65534, (uid_t)-1) < 0 || prctl(PR_GET_DUMPABLE) != 0)
+			_exit(1);
+		c = 1;
+		if (write(pipefd[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ck_assert_int_eq(read(pipefd[0], &c, 1), 1);
+	close(pipefd[0]);
+	ck_assert_int_eq(proc_task_owner(child, child, &owner), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ck_assert_uint_eq(owner, 65534);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proc");
@@ -331,6 +375,7 @@ int main(void)
 	suite_add_tcase(s, p);
 	tcase_add_test(r, test_read_fixture);
 	tcase_add_test(r, test_read_self);
+	tcase_add_test(r, test_task_owner);
 	suite_add_tcase(s, r);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
