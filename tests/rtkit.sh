@@ -348,17 +348,7 @@ pw_stop() { [ -n "$PWPID" ] && kill "$PWPID" 2>/dev/null; wait "$PWPID" 2>/dev/n
 at_exit pw_stop
 if command -v pipewire >/dev/null; then
 	mkdir -m 700 "$TMP/xdg"; chown nobody "$TMP/xdg"
-	cat >"$TMP/pw.conf" <<'EOC'
-context.properties = { core.daemon = true core.name = pipewire-rtkit-test support.dbus = true }
-context.spa-libs = { support.* = support/libspa-support }
-context.modules = [
-    { name = libpipewire-module-rt
-      args = { nice.level = -11 rt.prio = 11 rt.time.soft = 100000 rt.time.hard = 100000
-               rtportal.enabled = false rlimits.enabled = false } }
-    { name = libpipewire-module-protocol-native }
-]
-EOC
-	chmod 644 "$TMP/pw.conf"
+	install -m 644 "$top_srcdir/tests/pipewire-rt.conf" "$TMP/pw.conf"
 	# setpriv and prlimit exec: $! is pipewire's pid
 	XDG_RUNTIME_DIR="$TMP/xdg" PIPEWIRE_DEBUG=3 "${AS_OTHER[@]}" prlimit --rtprio=0:0 \
 		pipewire -c "$TMP/pw.conf" >"$TMP/pw.log" 2>&1 &

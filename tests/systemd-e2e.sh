@@ -520,17 +520,7 @@ rtkit_pipewire() {
 	command -v pipewire >/dev/null ||
 		{ echo "# pipewire not installed (apt-get install pipewire-bin): PipeWire in the container not checked"; return 0; }
 	cin install -d -m 700 -o nobody /run/pw-e2e
-	cin sh -c "cat >$OPT/pw.conf" <<'EOC'
-context.properties = { core.daemon = true core.name = pipewire-e2e support.dbus = true }
-context.spa-libs = { support.* = support/libspa-support }
-context.modules = [
-    { name = libpipewire-module-rt
-      args = { nice.level = -11 rt.prio = 11 rt.time.soft = 100000 rt.time.hard = 100000
-               rtportal.enabled = false rlimits.enabled = false } }
-    { name = libpipewire-module-protocol-native }
-]
-EOC
-	cin chmod 644 "$OPT/pw.conf"
+	cin install -m 644 "$top_srcdir/tests/pipewire-rt.conf" "$OPT/pw.conf"
 	# the shell writes its pid (pipewire's, after exec) in the container's namespace
 	nsenter -t "$LEADER" -m -u -i -n -p -- env -u DBUS_SYSTEM_BUS_ADDRESS XDG_RUNTIME_DIR=/run/pw-e2e \
 		PIPEWIRE_DEBUG=3 sh -c "echo \$\$ >/run/pw-e2e.pid; exec ${AS_NOBODY[*]} prlimit --rtprio=0:0 pipewire -c $OPT/pw.conf" \
