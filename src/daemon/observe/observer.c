@@ -29,7 +29,7 @@ int observer_new(struct observer **ret, unsigned max_threads, char *why, size_t 
 
 	if (!o)
 		return -ENOMEM;
-	if ((r = bpfobs_new(&o->bpf, max_threads, why, len)) < 0) {
+	if ((r = bpfobs_new(&o->bpf, max_threads, false, why, len)) < 0) {
 		free(o);
 		return r;
 	}
