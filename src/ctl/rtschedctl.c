@@ -38,6 +38,8 @@ static void usage(FILE *f)
 		"  version                                  versions of rtschedctl and rtschedd\n"
 		"  jitter [--histogram [KIND:]NAME|TID] [--reset]  observed wake-up latency per thread and probe\n"
 		"  metrics                                  the Prometheus text exposition\n"
+		"  why TID|NAME                             what made a thread's or a probe's wake-ups late:\n"
+		"                                           its culprits, the worst case, a verdict\n"
 		"  check [--pid PID | --user USER] [--policy P] [--priority N] [--cpus LIST]\n"
 		"                                           why a thread can or cannot be real-time,\n"
 		"                                           each finding with its fix (exit 1 on errors)\n"
@@ -70,7 +72,11 @@ static bool numeric_key(const char *k)
 					    "watchdog_threshold_ms", "watchdog_cooldown_s", "watchdog_cooldown_left_s",
 					    "watchdog_trips", "cap", "clamped_from", "has_limits", "rtprio_soft",
 					    "rtprio_hard", "rtkit_calls", "rtkit_grants", "rtkit_refusals", "state_left_s",
-					    "unmanaged" };
+					    "unmanaged", "late", "late_threshold_ns", "budget_ns", "budget_misses",
+					    "share_pct", "total_ns", "worst_ns", "first", "rank", "cpu", "irq", "kprio",
+					    "threshold_ns", "wakeups", "timer_wakeups", "late_timer", "late_wakeup",
+					    "dropped", "explained", "delay_ns", "worst_cpu", "worst_woken_ns", "offset_ns",
+					    "ns", "top_ns" };
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (strcmp(k, nums[i]) == 0)
 			return true;
@@ -91,18 +97,76 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+/* A number JSON takes as it is: digits, a '-' first, one '.' inside. */
+static bool json_number(const char *v)
+{
+	size_t n = strspn(v, "-0123456789."), dots = 0;
+
+	for (const char *p = v; *p; p++)
+		dots += *p == '.';
+	return *v && n == strlen(v) && dots <= 1 && v[n - 1] != '.' && v[0] != '.' && !strchr(v + 1, '-');
+}
+
+static void json_value(const char *key, const char *value)
+{
+	if (numeric_key(key) && json_number(value))
+		fputs(value, stdout);
+	else
+		json_string(value);
+}
+
+/* "culprit_3_share_pct": culprit 3's field share_pct; 0 if k is not one. */
+static int culprit_field(const char *k, const char **field)
+{
+	char *end;
+	long n;
+
+	if (strncmp(k, "culprit_", 8) || !(k[8] >= '1' && k[8] <= '9'))
+		return 0;
+	n = strtol(k + 8, &end, 10);
+	if (*end != '_' || n < 1 || n > 99)
+		return 0;
+	*field = end + 1;
+	return (int)n;
+}
+
+/* A message as one object; culprit_N_FIELD keys become "culprits": an
+ * array of objects, culprit N's fields in the Nth. */
 static void json_object(const struct proto_msg *m)
 {
+	const char *field;
+	int maxc = 0, c;
+	bool first = true;
+
 	putchar('{');
 	for (size_t i = 0; i < m->n; i++) {
-		if (i)
-			putchar(',');
+		if ((c = culprit_field(m->f[i].key, &field))) {
+			maxc = c > maxc ? c : maxc;
+			continue;
+		}
+		printf("%s", first ? "" : ",");
+		first = false;
 		json_string(m->f[i].key);
 		putchar(':');
-		if (numeric_key(m->f[i].key) && m->f[i].value[0] && strspn(m->f[i].value, "-0123456789") == strlen(m->f[i].value))
-			fputs(m->f[i].value, stdout);
-		else
-			json_string(m->f[i].value);
+		json_value(m->f[i].key, m->f[i].value);
+	}
+	if (maxc) {
+		printf("%s\"culprits\":[", first ? "" : ",");
+		for (int n = 1; n <= maxc; n++) {
+			bool f1 = true;
+			printf("%s{", n > 1 ? "," : "");
+			for (size_t i = 0; i < m->n; i++) {
+				if (culprit_field(m->f[i].key, &field) != n)
+					continue;
+				printf("%s", f1 ? "" : ",");
+				f1 = false;
+				json_string(field);
+				putchar(':');
+				json_value(field, m->f[i].value);
+			}
+			putchar('}');
+		}
+		putchar(']');
 	}
 	putchar('}');
 }
@@ -274,6 +338,152 @@ static void draw_hist(struct bins *b)
 	}
 }
 
+/* --- why ------------------------------------------------------------------ */
+
+/* A name a thread gave itself, or a driver its interrupt: control bytes
+ * print as \xNN, so no name drives the terminal. */
+static void put_name(const char *s, int width)
+{
+	int n = 0;
+
+	for (; *s; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f) {
+			printf("\\x%02x", c);
+			n += 3;
+		} else {
+			putchar(c);
+		}
+	}
+	for (; n < width; n++)
+		putchar(' ');
+}
+
+/* "1.23ms", "45.6us", "789ns" from a ns field. */
+static const char *dur_str(const char *v, char *buf, size_t len)
+{
+	double ns = v ? strtod(v, NULL) : 0;
+
+	if (!v || !*v)
+		return "-";
+	if (ns >= 1e6)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else
+		snprintf(buf, len, "%.0fns", ns);
+	return buf;
+}
+
+struct why_state {
+	const char *section; /* the JSON array open now: "culprits", "timeline", "recent" */
+	bool header_done;
+	long late;
+};
+
+/* The thread row, as text. */
+static void why_thread_text(const struct proto_msg *m)
+{
+	char a[32], b[32], c[32];
+	const char *probe = proto_get(m, "probe"), *budget = proto_get(m, "budget_ns");
+
+	put_name(proto_get(m, "name") ?: "?", 0);
+	printf(" (tid %s", proto_get(m, "tid") ?: "?");
+	if (probe) {
+		printf(", probe ");
+		put_name(probe, 0);
+	} else {
+		printf(", pid %s, rule ", proto_get(m, "pid") ?: "?");
+		put_name(proto_get(m, "rule") ?: "?", 0);
+	}
+	printf("), %s %s on CPU %s\n", proto_get(m, "policy") ?: "?", proto_get(m, "priority") ?: "?",
+	       proto_get(m, "cpus") ?: "?");
+	printf("late: %s of %s wake-ups later than %s", proto_get(m, "late") ?: "0", proto_get(m, "wakeups") ?: "?",
+	       dur_str(proto_get(m, "threshold_ns"), a, sizeof(a)));
+	if (budget && strcmp(budget, "0"))
+		printf(" (its budget: %s misses)", proto_get(m, "late") ?: "0");
+	else
+		printf(" (late-threshold-us: it has no budget)");
+	printf("; %s worked out", proto_get(m, "explained") ?: "0");
+	if (strcmp(proto_get(m, "dropped") ?: "0", "0"))
+		printf(", %s not (they came faster than rtschedd read them)", proto_get(m, "dropped"));
+	printf("\n");
+	if (proto_get(m, "worst_ns"))
+		printf("their delay: %s in all, the worst %s (%s, CPU %s, from its %s%s%s)\n",
+		       dur_str(proto_get(m, "delay_ns"), a, sizeof(a)), dur_str(proto_get(m, "worst_ns"), b, sizeof(b)),
+		       proto_get(m, "worst_when") ?: "?", proto_get(m, "worst_cpu") ?: "?",
+		       !strcmp(proto_get(m, "worst_from") ?: "", "timer") ? "timer's expiry" : "wake-up",
+		       proto_get(m, "worst_woken_ns") ? ", woken after " : "",
+		       proto_get(m, "worst_woken_ns") ? dur_str(proto_get(m, "worst_woken_ns"), c, sizeof(c)) : "");
+}
+
+static int on_why(void *ud, const struct proto_msg *m)
+{
+	struct why_state *w = ud;
+	const char *row = proto_get(m, "row") ?: "";
+	char a[32], b[32];
+
+	if (strcmp(m->head, "OK") == 0) {
+		if (json) {
+			printf("%s,\"verdict\":", w->section ? "]" : "");
+			json_string(proto_get(m, "verdict") ?: "");
+			printf("}\n");
+		} else {
+			printf("%sverdict: ", w->late ? "\n" : "");
+			put_name(proto_get(m, "verdict") ?: "", 0);
+			printf("\n");
+		}
+		return 0;
+	}
+	if (strcmp(m->head, "ROW") != 0)
+		return 0;
+	if (json) {
+		if (!strcmp(row, "thread")) {
+			printf("{\"thread\":");
+		} else if (!w->section || strcmp(w->section, row)) {
+			printf("%s,\"%s\":[", w->section ? "]" : "", !strcmp(row, "culprit") ? "culprits" : row);
+			w->section = !strcmp(row, "culprit") ? "culprit" : !strcmp(row, "timeline") ? "timeline" : "recent";
+		} else {
+			putchar(',');
+		}
+		json_object(m);
+		return 0;
+	}
+	if (!strcmp(row, "thread")) {
+		why_thread_text(m);
+		proto_get_long(m, "explained", 0, 1L << 62, &w->late);
+	} else if (!strcmp(row, "culprit")) {
+		if (!w->section || strcmp(w->section, "culprit")) {
+			printf("\n%-52s %-10s %6s %9s %9s %6s %6s\n", "CULPRIT", "KIND", "SHARE", "TOTAL", "WORST", "LATE",
+			       "FIRST");
+			w->section = "culprit";
+		}
+		put_name(proto_get(m, "name") ?: "?", 52);
+		printf(" %-10s %5s%% %9s %9s %6s %6s\n", proto_get(m, "kind") ?: "?", proto_get(m, "share_pct") ?: "?",
+		       dur_str(proto_get(m, "total_ns"), a, sizeof(a)), dur_str(proto_get(m, "worst_ns"), b, sizeof(b)),
+		       proto_get(m, "late") ?: "-", proto_get(m, "first") ?: "-");
+	} else if (!strcmp(row, "timeline")) {
+		if (!w->section || strcmp(w->section, "timeline")) {
+			printf("\nthe worst late wake-up, from its start:\n");
+			w->section = "timeline";
+		}
+		printf("  +%-9s %9s  ", dur_str(proto_get(m, "offset_ns"), a, sizeof(a)),
+		       dur_str(proto_get(m, "ns"), b, sizeof(b)));
+		put_name(proto_get(m, "name") ?: "?", 0);
+		printf("\n");
+	} else if (!strcmp(row, "recent")) {
+		if (!w->section || strcmp(w->section, "recent")) {
+			printf("\nthe last late wake-ups:\n");
+			w->section = "recent";
+		}
+		printf("  %s  %9s  CPU %-3s ", proto_get(m, "when") ?: "?", dur_str(proto_get(m, "delay_ns"), a, sizeof(a)),
+		       proto_get(m, "cpu") ?: "?");
+		put_name(proto_get(m, "top") ?: "?", 0);
+		printf(" %s\n", dur_str(proto_get(m, "top_ns"), b, sizeof(b)));
+	}
+	return 0;
+}
+
 /* Other commands: the final OK's fields, one per line (or a JSON object). */
 static int on_fields(void *ud, const struct proto_msg *m)
 {
@@ -373,6 +583,14 @@ static int on_any(void *ud, const struct proto_msg *m)
 		return 0;
 	}
 	return inner(NULL, m);
+}
+
+/* why: an ERR as every command prints it, the rest to on_why. */
+static int on_why_any(void *ud, const struct proto_msg *m)
+{
+	if (strcmp(m->head, "ERR") == 0)
+		return on_any(NULL, m);
+	return on_why(ud, m);
 }
 
 int main(int argc, char **argv)
@@ -484,6 +702,17 @@ int main(int argc, char **argv)
 		checking = true;
 	} else if (strcmp(cmd, "metrics") == 0) {
 		handler = on_metrics;
+	} else if (strcmp(cmd, "why") == 0) {
+		static const struct option wopts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
+		while ((opt = getopt_long(argc, argv, "", wopts, NULL)) != -1) {
+			if (opt != 'j')
+				usage_error("unknown option '%s' for why", argv[optind - 1]);
+			json = true;
+		}
+		if (optind >= argc)
+			usage_error("why needs the thread: a TID or a NAME (rtschedctl list shows them)");
+		proto_add(&b, "thread", argv[optind++]);
+		handler = on_why;
 	} else if (strcmp(cmd, "list") == 0) {
 		static const struct option lopts[] = {
 			{ "all", no_argument, NULL, 'a' }, { "json", no_argument, NULL, 'j' }, { 0 },
@@ -548,6 +777,9 @@ int main(int argc, char **argv)
 		r = client_call(fd, b.data, b.len, on_hist, &bins, &perr);
 		if (r == 0)
 			draw_hist(&bins);
+	} else if (handler == on_why) {
+		struct why_state ws = { 0 };
+		r = client_call(fd, b.data, b.len, on_why_any, &ws, &perr);
 	} else {
 		r = client_call(fd, b.data, b.len, on_any, (void *)(handler ? handler : on_raw), &perr);
 	}
