@@ -42,7 +42,7 @@ static const struct op ops[] = {
 	{ "jitter-attach", op_jitter_attach, OP_FD | OP_SUBJECT | OP_UNLISTED },
 	{ "jitter-reset", op_jitter_reset, OP_ADMIN },
 	{ "metrics", op_metrics, 0 },
-	{ "why", op_why, 0 },
+	{ "why", op_why, OP_RATE },
 	{ "check", op_check, OP_SUBJECT | OP_RATE },
 };
 

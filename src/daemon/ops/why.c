@@ -237,11 +237,11 @@ void op_why(struct ctx *x)
 		return;
 	}
 	if (observer_late(s->observer, tid, &ol) < 0) {
-		unsigned max;
-		observer_watched(s->observer, &max);
-		refuse(x, PE_NOT_OBSERVED, "tid %d is managed but not observed: every one of the %u observe-threads "
-		       "slots is in use; raise observe-threads in [daemon] (it takes effect at the next start)",
-		       (int)tid, max);
+		unsigned max, used = observer_watched(s->observer, &max);
+		refuse(x, PE_NOT_OBSERVED, "tid %d is managed but the BPF observer does not watch it (%u of its %u "
+		       "observe-threads slots in use, or a tid at or above kernel.pid_max when it loaded; the log says "
+		       "which): raise observe-threads in [daemon], which takes effect at the next start",
+		       (int)tid, used, max);
 		return;
 	}
 	t = observer_table(s->observer, tid);
