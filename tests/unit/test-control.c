@@ -196,39 +196,6 @@ static const char *reply_of(int fd)
 	return buf;
 }
 
-/* stderr into a file while the daemon code logs; log() gives it back. */
-static int saved_stderr = -1;
-static char logpath[PATH_MAX + 16];
-
-static void capture(void)
-{
-	int fd;
-
-	snprintf(logpath, sizeof(logpath), "%s/log", dir);
-	fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ck_assert_int_ge(fd, 0);
-	fflush(stderr);
-	saved_stderr = dup(2);
-	dup2(fd, 2);
-	close(fd);
-}
-
-static const char *logged(void)
-{
-	static char text[8192];
-	ssize_t n;
-	int fd;
-
-	fflush(stderr);
-	dup2(saved_stderr, 2);
-	close(saved_stderr);
-	fd = open(logpath, O_RDONLY | O_CLOEXEC);
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	return text;
-}
-
 static void setup(void)
 {
 	unit_tmpdir(dir, "test-control");
@@ -250,6 +217,7 @@ static void teardown(void)
 /* The socket it makes, a request and its reply, the peer pinned. */
 START_TEST(test_socket)
 {
+	char parent[PATH_MAX + 16];
 	struct stat st;
 	struct control *other;
 	int c;
@@ -258,8 +226,8 @@ START_TEST(test_socket)
 	ck_assert_int_eq(lstat(path, &st), 0);
 	ck_assert(S_ISSOCK(st.st_mode));
 	ck_assert_uint_eq(st.st_mode & 0777, 0666);   /* who may act is decided per request */
-	snprintf(logpath, sizeof(logpath), "%s/run/rtschedd", dir);
-	ck_assert_int_eq(stat(logpath, &st), 0);
+	snprintf(parent, sizeof(parent), "%s/run/rtschedd", dir);
+	ck_assert_int_eq(stat(parent, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0755);
 
 	c = client();
@@ -370,7 +338,7 @@ START_TEST(test_quota_per_uid)
 {
 	int c[MAX_PER_UID + 3], closed = 0;
 
-	capture();
+	unit_log_capture();
 	for (int i = 0; i < MAX_PER_UID + 2; i++) {
 		c[i] = client();
 		ck_assert_int_ge(c[i], 0);
@@ -388,10 +356,10 @@ START_TEST(test_quota_per_uid)
 	pump();
 	ck_assert_int_eq(control_n_clients(ctl), MAX_PER_UID + 1);
 	ck_assert(!closed_by_server(c[MAX_PER_UID + 2]));
-	const char *log = logged();
+	const char *log = unit_log_captured();
 	ck_assert_msg(strstr(log, "this uid holds the most connections one user may"), "%s", log);
 	/* one line, not one per refusal */
-	ck_assert_ptr_null(strstr(strstr(log, "this uid holds") + 1, "this uid holds"));
+	ck_assert_int_eq(unit_count(log, "this uid holds"), 1);
 	for (int i = 0; i < MAX_PER_UID + 3; i++)
 		close(c[i]);
 	pump();
@@ -406,7 +374,7 @@ START_TEST(test_quota_reserved)
 	static int c[MAX_CLIENTS + 2];
 	int n = 0;
 
-	capture();
+	unit_log_capture();
 	H.privileged = MAX_CLIENTS - RESERVED_PRIVILEGED;
 	while (n < MAX_CLIENTS - RESERVED_PRIVILEGED) {
 		c[n] = client();
@@ -431,7 +399,7 @@ START_TEST(test_quota_reserved)
 	ck_assert_int_eq(control_n_clients(ctl), MAX_CLIENTS);
 	ck_assert(closed_by_server(c[n - 1]));
 	ck_assert(!closed_by_server(c[n - 2]));
-	const char *log = logged();
+	const char *log = unit_log_captured();
 	/* (one line per 1000 refusals: the first says why) */
 	ck_assert_msg(strstr(log, "the free connections are kept for root and admin-group (4032 connected"), "%s",
 		      log);
@@ -501,10 +469,10 @@ START_TEST(test_drop_unread)
 
 	ck_assert_int_ge(c, 0);
 	H.huge = (int)(MAX_QUEUED / (PROTO_MSG_MAX)) + 64;
-	capture();
+	unit_log_capture();
 	send_with(c, "huge", 4, NULL, 0);
 	pump();
-	const char *log = logged();
+	const char *log = unit_log_captured();
 	ck_assert_msg(strstr(log, "does not read its replies; dropping it"), "%s", log);
 	ck_assert_int_eq(control_n_clients(ctl), 1);   /* the other */
 	ck_assert(closed_by_server(c));
@@ -538,12 +506,12 @@ START_TEST(test_out_of_fds)
 		}
 		used += fcntl(fd, F_GETFD) >= 0;
 	}
-	capture();
+	unit_log_capture();
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
 	pump();   /* must return: paused, not spinning on EMFILE */
 	ck_assert_int_eq(control_n_clients(ctl), 1);
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
-	const char *log = logged();
+	const char *log = unit_log_captured();
 	ck_assert_msg(strstr(log, "not accepting connections until a client disconnects"), "%s", log);
 	/* the accepted one goes: the other is taken */
 	close(closed_by_server(a) ? b : a);

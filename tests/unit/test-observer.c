@@ -90,43 +90,6 @@ static uint64_t count(pid_t tid, enum bpfobs_kind k, bool since_reset)
 	return hist_count(&h);
 }
 
-/* stderr into a file while the observer logs. */
-static int saved = -1;
-static char logpath[] = "/tmp/rtschedd-test-observer.XXXXXX";
-
-static void capture(void)
-{
-	int fd = mkstemp(logpath);
-
-	ck_assert_int_ge(fd, 0);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fd, 2);
-	close(fd);
-}
-
-/* How many times the log said `what`. */
-static int logged(const char *what)
-{
-	char text[8192];
-	const char *p;
-	ssize_t n;
-	int fd, k = 0;
-
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	fd = open(logpath, O_RDONLY | O_CLOEXEC);
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	unlink(logpath);
-	strcpy(logpath, "/tmp/rtschedd-test-observer.XXXXXX");
-	text[n > 0 ? n : 0] = '\0';
-	for (p = text; (p = strstr(p, what)); p++)
-		k++;
-	return k;
-}
-
 static void setup(void)
 {
 	ck_assert_msg(observer_new(&o, MAX_THREADS, why, sizeof(why)) == 0, "%s", why);
@@ -200,7 +163,7 @@ START_TEST(test_full)
 
 	for (int i = 0; i < MAX_THREADS + 2; i++)
 		sleeper_start(&s[i]);
-	capture();
+	unit_log_capture();
 	for (int i = 0; i < MAX_THREADS + 2; i++)
 		observer_watch(o, s[i].tid);
 	ck_assert_uint_eq(observer_watched(o, NULL), MAX_THREADS);
@@ -208,7 +171,7 @@ START_TEST(test_full)
 	observer_watch(o, s[MAX_THREADS].tid);
 	ck_assert_uint_eq(observer_watched(o, NULL), MAX_THREADS);
 	observer_watch(o, s[MAX_THREADS + 1].tid);
-	ck_assert_int_eq(logged("raise observe-threads ="), 2);
+	ck_assert_int_eq(unit_count(unit_log_captured(), "raise observe-threads ="), 2);
 	for (int i = 0; i < MAX_THREADS + 2; i++)
 		sleeper_stop(&s[i]);
 }

@@ -427,18 +427,25 @@ static void *props_main(void *arg)
 	return NULL;
 }
 
-/* The properties say what the configuration says, after a reload too. */
-START_TEST(test_properties)
+static void read_props(void)
 {
-	struct config *c2;
 	pthread_t th;
 
-	P = (struct props){ .bus = connect_bus() };
+	P.done = false;
 	ck_assert_int_eq(pthread_create(&th, NULL, props_main, NULL), 0);
 	while (!P.done)
 		sd_event_run(ev, 1000);
 	pthread_join(th, NULL);
 	ck_assert_int_ge(P.r, 0);
+}
+
+/* The properties say what the configuration says, after a reload too. */
+START_TEST(test_properties)
+{
+	struct config *c2;
+
+	P = (struct props){ .bus = connect_bus() };
+	read_props();
 	ck_assert_int_eq(P.max_prio, 20);
 	ck_assert_int_eq(P.min_nice, -15);
 	ck_assert_int_eq(P.rttime, 200000);
@@ -447,12 +454,7 @@ START_TEST(test_properties)
 	ck_assert_int_eq(rtkit_reconfigure(&rk, ctx(), c2), 0);
 	config_free(c);
 	c = c2;
-	P.done = false;
-	ck_assert_int_eq(pthread_create(&th, NULL, props_main, NULL), 0);
-	while (!P.done)
-		sd_event_run(ev, 1000);
-	pthread_join(th, NULL);
-	ck_assert_int_ge(P.r, 0);
+	read_props();
 	ck_assert_int_eq(P.max_prio, 33);
 	ck_assert_int_eq(P.min_nice, -4);
 	ck_assert_int_eq(P.rttime, 50000);

@@ -3,6 +3,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,50 @@ uint64_t unit_starttime(pid_t tid)
 
 	ck_assert_int_eq(proc_read_stat(tid, &st), 0);
 	return st.starttime;
+}
+
+static int saved_stderr = -1;
+static char log_path[] = "/tmp/rtschedd-unit-log.XXXXXX";
+
+void unit_log_capture(void)
+{
+	int fd;
+
+	strcpy(log_path, "/tmp/rtschedd-unit-log.XXXXXX");
+	fd = mkstemp(log_path);
+	ck_assert_int_ge(fd, 0);
+	fflush(stderr);
+	saved_stderr = dup(2);
+	ck_assert_int_ge(saved_stderr, 0);
+	dup2(fd, 2);
+	close(fd);
+}
+
+const char *unit_log_captured(void)
+{
+	static char text[16384];
+	ssize_t n;
+	int fd;
+
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	unlink(log_path);
+	text[n > 0 ? n : 0] = '\0';
+	return text;
+}
+
+int unit_count(const char *text, const char *what)
+{
+	int k = 0;
+
+	for (const char *p = text; (p = strstr(p, what)); p++)
+		k++;
+	return k;
 }
 
 static unsigned skipped;

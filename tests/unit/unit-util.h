@@ -49,6 +49,14 @@ void worker_stop(struct worker *w);
 /* The start time of a live thread (/proc/TID/stat field 22). */
 uint64_t unit_starttime(pid_t tid);
 
+/* What the daemon's code logs (to stderr) from unit_log_capture() on, as
+ * unit_log_captured() returns it, giving stderr back (a static buffer, the
+ * first 16 KiB). */
+void unit_log_capture(void);
+const char *unit_log_captured(void);
+/* How many times `what` occurs in text. */
+int unit_count(const char *text, const char *what);
+
 /* Cases that need what this run lacks (root, CAP_SYS_NICE) are not added to
  * the suite; unit_skip() says which and why, on stderr. */
 void unit_skip(const char *what);
