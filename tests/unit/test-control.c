@@ -495,6 +495,7 @@ START_TEST(test_out_of_fds)
 	b = client();
 	ck_assert_int_ge(a, 0);
 	ck_assert_int_ge(b, 0);
+	unit_log_capture();
 	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
 	/* the lowest limit that leaves exactly one descriptor number free
 	 * (below it: new descriptors take the lowest free number) */
@@ -506,17 +507,23 @@ START_TEST(test_out_of_fds)
 		}
 		used += fcntl(fd, F_GETFD) >= 0;
 	}
-	unit_log_capture();
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
 	pump();   /* must return: paused, not spinning on EMFILE */
-	ck_assert_int_eq(control_n_clients(ctl), 1);
+	unsigned n = control_n_clients(ctl);
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
 	const char *log = unit_log_captured();
+	ck_assert_msg(n == 1, "%u clients accepted with RLIMIT_NOFILE %lu; the log: %s", n,
+		      (unsigned long)low.rlim_cur, log);
 	ck_assert_msg(strstr(log, "not accepting connections until a client disconnects"), "%s", log);
 	/* the accepted one goes: the other is taken */
-	close(closed_by_server(a) ? b : a);
+	bool a_closed = closed_by_server(a), b_closed = closed_by_server(b);
+	unit_log_capture();
+	close(a_closed ? b : a);
 	pump();
-	ck_assert_int_eq(control_n_clients(ctl), 1);
+	n = control_n_clients(ctl);
+	log = unit_log_captured();
+	ck_assert_msg(n == 1, "%u clients after one went (a closed %d, b closed %d); the log: %s", n, a_closed,
+		      b_closed, log);
 	close(closed_by_server(a) ? b : a);
 	pump();
 }
@@ -596,7 +603,12 @@ int main(void)
 		unit_skip("test_quota_reserved: RLIMIT_NOFILE's hard limit is below 3 descriptors per client");
 	tcase_add_test(tc, test_backpressure);
 	tcase_add_test(tc, test_drop_unread);
-	tcase_add_test(tc, test_out_of_fds);
+	/* valgrind closes a descriptor past its own, emulated RLIMIT_NOFILE as
+	 * accept4() returns it: the connection is lost instead of left queued */
+	if (!strstr(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "", "vgpreload"))
+		tcase_add_test(tc, test_out_of_fds);
+	else
+		unit_skip("test_out_of_fds: under valgrind, whose descriptor limit drops a connection accept4() took");
 	tcase_add_test(tc, test_activation);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
