@@ -61,7 +61,7 @@ int unit_count(const char *text, const char *what);
  * the suite; unit_skip() says which and why, on stderr. */
 void unit_skip(const char *what);
 /* Whether a thread of this process may make itself SCHED_FIFO 10 (what a
- * real-time case needs: CAP_SYS_NICE or RLIMIT_RTPRIO), tried in a child. */
+ * real-time case needs: CAP_SYS_NICE or RLIMIT_RTPRIO), tried in a thread. */
 bool unit_can_realtime(void);
 /* Run the suite s (freed here) and give main()'s exit status: 1 if a test
  * failed, else 77 (automake's SKIP) if unit_skip() left cases out, else 0:
