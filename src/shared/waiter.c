@@ -20,7 +20,7 @@
 #include "shared/waiter.h"
 
 #define NS_PER_S INT64_C(1000000000)
-_Static_assert(WAITER_ADAPT_MISS_PPM > 0 && WAITER_ADAPT_MISS_PPM < 10000, "misses must stay under 1%");
+_Static_assert(WAITER_ADAPT_MISS_PPM > 0 && WAITER_ADAPT_MISS_PPM < 1000, "misses must stay under 0.1%");
 
 static const char *const names[WAIT__MAX] = {
 	[WAIT_SLEEP] = "sleep",
@@ -156,11 +156,19 @@ static int wait_hybrid(struct waiter *w, int64_t deadline, int64_t *now)
 }
 
 /* One step of the tracker (waiter.h): up on a miss, down otherwise, held
- * within the bounds. */
+ * within the bounds; no step for a sleep later than any allowed guard. */
 int waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns)
 {
 	int miss = sleep_late_ns > w->adapt_guard_ns;
-	double g = w->adapt_g * (miss ? w->adapt_up : w->adapt_down);
+	double g;
+
+	w->c.adapt_samples++;
+	w->c.adapt_misses += (uint64_t)miss;
+	if (sleep_late_ns > w->adapt_max_ns) {
+		w->c.adapt_beyond++;
+		return miss;
+	}
+	g = w->adapt_g * (miss ? w->adapt_up : w->adapt_down);
 
 	if (g < (double)w->adapt_min_ns)
 		g = (double)w->adapt_min_ns;
@@ -168,8 +176,6 @@ int waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns)
 		g = (double)w->adapt_max_ns;
 	w->adapt_g = g;
 	w->adapt_guard_ns = (int64_t)(g + 0.5);
-	w->c.adapt_samples++;
-	w->c.adapt_misses += (uint64_t)miss;
 	return miss;
 }
 
@@ -240,8 +246,8 @@ int waiter_set_hybrid(struct waiter *w, int64_t guard_ns, int64_t threshold_ns)
 
 /* The step factors. Halving within `steps` sleeps that all come in time:
  * down = 2^(-1/steps). Balance at the target miss rate m: m ln(up) =
- * (1 - m) ln(1/down). At 1 kHz (500 steps) a miss multiplies the guard by
- * 1.19, each sleep in time by 0.9986. */
+ * (1 - m) ln(1/down). At 1 kHz (5000 steps) a miss multiplies the guard by
+ * 1.26, each sleep in time by 0.99986. */
 static void adapt_steps(struct waiter *w)
 {
 	const double m = WAITER_ADAPT_MISS_PPM / 1e6;
