@@ -337,6 +337,11 @@ START_TEST(test_adaptive_steps)
 	ck_assert_int_eq(waiter_adapt_guard(&w), WAITER_ADAPT_INIT_GUARD_NS);
 	ck_assert_double_eq_tol(pow(w.adapt_down, half), 0.5, 1e-9);
 	ck_assert_double_eq_tol(m * log(w.adapt_up), (1 - m) * -log(w.adapt_down), 1e-12);
+	/* the body's: 0.8%, halving in WAITER_ADAPT_BODY_HALVE_NS */
+	const double mb = WAITER_ADAPT_BODY_MISS_PPM / 1e6;
+	ck_assert_double_eq_tol(pow(w.adapt_body_down, (double)WAITER_ADAPT_BODY_HALVE_NS / MS), 0.5, 1e-9);
+	ck_assert_double_eq_tol(mb * log(w.adapt_body_up), (1 - mb) * -log(w.adapt_body_down), 1e-12);
+	ck_assert(waiter_adapt_tail(&w));
 
 	/* the miss test, at the guard in use (100 us) */
 	ck_assert_int_eq(waiter_adapt_sample(&w, 100 * US), 0); /* woke exactly at the deadline */
@@ -437,9 +442,10 @@ START_TEST(test_adaptive_steady)
 END_TEST
 
 /* A stall of the machine is a miss no guard could have caught: a 5 ms spike
- * every 1000 sleeps leaves the guard exactly where the same stream without
- * them takes it (the spikes replace samples, the others are the same), and
- * the guard never comes near the budget. */
+ * every 5000 sleeps (0.02%, well within the p99.9's budget) leaves the guard
+ * exactly where the same stream without them takes it (the spikes replace
+ * samples, the others are the same), and the guard never comes near the
+ * budget. */
 START_TEST(test_adaptive_spikes)
 {
 	struct run r, plain;
@@ -448,17 +454,45 @@ START_TEST(test_adaptive_spikes)
 
 	hist_init(&h);
 	ck_assert_int_eq(waiter_init(&w, WAIT_ADAPTIVE, MS, &h), 0);
-	plain = stream(20000, 20 * US, 10 * US, 0, 0);
+	plain = stream(50000, 20 * US, 10 * US, 0, 0);
 	g_plain = waiter_adapt_guard(&w);
 	rng = seed;
 	ck_assert_int_eq(waiter_init(&w, WAIT_ADAPTIVE, MS, &h), 0);
-	r = stream(20000, 20 * US, 10 * US, 1000, 5 * MS);
-	ck_assert_uint_eq(waiter_counters(&w)->adapt_beyond, 20);
-	ck_assert_int_ge(r.misses, 20);
-	/* the spikes took the place of 20 samples: at most their steps differ */
-	ck_assert_double_le(fabs(log((double)waiter_adapt_guard(&w) / (double)g_plain)), 20 * log(w.adapt_up));
+	r = stream(50000, 20 * US, 10 * US, 5000, 5 * MS);
+	ck_assert_uint_eq(waiter_counters(&w)->adapt_beyond, 10);
+	ck_assert_uint_eq(waiter_counters(&w)->adapt_body, 0);
+	ck_assert_int_ge(r.misses, 10);
+	/* the spikes took the place of 10 samples: at most their steps differ */
+	ck_assert_double_le(fabs(log((double)waiter_adapt_guard(&w) / (double)g_plain)), 10 * log(w.adapt_up));
 	ck_assert_int_lt(r.max_guard, w.adapt_max_ns);
 	ck_assert_int_le(r.max_guard, plain.max_guard * 2);
+}
+END_TEST
+
+/* Out of reach: stalls beyond the largest guard in 0.2% of the sleeps make
+ * the p99.9 that of the stalls whatever the guard, so the guard stops
+ * buying it: it follows the body's target (misses at
+ * WAITER_ADAPT_BODY_MISS_PPM: the p99 at the floor) and costs less; the
+ * stalls gone, the tail's target is back. */
+START_TEST(test_adaptive_out_of_reach)
+{
+	struct run r, tail;
+
+	hist_init(&h);
+	ck_assert_int_eq(waiter_init(&w, WAIT_ADAPTIVE, MS, &h), 0);
+	tail = stream(30000, 20 * US, 10 * US, 0, 0);
+	ck_assert(waiter_adapt_tail(&w));
+	stream(20000, 20 * US, 10 * US, 500, 5 * MS); /* the share climbs past WAITER_ADAPT_REACH_PPM */
+	ck_assert(!waiter_adapt_tail(&w));
+	r = stream(50000, 20 * US, 10 * US, 500, 5 * MS);
+	ck_assert_uint_gt(waiter_counters(&w)->adapt_body, 45000);
+	/* the body's misses: 0.8% of the sleeps within reach, plus the stalls */
+	ck_assert_double_gt(r.misses, 50000 * 0.004);
+	ck_assert_double_lt(r.misses, 50000 * 0.015);
+	ck_assert_double_le(r.mean_guard, (double)quantile(20 * US, 10 * US, 0.999));
+	ck_assert_double_lt(r.mean_guard, tail.mean_guard);
+	stream(20000, 20 * US, 10 * US, 0, 0);
+	ck_assert(waiter_adapt_tail(&w));
 }
 END_TEST
 
@@ -699,6 +733,7 @@ static Suite *waiter_suite(void)
 	tcase_add_test(tc, test_adaptive_bounds);
 	tcase_add_test(tc, test_adaptive_steady);
 	tcase_add_test(tc, test_adaptive_spikes);
+	tcase_add_test(tc, test_adaptive_out_of_reach);
 	tcase_add_test(tc, test_adaptive_load_change);
 	tcase_add_test(tc, test_adaptive_live);
 	tcase_add_test(tc, test_busy_yields);
