@@ -994,8 +994,8 @@ bench_startup() {
 		END {
 			print "| exec -> READY=1 | samples (failed) | p50 | p90 | max |"
 			print "|---|---|---|---|---|"
-			row("rtschedd, BPF observer on (the default)", "rtschedd-on"); row("rtschedd, observer off (observe-threads = 0)", "rtschedd-off")
-			row("floor: exec + READY=1 at once", "floor-exec"); row("floor: the BPF load alone (bpfobs_new, in-process)", "bpf-load")
+			row("rtschedd-on", "rtschedd, BPF observer on (the default)"); row("rtschedd-off", "rtschedd, observer off (observe-threads = 0)")
+			row("floor-exec", "floor: exec + READY=1 at once"); row("bpf-load", "floor: the BPF load alone (bpfobs_new, in-process)")
 			print ""
 			print "| target | measured | verdict |"
 			print "|---|---|---|"
