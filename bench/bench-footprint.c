@@ -323,16 +323,11 @@ static void *notify_drain(void *arg)
 /* Bind the daemon's notification socket and start draining it; 0 or -errno. */
 static int notify_bind(const char *path)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	pthread_t th;
 
-	if (strlen(path) >= sizeof(a.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(a.sun_path, path);
-	unlink(path);
-	notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (notify_fd < 0 || bind(notify_fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		return -errno;
+	notify_fd = bench_notify_socket(path);
+	if (notify_fd < 0)
+		return notify_fd;
 	if (pthread_create(&th, NULL, notify_drain, NULL) != 0)
 		return -EAGAIN;
 	pthread_detach(th);

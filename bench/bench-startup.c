@@ -52,27 +52,6 @@ static const char *const names[S__MAX] = {
 };
 static const char *const keys[S__MAX] = { "floor-exec", "bpf-load", "rtschedd-off", "rtschedd-on" };
 
-/* The notification socket: a datagram socket bound to path. */
-static int notify_open(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(a.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(a.sun_path, path);
-	unlink(path);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
 /* Wait for a datagram holding the line READY=1; 0, or -ETIMEDOUT, or
  * -ECHILD if pid exited first (its status in *st). */
 static int wait_ready(int fd, pid_t pid, int *st)
@@ -215,7 +194,7 @@ int main(int argc, char **argv)
 	self[n] = '\0';
 	snprintf(notify, sizeof(notify), "%s/notify", dir);
 	snprintf(sock, sizeof(sock), "%s/control", dir);
-	fd = notify_open(notify);
+	fd = bench_notify_socket(notify);
 	if (fd < 0) {
 		fprintf(stderr, "bench-startup: %s: %s\n", notify, strerror(-fd));
 		return 1;
