@@ -22,7 +22,8 @@
 #define NS_PER_S INT64_C(1000000000)
 _Static_assert(WAITER_ADAPT_MISS_PPM > 0 && WAITER_ADAPT_MISS_PPM < 1000, "misses must stay under 0.1%");
 _Static_assert(WAITER_ADAPT_BODY_MISS_PPM > 0 && WAITER_ADAPT_BODY_MISS_PPM < 10000, "misses must stay under 1%");
-_Static_assert(WAITER_ADAPT_REACH_PPM < 1000, "the p99.9 is lost when stalls pass 0.1%");
+_Static_assert(WAITER_ADAPT_REACH_PPM + WAITER_ADAPT_MISS_PPM <= 1000,
+	       "the tail's misses and the stalls it tolerates must stay within 0.1%");
 
 static const char *const names[WAIT__MAX] = {
 	[WAIT_SLEEP] = "sleep",

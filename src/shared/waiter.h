@@ -45,9 +45,10 @@
  *             of us). That is bought only while it can be had: when the
  *             stalls beyond max_guard are themselves more than
  *             WAITER_ADAPT_REACH_PPM of the recent sleeps (an exponential
- *             average over WAITER_ADAPT_REACH_SLEEPS), they alone put the
- *             p99.9 out of reach of any guard, and spinning for it would be
- *             CPU for nothing; then the body: misses held at
+ *             average over WAITER_ADAPT_REACH_SLEEPS), they and the tail's
+ *             own misses pass 0.1%: the p99.9 is out of any guard's reach,
+ *             and spinning for it would be CPU for nothing; then the body:
+ *             misses held at
  *             WAITER_ADAPT_BODY_MISS_PPM (0.8%), the p99 at the floor, as
  *             the first design did. Over n sleeps within reach in one mode
  *             the misses are exactly m (n + ln(g_end / g_start) / ln(1 /
@@ -98,14 +99,15 @@ enum waiter_strategy {
  * a miss multiplies the guard by 2^((1 - m) / (m steps))). The body's
  * (below 1%: the p99 at the floor), when the tail is out of reach: stalls
  * beyond the largest guard above WAITER_ADAPT_REACH_PPM of the last
- * WAITER_ADAPT_REACH_SLEEPS or so sleeps (half of the 0.1% budget). */
+ * WAITER_ADAPT_REACH_SLEEPS or so sleeps (what the 0.1% budget leaves
+ * beside the tail's own misses). */
 #define WAITER_ADAPT_MISS_PPM 600
 #define WAITER_ADAPT_HALVE_NS INT64_C(5000000000)
 #define WAITER_ADAPT_MIN_STEPS 5000
 #define WAITER_ADAPT_BODY_MISS_PPM 8000
 #define WAITER_ADAPT_BODY_HALVE_NS INT64_C(500000000)
 #define WAITER_ADAPT_BODY_MIN_STEPS 200
-#define WAITER_ADAPT_REACH_PPM 500
+#define WAITER_ADAPT_REACH_PPM 400
 #define WAITER_ADAPT_REACH_SLEEPS 5000
 /* Adaptive bounds: below a few us the spin can't absorb a clock read plus a
  * context switch; the ceiling keeps a noisy machine from turning adaptive into
