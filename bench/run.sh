@@ -762,7 +762,8 @@ bench_footprint() {
 	awk -F, -v quick="$QUICK" -v k="$RELOAD_FACTOR" '$2 ~ /^memory per managed thread/ && $1 ~ /^10000 / {
 			n++; v = $3 + 0; if (n == 1 || v > worst) worst = v; list = list sep $1 " " v " B"; sep = ", " }
 		# the reload of the shipped defaults (watchdog on) with the most threads
-		$2 ~ /^SIGHUP/ && $1 !~ /watchdog/ { if ($1 + 0 >= nt) { nt = $1 + 0; lay = $1 }; hup[$1] = $3 }
+		# (the first such layout: 10,000 threads in 100 processes)
+		$2 ~ /^SIGHUP/ && $1 !~ /watchdog/ { if ($1 + 0 > nt) { nt = $1 + 0; lay = $1 }; hup[$1] = $3 }
 		$2 ~ /^floor: reapply/ { fa[$1] = $3 } $2 ~ /^floor: rescan/ { fs[$1] = $3 }
 		function ms(x) { return x >= 100 ? sprintf("%.0f ms", x) : sprintf("%.1f ms", x) }
 		END {
