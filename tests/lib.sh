@@ -30,7 +30,11 @@ cleanup() {
 	# traces an instrumented program sets detect_leaks=0 for that run.
 	if [ -n "$(ls -A "$TMP/sanitizer" 2>/dev/null)" ]; then
 		echo "FAIL - sanitizer reports:"
-		cat "$TMP"/sanitizer/*
+		for f in "$TMP"/sanitizer/*; do
+			# the file's name ends in the pid of the process that wrote it
+			echo "== ${f##*/} ($(wc -c <"$f") bytes)"
+			cat "$f"
+		done
 		rc=1
 	fi
 	# a failure shows what the daemon said about it
