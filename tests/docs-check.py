@@ -359,7 +359,7 @@ def demo_sections(path):
             if m:
                 cur = m.group(1)
                 out[cur] = []
-            elif cur is not None and not line.startswith("rtschedd:") and not line.startswith("<"):
+            elif cur is not None and not line.startswith(("rtschedd:", "demo-worker:", "<")):
                 out[cur].append(line.rstrip("\n"))
     return out
 
