@@ -392,7 +392,7 @@ def check_live(facts, docs):
     ent = man_entries(os.path.join(docs, "man/rtschedctl.1"))
     for cmd, header in (("list", list_header), ("jitter", jitter_header)):
         body = " ".join(e.text() for e in ent if e.sh == "COMMANDS" and e.tag.split(" ")[0] == cmd)
-        cols = [c for c in header.split() if not re.search(r"\b%s\b" % re.escape(c), body)]
+        cols = [c for c in header.split() if not re.search(r"(?<![\w.%%-])%s(?![\w.%%-])" % re.escape(c), body)]
         if cols:
             fail("rtschedctl(1) %s: columns of the real output not described: %s" % (cmd, " ".join(cols)))
         else:

@@ -124,6 +124,8 @@ plant json-number "JSON number fields (rtschedctl.c): missing scan_us" man/rtsch
 plant issue-number "README.md names the tracker (Issue 15)" README.md \
 	'0,/^## /s/^## \(.*\)$/Issue 15 says so.\n\n## \1/'
 if [ -f "$F/demo.out" ]; then
+	plant list-column "rtschedctl(1) list: columns of the real output not described: OBSERVED TIMER99 WAKE99" \
+		man/rtschedctl.1 '/^\.BR OBSERVED ", " TIMER99 ", " WAKE99$/d'
 	plant list-header "README.md: a list sample's header is not the real one" README.md \
 		'0,/^TID  *PID /s/ OBSERVED / /'
 	if grep -q '^bpf-timer ' "$F/demo.out"; then
