@@ -854,7 +854,7 @@ static void parse_cmd_opts(struct ctl *c, int argc, char **argv)
 		lo[n] = (struct option){ o[n].name, o[n].arg ? required_argument : no_argument, NULL, OPT_ROW + (int)n };
 	lo[n++] = (struct option){ "json", no_argument, NULL, OPT_JSON };
 	lo[n] = (struct option){ 0 };
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc starts afresh, permuting again (the global options stopped at the command) */
 	while ((k = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
 		if (k == OPT_JSON) {
 			json = true;
