@@ -1345,7 +1345,7 @@ why_cpu_ticks() {
 # why_case CONF CASE SECONDS OUT: a fresh rtschedd with CONF; cyclictest
 # -p10 -a$WHY_CPU -i1000 registered with rule bench-why; the noise of CASE
 # (a spinner, b syscall, c udp with RPS to WHY_CPU, d none) for SECONDS;
-# `rtschedctl --json why` into OUT.json and the jitter rows into
+# `rtschedctl --json why` into OUT.json (and as text in OUT.txt), the jitter rows into
 # OUT.jitter. With WHY_COST=1 (case d only) also
 # OUT.cost: "t0 t1 run_cnt0 run_time_ns0 run_cnt1 run_time_ns1 ticks0
 # ticks1 CLK_TCK" around the window (bpf_stats_enabled on; the daemon's
@@ -1395,6 +1395,7 @@ why_case() {
 	[ -z "$npid" ] || bg_stop "$npid"
 	why_rps_restore
 	"$RTSCHEDCTL" --socket "$TMP/why-control" --json why "$ctt" >"$out.json"
+	"$RTSCHEDCTL" --socket "$TMP/why-control" why "$ctt" >"$out.txt"
 	"$RTSCHEDCTL" --socket "$TMP/why-control" --json jitter | jq -c ".[] | select(.tid == $ctt)" >"$out.jitter"
 	bg_stop "$cpid"
 	bg_stop "$dpid"
@@ -1437,7 +1438,7 @@ bench_why() {
 		f=$TMP/why-case-$c
 		why_case "$TMP/why-yes.conf" "$c" "$secs" "$f" || continue
 		case $c in
-		a) desc="FIFO 50 spinner, 2 ms bursts"; kind=task; re='^spinner \\(pid' ;;
+		a) desc="FIFO 50 spinner, 2 ms bursts"; kind=task; re='^spinner \(' ;;
 		b) desc="SCHED_OTHER task in long system calls"; kind=kernel; re='^noise-syscall ' ;;
 		c) desc="loopback UDP, softirq steered by RPS"; kind=softirq; re='^softirq NET_RX$' ;;
 		d) desc="nothing"; kind=none; re='^(spinner|noise-)' ;;
@@ -1452,7 +1453,9 @@ bench_why() {
 		fi
 		top=$(jq -r '.culprits[0].name // "-"' "$f.json")
 		share=$(jq -r '.culprits[0].share_pct // 0' "$f.json")
-		echo "$c,$wake,$late,$n,$first,\"$top\",$share,\"$(jq -r '.verdict' "$f.json" | tr '"' "'")\"" >>"$csv"
+		cp "$f.txt" "$RESULTS/why-$c.txt"
+		# no commas inside a field: the names' and the verdict's become semicolons
+		echo "$c,$wake,$late,$n,$first,${top//,/;},$share,$(jq -r '.verdict' "$f.json" | tr ',' ';')" >>"$csv"
 		printf '%-4s %-44s %8s %6s %7s %9s  %s (%s%%)\n' "($c)" "$desc" "$wake" "$late" "$n" "$first" "$top" "$share"
 	done
 	# the cost at 1 kHz, nothing injected: culprit tracking on, then off
@@ -1464,12 +1467,15 @@ bench_why() {
 	{
 		echo "| case | noise on CPU $WHY_CPU | wake-ups | late (> 100 µs) | worked out | led by the injected culprit | top culprit (share of the delay) |"
 		echo "|---|---|---|---|---|---|---|"
-		awk -F, 'NR > 1 { gsub(/"/, "", $6); printf "| (%s) | %s | %s | %s | %s | %s | %s (%s%%) |\n", $1, $1 == "a" ? "SCHED_FIFO 50 spinner, 2 ms bursts every 10 ms" : $1 == "b" ? "SCHED_OTHER task in long system calls" : $1 == "c" ? "loopback UDP, its softirq steered here by RPS" : "nothing", $2, $3, $4, $1 == "d" ? "-" : $5, $6, $7 }' "$csv"
+		awk -F, 'NR > 1 { printf "| (%s) | %s | %s | %s | %s | %s | %s (%s%%) |\n", $1, $1 == "a" ? "SCHED_FIFO 50 spinner, 2 ms bursts every 10 ms" : $1 == "b" ? "SCHED_OTHER task in long system calls" : $1 == "c" ? "loopback UDP, its softirq steered here by RPS" : "nothing", $2, $3, $4, $1 == "d" ? "-" : $5, $6, $7 }' "$csv"
 		echo
 		echo "| target | measured | verdict |"
 		echo "|---|---|---|"
-		awk -F, 'NR > 1 && $1 != "d" { pct = $4 > 0 ? 100 * $5 / $4 : 0; printf "| (%s) the injected culprit leads >= 95%% of late wake-ups | %d of %d (%.1f%%) | %s |\n", $1, $5, $4, pct, $4 >= 20 && pct >= 95 ? "met" : ($4 < 20 ? "NOT MET (fewer than 20 late wake-ups)" : "NOT MET") }
-			NR > 1 && $1 == "d" { printf "| (d) no noise program named when none runs | %d late wake-ups led by one | %s |\n", $5, $5 == 0 ? "met" : "NOT MET" }' "$csv"
+		# (printf's arguments in parentheses: a bare > there is a redirection)
+		awk -F, 'NR > 1 && $1 != "d" { pct = $4 > 0 ? 100 * $5 / $4 : 0
+				v = ($4 >= 20 && pct >= 95) ? "met" : ($4 < 20 ? "NOT MET (fewer than 20 late wake-ups)" : "NOT MET")
+				printf("| (%s) the injected culprit leads >= 95%% of late wake-ups | %d of %d (%.1f%%) | %s |\n", $1, $5, $4, pct, v) }
+			NR > 1 && $1 == "d" { printf("| (d) no noise program named when none runs | %d late wake-ups led by one | %s |\n", $5, $5 == 0 ? "met" : "NOT MET") }' "$csv"
 		for cul in yes no; do
 			[ -s "$TMP/why-cost-$cul.cost" ] || continue
 			awk -v cul="$cul" '{ secs = $2 - $1; ev = $5 - $3; ns = $6 - $4; cpu = ($8 - $7) / $9
@@ -1484,7 +1490,9 @@ bench_why() {
 	} >"$RESULTS/why.md"
 	echo
 	cat "$RESULTS/why.md"
-	awk -F, 'NR > 1 { gsub(/"/, "", $8); printf "verdict (%s): %s\n", $1, $8 }' "$csv"
+	for c in a b c d; do
+		[ -s "$TMP/why-case-$c.json" ] && echo "verdict ($c): $(jq -r .verdict "$TMP/why-case-$c.json")"
+	done
 	{
 		echo
 		echo "### Culprits of late wake-ups: a FIFO 10 thread at 1 kHz against known noise"
