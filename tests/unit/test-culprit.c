@@ -352,6 +352,14 @@ START_TEST(test_verdicts)
 	culprit_verdict(&in, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "96% of the delay over 1.5 ms: spinner (pid 7, fifo 50); it runs at a higher priority "
 			      "(fifo 50) on CPU 1: lower it below 10, or move one of them to another CPU");
+	/* 99.7% is rounded down: "100%" would say nothing else ran */
+	in.share = 0.997;
+	culprit_verdict(&in, buf, sizeof(buf));
+	ck_assert_msg(strncmp(buf, "99% of the delay", 16) == 0, "%s", buf);
+	in.share = 1.0;
+	culprit_verdict(&in, buf, sizeof(buf));
+	ck_assert_msg(strncmp(buf, "100% of the delay", 17) == 0, "%s", buf);
+	in.share = 0.961;
 	e.key = (struct culprit_key){ .kind = CULPRIT_KERNEL, .id = 8, .tgid = 3, .prio = OTHER,
 				      .policy = SCHED_OTHER, .comm = "reader" };
 	culprit_verdict(&in, buf, sizeof(buf));

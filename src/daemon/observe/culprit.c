@@ -463,5 +463,6 @@ void culprit_verdict(const struct culprit_verdict_in *in, char *buf, size_t len)
 		snprintf(what, sizeof(what), "many culprits, none of them kept: see the recent late wake-ups");
 		break;
 	}
-	snprintf(buf, len, "%.0f%% of the delay over %s: %s; %s", 100.0 * in->share, thr, label, what);
+	/* rounded down: 99.7% is not "100%", which a person reads as "nothing else" */
+	snprintf(buf, len, "%d%% of the delay over %s: %s; %s", (int)(100.0 * in->share + 1e-9), thr, label, what);
 }

@@ -326,8 +326,8 @@ static void budget_log(struct observer *o, struct watched *w, const struct culpr
 	if (w->table && culprit_table_sorted(w->table, &top, 1) == 1) {
 		char name[128];
 		observer_label(o, &top->key, name, sizeof(name));
-		snprintf(label, sizeof(label), "%s (%.0f%% of the delay)", name,
-			 100.0 * (double)top->total_ns / (double)(w->table->delay_ns ? w->table->delay_ns : 1));
+		snprintf(label, sizeof(label), "%s (%d%% of the delay)", name, /* rounded down, as the verdict */
+			 (int)(100.0 * (double)top->total_ns / (double)(w->table->delay_ns ? w->table->delay_ns : 1) + 1e-9));
 	}
 	log_notice("budget: %s (tid %d%s%s) missed its %.0f us budget %llu time%s%s, the worst by %.0f us late; "
 		   "top culprit: %s; rtschedctl why %d says more", comm, (int)w->tid, w->rule[0] ? ", " : "",
