@@ -319,6 +319,14 @@ static int ask_nice(const char *call, pid_t tid, int nice)
 
 /* --- sched_* -------------------------------------------------------------------- */
 
+/* What a wrapped call that returns -1 and sets errno returns after a retry:
+ * 0 with the caller's errno as it was, or -1 with the first call's. */
+static int outcome(bool granted, int saved, int err)
+{
+	errno = granted ? saved : err;
+	return granted ? 0 : -1;
+}
+
 /* sched_setscheduler and sched_setparam after a refusal: rtschedd, then the
  * real call again within the grant. */
 static int retry_sched(const char *call, pid_t pid, int policy, const struct sched_param *param, int err)
@@ -345,12 +353,7 @@ EXPORT int sched_setscheduler(pid_t pid, int policy, const struct sched_param *p
 	if ((r = REAL(sched_setscheduler)(pid, policy, param)) == 0 || errno != EPERM)
 		return r;
 	err = errno;
-	if ((r = retry_sched("sched_setscheduler", pid, policy, param, err)) < 0) {
-		errno = -r;
-		return -1;
-	}
-	errno = saved;
-	return 0;
+	return outcome(retry_sched("sched_setscheduler", pid, policy, param, err) == 0, saved, err);
 }
 
 EXPORT int sched_setparam(pid_t pid, const struct sched_param *param)
@@ -360,13 +363,9 @@ EXPORT int sched_setparam(pid_t pid, const struct sched_param *param)
 	if ((r = REAL(sched_setparam)(pid, param)) == 0 || errno != EPERM)
 		return r;
 	err = errno;
-	if ((pol = sched_getscheduler(pid)) < 0 ||
-	    (r = retry_sched("sched_setparam", pid, pol & ~SCHED_RESET_ON_FORK, param, err)) < 0) {
-		errno = err;
-		return -1;
-	}
-	errno = saved;
-	return 0;
+	pol = sched_getscheduler(pid);
+	return outcome(pol >= 0 && retry_sched("sched_setparam", pid, pol & ~SCHED_RESET_ON_FORK, param, err) == 0,
+		       saved, err);
 }
 
 /* glibc 2.36 has no sched_setattr: programs that use this name (from a newer
@@ -409,13 +408,9 @@ EXPORT int sched_setattr(pid_t pid, struct preload_sched_attr *attr, unsigned in
 	} else {
 		goto refused;
 	}
-	if (sys_sched_setattr(pid, &again, flags) < 0)
-		goto refused;
-	errno = saved;
-	return 0;
+	return outcome(sys_sched_setattr(pid, &again, flags) == 0, saved, err);
 refused:
-	errno = err;
-	return -1;
+	return outcome(false, saved, err);
 }
 
 /* --- pthread_* ------------------------------------------------------------------- */
@@ -618,13 +613,9 @@ EXPORT int setpriority(__priority_which_t which, id_t who, int prio)
 		goto refused;
 	if (prio < -20)
 		prio = -20;
-	if (ask_nice("setpriority", tid, prio) < 0 || REAL(setpriority)(which, who, prio) < 0)
-		goto refused;
-	errno = saved;
-	return 0;
+	return outcome(ask_nice("setpriority", tid, prio) == 0 && REAL(setpriority)(which, who, prio) == 0, saved, err);
 refused:
-	errno = err;
-	return -1;
+	return outcome(false, saved, err);
 }
 
 EXPORT int nice(int inc)
