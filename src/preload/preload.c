@@ -126,9 +126,18 @@ static void tids_forget(void *unused)
 	pthread_mutex_unlock(&tids_lock);
 }
 
+/* In a fork()ed child: only the forking thread is left, and the parent's
+ * pthread_t values may come back for the child's new threads. */
+static void tids_fork_child(void)
+{
+	pthread_mutex_init(&tids_lock, NULL);
+	memset(tids, 0, sizeof(tids));
+}
+
 static void tids_init(void)
 {
 	pthread_key_create(&tids_key, tids_forget);
+	pthread_atfork(NULL, NULL, tids_fork_child);
 }
 
 /* Enter the calling thread (a full table just leaves it out). */
