@@ -156,15 +156,16 @@ expect_in "$OLA_T" "olad FIFO 10" "(b) olad's main thread is SCHED_FIFO 10"
 JACKD=""
 stop_jackd() { [ -n "$JACKD" ] && { kill "$JACKD" 2>/dev/null; bounded_wait "$JACKD" jackd; }; JACKD=; }
 at_exit stop_jackd
-# jack_threads PRIO HOW...: jackd -P PRIO started HOW, until its real-time
-# thread is up (or 5 s if none comes, the refused case); its threads in
-# JACK_T, its output in $TMP/jackd.log
+# jack_threads PRIO HOW...: jackd -P PRIO started HOW, until its thread at
+# FIFO PRIO is up (or 5 s if none comes, the refused case), then 1 s for the
+# drivers it probes at start (libffado's FIFO 1 thread) to go; its threads
+# in JACK_T, its output in $TMP/jackd.log
 jack_threads() {
 	local p=$1; shift
 	JACK_NO_AUDIO_RESERVATION=1 "$@" jackd -n "rtsd-run$$" -R -P "$p" -d dummy >"$TMP/jackd.log" 2>&1 &
 	JACKD=$!
 	local end=$((SECONDS + 5))
-	until threads "$JACKD" | grep -q FIFO || [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
+	until threads "$JACKD" | grep -q "FIFO $p\$" || [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
 	sleep 1
 	JACK_T=$(threads "$JACKD" | awk '{ print $2, $3 }' | sort)
 	stop_jackd
