@@ -130,7 +130,7 @@ at_exit stop_olad
 threads() {
 	local t
 	for t in /proc/"$1"/task/*; do
-		echo "$(cat "$t/comm" 2>/dev/null) $(chrt -p "${t##*/}" 2>/dev/null | sed -n 's/.*policy: SCHED_\([A-Z]*\).*/\1/p;s/.*priority: //p' | tr '\n' ' ')"
+		echo "$(cat "$t/comm" 2>/dev/null) $(chrt -p "${t##*/}" 2>/dev/null | sed -n 's/.*policy: SCHED_\([A-Z]*\).*/\1/p;s/.*priority: //p' | paste -sd ' ')"
 	done | sort
 }
 # olad_threads HOW...: start olad (HOW: AS_USER with run, or WITH_NICE), wait
