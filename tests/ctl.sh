@@ -194,11 +194,14 @@ usage why worker extra -- "unexpected argument 'extra'"
 usage why --tid 5 worker -- "unknown option '--tid' for why (it takes --json)"
 usage jitter --reset --histogram w -- "jitter takes --reset or --histogram, not both"
 usage register --tid 5 --role "$(head -c 5000 /dev/zero | tr '\0' a)" -- "request too long"
+usage run -- "run needs a program"
+usage run --rule -- "needs a value"
+usage run --tid 5 true -- "unknown option '--tid' for run"
 
 # --- help, version, unreachable ---------------------------------------------
 run "$RTSCHEDCTL" --help
 expect_rc 0 "--help"
-for c in register unregister list status reload version jitter metrics why check; do
+for c in register unregister list status reload version jitter metrics why check run; do
 	echo "$OUT" | grep -q "^  $c\b" || fail "--help does not list $c"
 done
 pass "--help lists every command"

@@ -46,6 +46,13 @@ exit_case exit-rtschedctl 1 "rtschedctl register with a role that does not exist
 	"$RTSCHEDCTL" --socket "$SOCK" register --tid $$ --role no-such-role
 exit_case exit-rtschedctl 2 "rtschedctl on a socket nobody serves" "$RTSCHEDCTL" --socket "$TMP/nobody" status
 exit_case exit-rtschedctl 64 "rtschedctl with an unknown command" "$RTSCHEDCTL" --socket "$SOCK" no-such-command
+# run: nothing is exec'd in these cases (the program's own status otherwise)
+exit_case exit-rtschedctl 69 "rtschedctl run without its preload library" \
+	env RTSCHED_PRELOAD="$TMP/none.so" "$RTSCHEDCTL" run -- true
+export RTSCHED_PRELOAD="$top_builddir/src/preload/.libs/librtsched-preload.so"
+exit_case exit-rtschedctl 127 "rtschedctl run of a program that does not exist" "$RTSCHEDCTL" run -- "no-such-program-$$"
+exit_case exit-rtschedctl 126 "rtschedctl run of a file that is not executable" "$RTSCHEDCTL" run -- "$TMP/ok.conf"
+unset RTSCHED_PRELOAD
 "$RTSCHEDCTL" --help >"$F/help-rtschedctl"
 daemon_stop
 

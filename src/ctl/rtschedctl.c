@@ -1,7 +1,9 @@
 /* rtschedctl.c: the command-line client of rtschedd. Each command is one
  * request; output is a readable table or, with --json, JSON.
  * Exit codes: 0 success, 1 the daemon refused, 2 cannot reach the daemon,
- * 64 usage error. */
+ * 64 usage error; `run` (which execs the program, whose status it then is)
+ * 126 the program cannot be executed, 127 it was not found, 69 the preload
+ * library is missing. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -12,13 +14,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shared/client.h"
 #include "shared/protocol.h"
 #include "shared/report.h"
 
-enum { EXIT_REFUSED = 1, EXIT_UNREACHABLE = 2, EXIT_USAGE = 64 };
+enum {
+	EXIT_REFUSED = 1,
+	EXIT_UNREACHABLE = 2,
+	EXIT_USAGE = 64,
+	EXIT_NO_PRELOAD = 69,   /* run: EX_UNAVAILABLE */
+	EXIT_CANNOT_EXEC = 126, /* run: as a shell says it */
+	EXIT_NOT_FOUND = 127,
+};
 
 static bool json;
 static bool first_row = true;
@@ -45,6 +55,8 @@ struct ctl {
 	struct proto_buf req;
 	const char *val[CTL_OPTS_MAX];
 	const char *operand; /* the operand, NULL if not given */
+	int argc;   /* the operands after the options (run's program and its arguments) */
+	char **argv;
 };
 
 /* A command: a row of the table below. run() sends the request and prints
@@ -112,7 +124,8 @@ static void usage(FILE *f)
 			 commands[i]->synopsis);
 		usage_row(f, left, commands[i]->help);
 	}
-	fprintf(f, "Exit codes: 0 success, 1 refused by rtschedd, 2 rtschedd unreachable, 64 usage.\n");
+	fprintf(f, "Exit codes: 0 success, 1 refused by rtschedd, 2 rtschedd unreachable, 64 usage;\n"
+		   "run: the program's, or 126 cannot execute it, 127 not found, 69 no preload library.\n");
 }
 
 __attribute__((format(printf, 1, 2), noreturn))
@@ -772,6 +785,96 @@ static int cmd_why(struct ctl *c)
 
 /* The commands: to add one, a row here and its handler above (and its
  * entry in rtschedctl(1)). */
+/* run's error that is not a usage error: say it and exit with status. */
+static void run_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void run_fail(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rtschedctl: run: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
+/* The file execvp would run for name: name itself if it has a '/', else
+ * the first executable one in $PATH (into buf). 0, or -errno: -ENOENT if
+ * there is none, -EACCES if one exists but may not be executed. */
+static int find_program(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	int r = -ENOENT;
+
+	if (strchr(name, '/')) {
+		if (snprintf(buf, len, "%s", name) >= (int)len)
+			return -ENAMETOOLONG;
+		return access(buf, X_OK) == 0 ? 0 : -errno;
+	}
+	for (p = path && *path ? path : "/usr/local/bin:/bin:/usr/bin"; p; p = *end ? end + 1 : NULL) {
+		struct stat st;
+		end = strchrnul(p, ':');
+		/* an empty element is the current directory */
+		if (snprintf(buf, len, "%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", name) >= (int)len)
+			continue;
+		if (stat(buf, &st) < 0 || S_ISDIR(st.st_mode))
+			continue;
+		if (access(buf, X_OK) == 0)
+			return 0;
+		r = -EACCES;
+	}
+	return r;
+}
+
+/* run: exec the program with the preload library, which turns its own
+ * scheduling calls the kernel refuses into requests to rtschedd (see
+ * src/preload/preload.c); nothing is sent from here. */
+static int cmd_run(struct ctl *c)
+{
+	const char *rule = opt(c, "rule"), *lib = getenv("RTSCHED_PRELOAD"), *old = getenv("LD_PRELOAD");
+	char file[4096], *preload;
+	struct stat st;
+	int r;
+
+	if (c->argc < 1)
+		usage_error("run needs a program: rtschedctl run [--rule NAME] -- PROGRAM [ARGS...]");
+	if (rule && (!*rule || strlen(rule) > 63 || strpbrk(rule, " =%\n")))
+		usage_error("--rule must name a [rule NAME] of rtschedd.conf: 1..63 characters, no blanks, '=' or '%%'");
+	if (!lib || !*lib)
+		lib = PRELOAD_PATH;
+	if (lib[0] != '/' || access(lib, R_OK) < 0)
+		run_fail(EXIT_NO_PRELOAD, "the preload library %s cannot be read (%s); reinstall rtschedd, or set "
+			 "RTSCHED_PRELOAD to the full path of librtsched-preload.so", lib,
+			 lib[0] != '/' ? "not a full path" : strerror(errno));
+	if ((r = find_program(c->argv[0], file, sizeof(file))) < 0)
+		run_fail(r == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s: %s; %s", c->argv[0],
+			 r == -ENOENT ? (strchr(c->argv[0], '/') ? "no such file" : "not found in $PATH") : strerror(-r),
+			 r == -ENOENT ? "give the program's full path, or install it" : "make it executable (chmod +x)");
+	if (stat(file, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
+		fprintf(stderr, "rtschedctl: run: warning: %s is set-user-ID or set-group-ID: the loader ignores "
+			"LD_PRELOAD for it, so its calls are not turned into requests to rtschedd; register its "
+			"threads with a [rule] instead\n", file);
+	/* after any LD_PRELOAD the caller set, as the issue asks: theirs stay first */
+	if (old && *old && strstr(old, lib)) {
+		preload = strdup(old);
+	} else if (old && *old) {
+		if (asprintf(&preload, "%s:%s", old, lib) < 0)
+			preload = NULL;
+	} else {
+		preload = strdup(lib);
+	}
+	if (!preload || setenv("LD_PRELOAD", preload, 1) < 0 || (rule && setenv("RTSCHED_RUN_RULE", rule, 1) < 0) ||
+	    (c->socket && setenv(PROTO_SOCKET_ENV, c->socket, 1) < 0))
+		run_fail(EXIT_CANNOT_EXEC, "cannot set the environment: %s", strerror(errno));
+	free(preload);
+	if (!rule)
+		unsetenv("RTSCHED_RUN_RULE"); /* not one inherited from an outer run */
+	execv(file, c->argv);
+	r = errno;
+	run_fail(r == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "cannot execute %s: %s", file, strerror(r));
+}
+
 static const struct ctl_opt target_opts[] = {
 	{ "tid", "TID", "tid" }, { "pid", "PID", "pid" }, { NULL },
 };
@@ -823,9 +926,15 @@ static const struct ctl_cmd cmd_check_row = {
 	},
 	cmd_check,
 };
+static const struct ctl_cmd cmd_run_row = {
+	"run", "[--rule NAME] -- PROGRAM [ARGS...]",
+	"run a program whose own real-time calls the\nkernel refuses: rtschedd grants them (preload)",
+	(const struct ctl_opt[]){ { "rule", "NAME", NULL }, { NULL } },
+	cmd_run,
+};
 static const struct ctl_cmd *const commands[] = {
 	&cmd_register, &cmd_unregister, &cmd_list_row, &cmd_status, &cmd_reload, &cmd_version_row,
-	&cmd_jitter_row, &cmd_metrics_row, &cmd_why_row, &cmd_check_row, NULL,
+	&cmd_jitter_row, &cmd_metrics_row, &cmd_why_row, &cmd_check_row, &cmd_run_row, NULL,
 };
 
 /* "--a, --b or --json": the options of command C, for an error message. */
@@ -854,8 +963,10 @@ static void parse_cmd_opts(struct ctl *c, int argc, char **argv)
 		lo[n] = (struct option){ o[n].name, o[n].arg ? required_argument : no_argument, NULL, OPT_ROW + (int)n };
 	lo[n++] = (struct option){ "json", no_argument, NULL, OPT_JSON };
 	lo[n] = (struct option){ 0 };
-	optind = 0; /* 0, not 1: glibc starts afresh, permuting again (the global options stopped at the command) */
-	while ((k = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+	/* 0, not 1: glibc starts afresh, permuting again (the global options stopped at the command);
+	 * run's "+": its options end at the first operand (the program) or at "--" */
+	optind = 0;
+	while ((k = getopt_long(argc, argv, c->cmd == &cmd_run_row ? "+:" : ":", lo, NULL)) != -1) {
 		if (k == OPT_JSON) {
 			json = true;
 		} else if (k == ':') {
@@ -874,8 +985,11 @@ static void parse_cmd_opts(struct ctl *c, int argc, char **argv)
 		c->operand = argv[optind++];
 		proto_add(&c->req, c->cmd->operand, c->operand);
 	}
-	if (optind < argc)
+	/* only run takes more operands: the program and its arguments */
+	if (optind < argc && c->cmd != &cmd_run_row)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	c->argc = argc - optind;
+	c->argv = argv + optind;
 	if (c->req.overflow)
 		usage_error("request too long");
 }
