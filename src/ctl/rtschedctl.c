@@ -209,10 +209,12 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 	if (strcmp(m->head, "OK") == 0 && !json) {
 		if (first_row)
 			printf("no jitter sources: use rtsched_timer in a worker, a [probe NAME], or register a thread\n");
-		printf("measured under: preemption %s, /dev/cpu_dma_latency %s; bpf-timer rows: timer expiry to "
-		       "running, bpf-wakeup rows: wake-up to running (BPF, from outside); schedstat rows (no BPF): "
+		const char *rl = proto_get(m, "resume_latency"), *iso = proto_get(m, "isolated");
+		printf("measured under: preemption %s, /dev/cpu_dma_latency %s%s%s%s%s%s; bpf-timer rows: timer expiry "
+		       "to running, bpf-wakeup rows: wake-up to running (BPF, from outside); schedstat rows (no BPF): "
 		       "the mean run-queue wait per run since registration\n", proto_get(m, "preempt") ?: "?",
-		       proto_get(m, "cpu_dma_latency") ?: "?");
+		       proto_get(m, "cpu_dma_latency") ?: "?", rl && strcmp(rl, "off") ? ", resume latency " : "",
+		       rl && strcmp(rl, "off") ? rl : "", iso ? ", CPU " : "", iso ? iso : "", iso ? " isolated" : "");
 	}
 	return 0;
 }

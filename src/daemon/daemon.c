@@ -24,6 +24,8 @@
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"
 #include "daemon/core/grant.h"
+#include "daemon/cpu/isolate.h"
+#include "daemon/cpu/pmqos.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
 #include "daemon/privs.h"
@@ -176,6 +178,8 @@ static void ev_fork(void *ud, pid_t tid, pid_t tgid)
 	if (tid != tgid)
 		registry_on_new_thread(d->svc.registry, d->svc.config, tid, tgid);
 	rules_on_task(d->svc.registry, d->svc.config, tid, tgid, NULL, false);
+	/* what is not managed now leaves isolated CPUs */
+	isolate_on_fork(d->svc.isolate, tid, tgid);
 }
 
 static void ev_exec(void *ud, pid_t tid, pid_t tgid)
@@ -210,6 +214,7 @@ static void ev_overrun(void *ud)
 
 	registry_rescan(d->svc.registry, d->svc.config);
 	rules_scan(d->svc.registry, d->svc.config, false);
+	isolate_thread_gone(d->svc.isolate); /* forks were lost too: sweep again */
 }
 
 /* Fallback for a kernel or a sandbox without the connector: rescan the task
@@ -230,8 +235,8 @@ static int on_changed(sd_event_source *s, void *userdata)
 	return 0;
 }
 
-/* Registry observer: the journal line now, the rest (PM QoS, STATUS=) once
- * per loop iteration however many threads changed. */
+/* Registry observer: the journal line now, the rest (PM QoS, isolation,
+ * STATUS=) once per loop iteration however many threads changed. */
 static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct reg_process *p)
 {
 	struct daemon *d = ud;
@@ -242,60 +247,10 @@ static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct re
 		observer_watch(d->svc.observer, t->tid);
 	else if (t && ev == REG_EV_THREAD_GONE)
 		observer_unwatch(d->svc.observer, t->tid);
+	if (t && ev == REG_EV_THREAD_GONE)
+		isolate_thread_gone(d->svc.isolate);
 	if (d->changed)
 		sd_event_source_set_enabled(d->changed, SD_EVENT_ONESHOT);
-}
-
-/* Hold /dev/cpu_dma_latency at cpu-dma-latency while real-time threads are
- * managed (the kernel keeps the request while the file is open). */
-static void pmqos_update(struct daemon *d)
-{
-	int want = d->svc.config->cpu_dma_latency_us;
-	bool rt = false;
-
-	for (struct reg_thread *t = registry_threads(d->svc.registry); t && !rt; t = t->next)
-		rt = policy_is_realtime(t->applied.policy);
-	if (want < 0 || !rt) {
-		if (d->pmqos_fd >= 0) {
-			close(d->pmqos_fd);
-			d->pmqos_fd = -1;
-			log_info("released /dev/cpu_dma_latency");
-		}
-		return;
-	}
-	if (d->pmqos_fd >= 0 && d->pmqos_value == want)
-		return;
-	if (d->pmqos_fd < 0)
-		d->pmqos_fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
-	int32_t v = want;
-	if (d->pmqos_fd < 0 || write(d->pmqos_fd, &v, sizeof(v)) != sizeof(v)) {
-		d->pmqos_error = errno;
-		if (d->pmqos_fd >= 0)
-			close(d->pmqos_fd);
-		d->pmqos_fd = -1;
-		log_warn("cannot hold /dev/cpu_dma_latency at %d us", want);
-		return;
-	}
-	d->pmqos_value = want;
-	d->pmqos_error = 0;
-	log_info("holding /dev/cpu_dma_latency at %d us while real-time threads are managed", want);
-}
-
-const char *daemon_pmqos_state(struct daemon *d)
-{
-	static char buf[96];
-
-	if (d->svc.config->cpu_dma_latency_us < 0)
-		return "off";
-	if (d->pmqos_fd >= 0)
-		snprintf(buf, sizeof(buf), "held at %d us", d->pmqos_value);
-	else if (d->pmqos_error)
-		snprintf(buf, sizeof(buf), "configured %d us, not held: %s", d->svc.config->cpu_dma_latency_us,
-			 strerror(d->pmqos_error));
-	else
-		snprintf(buf, sizeof(buf), "configured %d us, released (no real-time threads)",
-			 d->svc.config->cpu_dma_latency_us);
-	return buf;
 }
 
 /* STATUS= for systemctl status: what is managed and the worst p99 seen. */
@@ -449,7 +404,8 @@ void daemon_changed(struct daemon *d)
 	 * (their new threads) and, without PIDFD_THREAD, to see threads exit;
 	 * otherwise every fork on the machine would wake the daemon for nothing */
 	bool events = d->svc.config->n_auto_rules > 0 || registry_n_processes(d->svc.registry) > 0 ||
-		      (!registry_thread_pidfds(d->svc.registry) && registry_n_threads(d->svc.registry) > 0);
+		      (!registry_thread_pidfds(d->svc.registry) && registry_n_threads(d->svc.registry) > 0) ||
+		      isolate_active(d->svc.isolate);
 	if (d->procev && events != procev_active(d->procev)) {
 		int r = procev_set_active(d->procev, events);
 		if (r < 0)
@@ -458,7 +414,8 @@ void daemon_changed(struct daemon *d)
 		else if (events) /* what happened while events were dropped */
 			registry_rescan(d->svc.registry, d->svc.config);
 	}
-	pmqos_update(d);
+	pmqos_update(d->svc.pmqos, d->svc.config, d->svc.registry);
+	isolate_update(d->svc.isolate, d->svc.config);
 	/* the watchdog's copy of the real-time set is rebuilt at most every
 	 * 100 ms: rebuilding it per registration made registering n threads O(n^2) */
 	if (d->svc.safety && d->publish && sd_event_source_get_enabled(d->publish, NULL) == 0) {
@@ -478,7 +435,7 @@ void daemon_changed(struct daemon *d)
 	}
 	bool need = !d->procev && (registry_n_processes(d->svc.registry) > 0 || d->svc.config->n_auto_rules > 0 ||
 				   (!registry_thread_pidfds(d->svc.registry) &&
-				    registry_n_threads(d->svc.registry) > 0));
+				    registry_n_threads(d->svc.registry) > 0) || isolate_active(d->svc.isolate));
 	uint64_t now;
 
 	if (!d->rescan_timer || !need)
@@ -559,11 +516,6 @@ static int svc_reload(void *ud, char *err, size_t len)
 static void svc_changed(void *ud)
 {
 	daemon_changed(ud);
-}
-
-static const char *svc_pmqos_state(void *ud)
-{
-	return daemon_pmqos_state(ud);
 }
 
 static void svc_status(void *ud, struct service_status *st)
@@ -671,14 +623,13 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		return -ENOMEM;
 	}
 	static const struct service_hooks hooks = { .reload = svc_reload, .changed = svc_changed,
-						    .pmqos_state = svc_pmqos_state, .status = svc_status };
+						    .status = svc_status };
 	*ret = d;
 	d->svc.config = c;
 	d->svc.hooks = &hooks;
 	d->svc.ud = d;
 	d->overrides = *o;
 	d->config_required = config_required;
-	d->pmqos_fd = -1;
 	d->worst_p99_ns = -1;
 	d->config_path = strdup(config_path);
 	if (!d->config_path)
@@ -742,6 +693,12 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	r = state_open(&d->state, d->svc.registry, c, state_path);
 	if (r < 0)
 		return r;
+	/* PM QoS and isolation take over what a previous rtschedd left in the
+	 * journal; a thread about to be managed gets isolated CPUs back first */
+	if ((r = pmqos_new(&d->svc.pmqos, NULL, d->state)) < 0 ||
+	    (r = isolate_new(&d->svc.isolate, NULL, d->state, d->svc.registry)) < 0)
+		return r;
+	registry_set_admit(d->svc.registry, isolate_admit, d->svc.isolate);
 	if ((r = sd_event_add_defer(d->event, &d->changed, on_changed, d)) < 0)
 		return r;
 	if ((r = sd_event_add_time(d->event, &d->publish, CLOCK_MONOTONIC, 0, 0, on_publish, d)) < 0)
@@ -810,6 +767,12 @@ void daemon_free(struct daemon *d)
 	if (d->svc.registry && registry_n_threads(d->svc.registry) && !d->keep_on_exit)
 		log_info("restoring %zu managed thread%s", registry_n_threads(d->svc.registry),
 			 registry_n_threads(d->svc.registry) == 1 ? "" : "s");
+	/* isolated CPUs and per-CPU latency bounds go back too (or stay for
+	 * the next rtschedd, which reads them from the journal) */
+	if (d->svc.registry)
+		registry_set_admit(d->svc.registry, NULL, NULL);
+	isolate_free(d->svc.isolate, !d->keep_on_exit);
+	pmqos_free(d->svc.pmqos, !d->keep_on_exit);
 	if (!d->keep_on_exit)
 		state_discard(d->state);
 	if (d->svc.registry)
@@ -823,8 +786,6 @@ void daemon_free(struct daemon *d)
 	registry_free(d->svc.registry, !d->keep_on_exit);
 	/* after the registry: restored threads can't starve its canaries */
 	safety_free(d->svc.safety);
-	if (d->pmqos_fd >= 0)
-		close(d->pmqos_fd);
 	procev_free(d->procev);
 	ratelimit_free(d->svc.ratelimit);
 	sd_event_source_disable_unref(d->rescan_timer);

@@ -66,10 +66,18 @@ struct rule_match {
 	int n_keys;             /* how many match keys are set: the specificity */
 };
 
+/* What a rule or probe asks of the CPUs its threads run on while they are
+ * managed (src/daemon/cpu): a wake-up latency bound and an emptied CPU. */
+struct cpu_quiet {
+	int resume_latency_us;  /* pm_qos_resume_latency_us of those CPUs; -1: not set */
+	bool isolate;           /* the CPUs emptied of every other task that can move */
+};
+
 /* [rule NAME]: what a thread gets, by request (a role) or by matching. */
 struct rule {
 	char name[CONFIG_NAME_MAX];
 	struct sched_spec spec;
+	struct cpu_quiet quiet;
 	struct rule_match match;
 	struct key_origin origin;
 	short file;
@@ -102,6 +110,7 @@ struct probe_conf {
 	unsigned period_us;
 	char strategy[16];    /* sleep, hybrid, busy, adaptive */
 	bool noise;           /* mode = noise: a busy loop recording gaps (oslat) */
+	struct cpu_quiet quiet;
 	struct key_origin origin;
 	short file;
 	unsigned line;
@@ -139,6 +148,7 @@ struct config {
 	char limits_conf[256];
 	char limits_dir[256];
 	size_t n_auto_rules;  /* rules with match keys */
+	size_t n_quiet;       /* rules and probes with isolate or resume-latency-us (set by config_validate()) */
 	unsigned match_needs; /* MATCH_NEED_*: what the matcher must read from /proc */
 	struct key_origin origin;
 

@@ -117,9 +117,16 @@ static const unsigned char daemon_print_order[D_N] = {
 
 /* A rule's policy is required and its reset-on-fork follows [daemon]'s
  * (config_validate()): the spec defaults here are never seen. */
+/* isolate and resume-latency-us, in [rule NAME] and [probe NAME] alike. */
+#define QUIET_KEYS(T, iso, lat)                                                                          \
+	[iso] = { .name = "isolate", .type = KEY_BOOL, AT(T, quiet.isolate), .flags = KEY_SHOW_SET },      \
+	[lat] = { .name = "resume-latency-us", .type = KEY_INT, .min = 0, .max = 1000000,                  \
+		  AT(T, quiet.resume_latency_us), .def = -1, .flags = KEY_OFF | KEY_SHOW_SET }
+
 #define C struct rule
 static const struct config_key rule_keys[R_N] = {
 	SPEC_KEYS(C, spec, 0, 0, 0, false),
+	QUIET_KEYS(C, R_ISOLATE, R_RESUME_LATENCY),
 	[R_THREAD_NAME] = { .name = "thread-name", .type = KEY_COMM_GLOB, AT(C, match.thread_name),
 			    .flags = KEY_SHOW_SET },
 	[R_PROCESS_NAME] = { .name = "process-name", .type = KEY_COMM_GLOB, AT(C, match.process_name),
@@ -165,11 +172,12 @@ static const struct config_key probe_keys[PR_N] = {
 	[PR_MODE] = { .name = "mode", .type = KEY_ENUM, AT(C, noise),
 		      .choices = (const struct key_choice[]){ { "latency", false }, { "noise", true }, { NULL, 0 } },
 		      .bad = "unknown mode '%s'; use latency or noise" },
+	QUIET_KEYS(C, PR_ISOLATE, PR_RESUME_LATENCY),
 };
 #undef C
 
 static const unsigned char probe_print_order[PR_N] = {
-	PR_CPU, PR_POLICY, PR_PRIORITY, PR_MODE, PR_PERIOD, PR_STRATEGY,
+	PR_CPU, PR_POLICY, PR_PRIORITY, PR_MODE, PR_PERIOD, PR_STRATEGY, PR_ISOLATE, PR_RESUME_LATENCY,
 };
 
 /* The built-in values are what rtkit itself grants and advertises. */

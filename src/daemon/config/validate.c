@@ -1,13 +1,17 @@
 /* validate.c: the checks that span keys (a priority against its policy and
  * max-priority, the watchdog's room at 99, a rule without a policy, the
- * [rtkit] role), run on a loaded config after any command-line overrides.
+ * [rtkit] role, the CPUs isolate = yes empties), run on a loaded config after
+ * any command-line overrides.
  * Each message names the file:line of the key at fault. */
 #include "autoconfig.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "daemon/sys/cgroupfs.h"
+#include "daemon/sys/cpulist.h"
 #include "daemon/sys/policy.h"
 #include "daemon/config/config.h"
 #include "daemon/config/keys.h"
@@ -59,12 +63,73 @@ static int spec_validate(const struct config *c, struct sched_spec *s, const str
 	return 0;
 }
 
+/* What the machine offers isolate = yes: the CPUs online and those of
+ * rtschedd's own cpuset, read once per validation. */
+struct quiet_env {
+	bool read;
+	cpu_set_t online, own;
+};
+
+/* isolate = yes and resume-latency-us of a rule (key numbers ki, kl, kc of
+ * isolate, resume-latency-us and cpus, "cpus") or a probe ("cpu"): isolate
+ * needs CPUs of its own, inside rtschedd's cpuset, that leave the machine
+ * at least one online CPU. */
+static int quiet_validate(const struct config *c, struct quiet_env *env, const struct cpu_quiet *q,
+			  const struct key_origin *o, int ki, int kl, int kc, const char *cpukey, const cpu_set_t *cpus,
+			  const char *where, FILE *errors)
+{
+	char at[PATH_MAX + 16], want[256], list[256], bad[256];
+	cpu_set_t out;
+
+	if (q->resume_latency_us >= 0 && !q->isolate && !origin_set(o, kc) && strcmp(cpukey, "cpus") == 0) {
+		origin_str(c, o, kl, at, sizeof(at));
+		fprintf(errors, "%s: resume-latency-us" CONFIG_WARNING_MARK "%s has no cpus: every CPU its threads "
+			"may run on keeps out of its idle states (all of them, for a thread not pinned); add "
+			"'cpus = N' to keep the other CPUs' idle states\n", at, where);
+	}
+	if (!q->isolate)
+		return 0;
+	if (!origin_set(o, kc)) {
+		origin_str(c, o, ki, at, sizeof(at));
+		fprintf(errors, "%s: %s: isolate = yes needs the CPUs to empty for it; add '%s = N' (and leave at "
+			"least one CPU out for the rest of the system)\n", at, where, cpukey);
+		return -EINVAL;
+	}
+	if (!env->read) {
+		env->read = true;
+		if (cpulist_online(&env->online) < 0 || cgroupfs_own_cpus(&env->own) < 0) {
+			CPU_ZERO(&env->online);
+			CPU_ZERO(&env->own);
+		}
+	}
+	origin_str(c, o, kc, at, sizeof(at));
+	cpulist_format(cpus, want, sizeof(want));
+	if (CPU_COUNT(&env->own) && cpulist_missing(cpus, &env->own, &out)) {
+		cpulist_format(&out, bad, sizeof(bad));
+		cpulist_format(&env->own, list, sizeof(list));
+		fprintf(errors, "%s: %s: isolate = yes with %s = %s: CPU %s is outside rtschedd's cpuset (%s), so "
+			"rtschedd cannot hand it to its threads; choose CPUs from %s, or widen the cpuset rtschedd runs "
+			"in\n", at, where, cpukey, want, bad, list, list);
+		return -EINVAL;
+	}
+	if (CPU_COUNT(&env->online) && cpulist_missing(&env->online, cpus, NULL) == 0) {
+		cpulist_format(&env->online, list, sizeof(list));
+		fprintf(errors, "%s: %s: isolate = yes with %s = %s empties every online CPU (%s): the kernel's "
+			"housekeeping and every other program need one; leave at least one out\n", at, where, cpukey,
+			want, list);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int config_validate(struct config *c, FILE *errors)
 {
+	struct quiet_env qenv = { .read = false };
 	char where[CONFIG_NAME_MAX + 16];
 	int r;
 
 	c->n_auto_rules = 0;
+	c->n_quiet = 0;
 	c->match_needs = 0;
 	r = spec_validate(c, &c->dflt, &c->origin, D_POLICY, "[daemon]", errors);
 	/* the watchdog thread runs at FIFO 99: nothing it guards may reach it */
@@ -88,6 +153,15 @@ int config_validate(struct config *c, FILE *errors)
 				c->max_priority);
 			r = -EINVAL;
 		}
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(p->cpu, &one);
+		snprintf(where, sizeof(where), "[probe %s]", p->name);
+		if (quiet_validate(c, &qenv, &p->quiet, &p->origin, PR_ISOLATE, PR_RESUME_LATENCY, PR_CPU, "cpu", &one,
+				   where, errors) < 0)
+			r = -EINVAL;
+		if (p->quiet.isolate || p->quiet.resume_latency_us >= 0)
+			c->n_quiet++;
 	}
 	for (size_t i = 0; i < c->n_rules; i++) {
 		struct rule *rl = &c->rules[i];
@@ -119,6 +193,11 @@ int config_validate(struct config *c, FILE *errors)
 		}
 		if (spec_validate(c, &rl->spec, &rl->origin, 0, where, errors) < 0)
 			r = -EINVAL;
+		if (quiet_validate(c, &qenv, &rl->quiet, &rl->origin, R_ISOLATE, R_RESUME_LATENCY, R_CPUS, "cpus",
+				   &rl->spec.cpus, where, errors) < 0)
+			r = -EINVAL;
+		if (rl->quiet.isolate || rl->quiet.resume_latency_us >= 0)
+			c->n_quiet++;
 	}
 	if (c->rtkit.role[0] && !config_find_rule(c, c->rtkit.role)) {
 		char at[PATH_MAX + 16];

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "daemon/core/grant.h"
+#include "daemon/cpu/isolate.h"
+#include "daemon/cpu/pmqos.h"
 #include "daemon/diag/diag.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/ops/ops.h"
@@ -114,7 +116,7 @@ void op_jitter(struct ctx *x)
 {
 	struct jitter_ctx jc = { .x = x, .want = proto_get(x->m, "histogram"), .want_kind = -1 };
 	const char *colon = jc.want ? strchr(jc.want, ':') : NULL;
-	char model[64];
+	char model[64], qos[256];
 
 	if (colon) {
 		static const enum jitter_kind k[] = { JITTER_TIMER, JITTER_PROBE, JITTER_BPF_TIMER, JITTER_BPF_WAKEUP };
@@ -136,7 +138,14 @@ void op_jitter(struct ctx *x)
 	/* the model check reports; "dynamic" or "voluntary or none" when nothing tells it */
 	diag_preempt_model(NULL, model, sizeof(model));
 	proto_add(&x->out, "preempt", model);
-	proto_add(&x->out, "cpu_dma_latency", x->svc->hooks->pmqos_state(x->svc->ud));
+	proto_add(&x->out, "cpu_dma_latency", pmqos_global_state(x->svc->pmqos, x->svc->config, qos, sizeof(qos)));
+	pmqos_cpus_state(x->svc->pmqos, qos, sizeof(qos));
+	proto_add(&x->out, "resume_latency", qos);
+	if (isolate_active(x->svc->isolate)) {
+		struct isolate_status st;
+		isolate_status(x->svc->isolate, &st);
+		proto_add(&x->out, "isolated", st.cpus);
+	}
 	send_buf(x);
 }
 

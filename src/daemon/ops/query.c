@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "daemon/core/registry.h"
+#include "daemon/cpu/isolate.h"
+#include "daemon/cpu/pmqos.h"
 #include "daemon/observe/observer.h"
 #include "daemon/ops/ops.h"
 #include "daemon/privs.h"
@@ -87,6 +89,32 @@ void op_status(struct ctx *x)
 		proto_add_long(&x->out, "rtkit_grants", (long)st.rtkit_grants);
 		proto_add_long(&x->out, "rtkit_refusals", (long)st.rtkit_refusals);
 	}
+	char qos[512];
+	proto_add(&x->out, "cpu_dma_latency", pmqos_global_state(s->pmqos, c, qos, sizeof(qos)));
+	pmqos_cpus_state(s->pmqos, qos, sizeof(qos));
+	proto_add(&x->out, "resume_latency", qos);
+	struct isolate_status is;
+	isolate_status(s->isolate, &is);
+	if (is.cpus[0]) {
+		snprintf(qos, sizeof(qos), "cpu %s for %s (%s): %zu tasks on the other CPUs, %zu kernel threads by "
+			 "affinity, %zu other groups narrowed; applied in %.1f ms", is.cpus, is.who, is.backend, is.moved,
+			 is.kthreads, is.groups, is.apply_usec / 1000.0);
+		proto_add(&x->out, "isolation", qos);
+		if (is.stay[0])
+			proto_add(&x->out, "isolation_stay", is.stay);
+		if (is.workqueue[0])
+			proto_add(&x->out, "isolation_workqueue", is.workqueue);
+	} else {
+		proto_add(&x->out, "isolation", is.code ? "not isolated" : "off");
+	}
+	if (is.code) {
+		snprintf(qos, sizeof(qos), "%s: %s", is.code, is.why);
+		proto_add(&x->out, "isolation_error", qos);
+	}
+	if (is.apply_usec)
+		proto_add_long(&x->out, "isolation_apply_us", (long)is.apply_usec);
+	if (is.release_usec)
+		proto_add_long(&x->out, "isolation_release_us", (long)is.release_usec);
 	char *caps = privs_describe();
 	proto_add(&x->out, "capabilities", caps ? caps : "?");
 	free(caps);
