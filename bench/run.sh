@@ -19,6 +19,10 @@
 #   9. start-up (issue 28): exec -> READY=1 with and without the BPF
 #      observer, against the exec floor and the BPF load alone (the reload,
 #      SIGHUP -> READY=1 with 10,000 threads, is in section 4)
+#  10. load immunity (issue 29, bench/isolate.sh): a FIFO 10 1 kHz thread
+#      idle, under stress-ng --cpu and --cpu --sock, without and with
+#      resume-latency-us and isolate = yes; the CPU isolation costs the rest,
+#      apply and release times
 # Each prints a table and the machine it ran on, and writes CSV and PNG
 # files under bench/results/ (summary.md: the README's tables).
 # BENCH_QUICK=1: about 50 seconds instead of about 5 minutes.
@@ -42,6 +46,7 @@ q() { if [ "$QUICK" = 1 ]; then echo "$1"; else echo "$2"; fi; }
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" $1 "* ]]; }
 
 . "$top_srcdir/bench/lib.sh"
+. "$top_srcdir/bench/isolate.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "bench: run as root (CAP_SYS_NICE, and rtkit needs root here)"; exit 1; }
 for tool in gnuplot jq; do
@@ -1342,13 +1347,13 @@ foreign_rt() {
 		"$TMP/rtwatch.log"
 }
 
-for sec in 1 2 3 4 5 6 7 8 9; do
+for sec in 1 2 3 4 5 6 7 8 9 10; do
 	want $sec || continue
 	ts=$(date +%s)
 	SECTION=$sec
 	read -r up0 _ </proc/uptime
 	read -r load0 _ </proc/loadavg
-	prefix=(x register jitter strategies footprint match fidelity hist observed startup)
+	prefix=(x register jitter strategies footprint match fidelity hist observed startup isolate)
 	rm -f "$RESULTS/${prefix[$sec]}"*
 	case $sec in
 	1) bench_register ;;
@@ -1360,6 +1365,7 @@ for sec in 1 2 3 4 5 6 7 8 9; do
 	7) bench_hist ;;
 	8) bench_observed ;;
 	9) bench_startup ;;
+	10) bench_isolate ;;
 	esac
 	SECTION=$sec
 	case $sec in
@@ -1372,6 +1378,7 @@ for sec in 1 2 3 4 5 6 7 8 9; do
 	7) expect hist.txt ;;
 	8) expect observed.md ;;
 	9) expect startup.md ;;
+	10) expect isolate.md isolate.png ;;
 	esac
 	read -r up1 _ </proc/uptime
 	foreign_rt "$up0" "$up1" "$TMP/foreign-short.txt"
