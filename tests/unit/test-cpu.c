@@ -5,8 +5,9 @@
  * for 0, a CPU already stricter left alone, a value someone else wrote
  * meanwhile left alone, the originals taken over from a crashed run's
  * journal (and malformed lines dropped), a restart leaving them in place;
- * isolation taken over from a journal and released: the workqueue mask, a
- * narrowed group's CPUs and a thread's affinity put back, forged paths
+ * isolation taken over from a journal and released: the workqueue mask, the
+ * root group's load balancing, a narrowed group's CPUs and a thread's
+ * affinity put back, forged paths
  * refused; a housekeeping group that is not this run's (isolate-busy) and
  * probes that want every CPU (isolate-no-housekeeping) change nothing. The
  * real kernel's side is tests/isolate.sh. */
@@ -57,6 +58,7 @@ static void setup(void)
 	mkfile("sys/sys/devices/virtual/workqueue/cpumask", "3\n");
 	mkfile("cg/cpuset/cpuset.cpus", "0-1\n");
 	mkfile("cg/cpuset/cpuset.mems", "0\n");
+	mkfile("cg/cpuset/cpuset.sched_load_balance", "1\n");
 	mkfile("cg/cpuset/tasks", "");
 	mkfile("cg/cpuset/docker/cpuset.cpus", "0\n");
 	mkfile("cg/cpuset/docker/tasks", "");
@@ -210,9 +212,10 @@ START_TEST(test_isolate_journal)
 	CPU_SET(0, &one);
 	ck_assert_int_eq(sched_setaffinity(w.tid, sizeof(one), &one), 0);
 	put(WQ, "1");
+	put("cg/cpuset/cpuset.sched_load_balance", "0");
 	put("cg/cpuset/docker/cpuset.cpus", "0");
 	ck_assert_int_eq(mkdir(strcat(strcpy(text, dir), "/cg/cpuset/rtschedd.housekeeping"), 0755), 0);
-	snprintf(text, sizeof(text), "S 0 v1 1\nW 0 3\nG 0 0-1 /docker\nA %d %" PRIu64 " 0-1\n"
+	snprintf(text, sizeof(text), "S 0 v1 1\nW 0 3\nL 0 1\nG 0 0-1 /docker\nA %d %" PRIu64 " 0-1\n"
 		 "G 1 0-1 /../../etc\nM 7 x /a\nG 2 0-1 relative\nU 3 - a/b\nZ 1 2\n", (int)w.tid,
 		 unit_starttime(w.tid));
 	st = journal(text, none);
@@ -221,6 +224,7 @@ START_TEST(test_isolate_journal)
 	isolate_update(m, none);
 	ck_assert(!isolate_active(m));
 	ck_assert_str_eq(file(WQ), "3");
+	ck_assert_str_eq(file("cg/cpuset/cpuset.sched_load_balance"), "1");
 	ck_assert_str_eq(file("cg/cpuset/docker/cpuset.cpus"), "0-1");
 	ck_assert_int_eq(access(strcat(strcpy(text, dir), "/cg/cpuset/rtschedd.housekeeping"), F_OK), -1);
 	ck_assert_int_eq(sched_getaffinity(w.tid, sizeof(aff), &aff), 0);

@@ -96,6 +96,10 @@ static size_t put_setup(struct isolate *m, FILE *f)
 		fprintf(f, "W 0 %s\n", m->wq_orig);
 		n++;
 	}
+	if (m->lb_orig >= 0) {
+		fprintf(f, "L 0 %d\n", m->lb_orig);
+		n++;
+	}
 	return n;
 }
 
@@ -129,6 +133,12 @@ static void journal_take(void *ud, char *line)
 			goto bad;
 		m->owned = true;
 		m->dirty = true;
+		return;
+	}
+	if (kind == 'L') {
+		if (strcmp(tok[1], "0") && strcmp(tok[1], "1"))
+			goto bad;
+		m->lb_orig = tok[1][0] - '0';
 		return;
 	}
 	if (kind == 'W') {
@@ -481,7 +491,7 @@ static void wanted(struct isolate *m, const struct config *c, cpu_set_t *want)
 /* Anything isolated, or changed and not yet put back (a journal's)? */
 static bool leftovers(const struct isolate *m)
 {
-	return CPU_COUNT(&m->active) || m->recs || m->wq_written || m->owned;
+	return CPU_COUNT(&m->active) || m->recs || m->wq_written || m->owned || m->lb_orig >= 0;
 }
 
 static void release(struct isolate *m)
@@ -664,7 +674,8 @@ int isolate_new(struct isolate **ret, const struct isolate_env *env, struct stat
 		m->backend = ISO_V1;
 	else if (m->fs.version == CGROUPFS_V2 && iso_sd_owns())
 		m->backend = ISO_SYSTEMD;
-	state_take(st, "SWMAGU", journal_take, m);
+	m->lb_orig = -1;
+	state_take(st, "SWLMAGU", journal_take, m);
 	if ((e = state_add_writer(st, journal_writer, m)) < 0) {
 		free(m);
 		return e;

@@ -24,7 +24,8 @@ enum iso_backend { ISO_NONE, ISO_V1, ISO_SYSTEMD };
  *   G ID CPUS GROUP         another group's cpuset.cpus was CPUS
  *   U ID CPUS UNIT          a systemd unit's AllowedCPUs= was CPUS ("-": none)
  * and, one each: S 0 BACKEND CPUS (isolating CPUS), W 0 MASK (the
- * workqueue mask before). */
+ * workqueue mask before), L 0 FLAG (the v1 root group's
+ * cpuset.sched_load_balance before). */
 struct iso_rec {
 	char kind;
 	long id;                /* M, A: the tid; G, U: a number of their own */
@@ -53,6 +54,7 @@ struct isolate {
 	char logged_why[256];
 	bool wq_written;
 	char wq_orig[64], wq_wrote[64];
+	int lb_orig;             /* the v1 root group's sched_load_balance before; -1: untouched */
 	struct iso_rec *recs;
 	long next_id;
 	char stay[256];          /* per-CPU kernel threads that stay (from the last sweep) */

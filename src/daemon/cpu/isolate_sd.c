@@ -260,11 +260,17 @@ static int restrict_unit(struct isolate *m, const char *group, const char *unit,
 	if (!rec)
 		iso_rec_add(m, 'U', 0, 0, has ? &cpus : NULL, group);
 out:
-	if (r < 0)
-		iso_fail(m, ISOLATE_CODE_REFUSED, 0, "AllowedCPUs= on %s: %s%s", unit,
-			 err.message ? err.message : strerror(-r),
-			 sd_bus_error_has_name(&err, SD_BUS_ERROR_ACCESS_DENIED) ?
-			 " (rtschedd needs root, or polkit's manage-units for set-property: see rtschedd.conf(5))" : "");
+	if (r < 0 && (sd_bus_error_has_name(&err, SD_BUS_ERROR_ACCESS_DENIED) ||
+		      sd_bus_error_has_name(&err, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED) || !err.name)) {
+		/* not allowed (or no answer): nothing will be */
+		iso_fail(m, ISOLATE_CODE_REFUSED, 0, "AllowedCPUs= on %s: %s (rtschedd needs root, or polkit's "
+			 "manage-units for set-property: rtschedd.conf(5))", unit, err.message ? err.message : strerror(-r));
+	} else if (r < 0) {
+		/* one unit that will not (a unit type without resource control) keeps the CPUs */
+		log_notice("isolation: %s keeps the isolated CPUs: systemd says %s", unit, err.message);
+		iso_stay(m, unit);
+		r = 0;
+	}
 	sd_bus_error_free(&err);
 	return r;
 }

@@ -1,6 +1,10 @@
 /* isolate_v1.c: isolation on the v1 cpuset hierarchy. Every task of the
  * root group that may leave it goes to ROOT/rtschedd.housekeeping, whose
- * CPUs are the others: what those tasks start is born there too. v1 moves
+ * CPUs are the others: what those tasks start is born there too. The root
+ * group stops balancing load (cpuset.sched_load_balance 0, the housekeeping
+ * group balances its own CPUs), so the isolated CPUs are in no scheduling
+ * domain, as isolcpus and cgroup2's isolated partitions leave them: no
+ * balancing softirq or idle-balance kick there. v1 moves
  * one thread at a time (its tasks file), so the managed threads stay in the
  * root group with every CPU while the rest of their process leaves. Kernel
  * threads stay in the root group (one that moved could not come back
@@ -21,6 +25,7 @@
 #include <unistd.h>
 
 #include "daemon/core/registry.h"
+#include "daemon/core/state.h"
 #include "daemon/cpu/isolate_int.h"
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/kfile.h"
@@ -183,11 +188,22 @@ static int setup(struct isolate *m, const cpu_set_t *hk)
 	cpulist_format(hk, text, sizeof(text));
 	if ((r = group_file(m, "/" ISO_GROUP, "cpuset.cpus", p, sizeof(p))) < 0)
 		return r;
-	if (kfile_read(AT_FDCWD, p, now, sizeof(now)) == 0 && strcmp(now, text) == 0)
-		return 0;
-	if ((r = kfile_write(AT_FDCWD, p, text)) < 0)
+	if ((kfile_read(AT_FDCWD, p, now, sizeof(now)) < 0 || strcmp(now, text) != 0) &&
+	    (r = kfile_write(AT_FDCWD, p, text)) < 0) {
 		iso_fail(m, ISOLATE_CODE_REFUSED, r, "cannot give the housekeeping group CPUs %s (%s)", text, p);
-	return r;
+		return r;
+	}
+	/* no load balancing but the housekeeping group's own */
+	if (m->lb_orig < 0 && group_file(m, "/", "cpuset.sched_load_balance", p, sizeof(p)) == 0 &&
+	    kfile_read(AT_FDCWD, p, now, sizeof(now)) == 0 && (!strcmp(now, "0") || !strcmp(now, "1"))) {
+		if ((r = kfile_write(AT_FDCWD, p, "0")) < 0) {
+			iso_fail(m, ISOLATE_CODE_REFUSED, r, "cannot stop the root group's load balancing (%s)", p);
+			return r;
+		}
+		m->lb_orig = now[0] - '0';
+		state_put(m->state, "L 0 %d", m->lb_orig);
+	}
+	return 0;
 }
 
 /* Off the isolated CPUs: a user task into the housekeeping group (its
@@ -218,6 +234,24 @@ static int sweep_one(struct isolate *m, pid_t tid, const cpu_set_t *iso, const c
 	return r == 0 ? 1 : 0;
 }
 
+/* rtschedd's own threads belong to the root group: one started by a task
+ * of the housekeeping group (a restart) could not pin its probes and
+ * canaries to the isolated CPUs. */
+static void own_to_root(struct isolate *m)
+{
+	char g[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/task");
+
+	while (d && (e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid > 0 && cgroupfs_task_group(&m->fs, tid, g, sizeof(g)) == 0 && strcmp(g, "/" ISO_GROUP) == 0)
+			move_task(m, "/", tid);
+	}
+	if (d)
+		closedir(d);
+}
+
 int iso_v1_apply(struct isolate *m, const cpu_set_t *hk)
 {
 	cpu_set_t online, iso;
@@ -227,6 +261,7 @@ int iso_v1_apply(struct isolate *m, const cpu_set_t *hk)
 
 	if ((r = setup(m, hk)) < 0)
 		return r;
+	own_to_root(m);
 	if (cpulist_online(&online) < 0)
 		CPU_ZERO(&online);
 	CPU_XOR(&iso, &online, hk);
@@ -347,6 +382,15 @@ void iso_v1_release(struct isolate *m)
 		}
 		if (m->owned)
 			log_warn("isolation: cannot remove %s; the next rtschedd tries again", p);
+	}
+	if (m->lb_orig >= 0) {
+		char v[2] = { (char)('0' + m->lb_orig), '\0' };
+		int e;
+		if (group_file(m, "/", "cpuset.sched_load_balance", p, sizeof(p)) == 0 &&
+		    (e = kfile_write(AT_FDCWD, p, v)) < 0)
+			log_errno(LOG_LEVEL_WARNING, e, "isolation: cannot put the root group's load balancing back to %s", v);
+		m->lb_orig = -1;
+		state_put_gone(m->state, 'L', 0);
 	}
 	/* the groups narrowed, parents first (the newest records) */
 	for (r = m->recs; r; r = next) {
