@@ -18,7 +18,11 @@
 #               that build's unit tests run in B, under valgrind and in
 #               make deb
 #   build/fuzz  clang + libFuzzer, --disable-bpf: every fuzz target for FUZZ_SECONDS (30)
-#   build/pkg   after stream B has ended: BENCH_QUICK=1 make bench, alone on
+#   build/asan  after stream B has ended, alone on the machine: make check of
+#               the tests that change the whole machine (tests/lib.sh's
+#               machine_wide: isolate.sh, isolate-systemd.sh), which the make
+#               check above skips (MACHINE_WIDE=later)
+#   build/pkg   then: BENCH_QUICK=1 make bench, alone on
 #               the machine (fails if a section breaks, not on a missed target)
 # stream B, in the background, logged to build/stream-b.log and printed
 # at the end (its work is isolated: containers, a VM, tarballs):
@@ -52,6 +56,8 @@ step() {
 	[ "$2" = done ] || { echo; echo "===== $1: $2 ====="; }
 }
 rm -f build/*.times build/*.current build/pkg.built
+# the tests that skip with MACHINE_WIDE=later (tests/lib.sh's machine_wide)
+MACHINE_WIDE_TESTS="tests/isolate.sh tests/isolate-systemd.sh"
 
 # --- stream B ---------------------------------------------------------------
 stream_b() {
@@ -85,8 +91,8 @@ trap 'kill_tree $B_PID' EXIT
 # --- stream A ---------------------------------------------------------------
 step A "build/asan: --enable-sanitizers --enable-werror --enable-bpf=yes, make check (all tests)"
 (cd build/asan && "$src/configure" --enable-sanitizers --enable-werror --enable-bpf=yes >/dev/null && make -j2 >/dev/null &&
-	CK_FORK=no make check && echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" &&
-	cat tests/systemd-e2e.log)
+	CK_FORK=no MACHINE_WIDE=later make check && cp test-suite.log test-suite-main.log &&
+	echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" && cat tests/systemd-e2e.log)
 
 # stream B's plain build, built and left alone by the time A gets here
 step A "build/pkg: make check with abuse.sh and security.sh (memory judged by RSS)"
@@ -108,6 +114,17 @@ wait "$B_PID" || rc_b=$?
 trap - EXIT
 cat build/stream-b.log
 
+# alone on the machine, once stream B has ended: the tests that change the
+# whole machine (isolate = yes moves every task off a CPU; the systemd test
+# moves the cpuset controller to cgroup2), which make check skipped above
+rc_alone=0
+if [ "$rc_b" -eq 0 ]; then
+	step A "build/asan: make check of the machine-wide tests (isolate.sh, isolate-systemd.sh), alone"
+	(cd build/asan && CK_FORK=no make check TESTS="$MACHINE_WIDE_TESTS" &&
+		cat tests/isolate.log tests/isolate-systemd.log) || rc_alone=$?
+	step A done
+fi
+
 # last, alone on the machine (it loads both CPUs and makes threads
 # real-time): the benchmarks in their quick form on the plain build, so
 # `make bench` cannot rot. BENCH_STRICT=1: a part skipped for a missing tool
@@ -122,6 +139,7 @@ fi
 printf '\nstage times (total %d s; streams A and B ran at the same time):\n' $(($(date +%s) - T_ALL))
 cat build/A.times build/B.times 2>/dev/null || true
 [ "$rc_b" -eq 0 ] || { echo "stream B failed (exit $rc_b): see above"; exit 1; }
+[ "$rc_alone" -eq 0 ] || { echo "the machine-wide tests failed (exit $rc_alone): see above"; exit 1; }
 [ "$rc_bench" -eq 0 ] || { echo "make bench failed (exit $rc_bench): a section broke, see above"; exit 1; }
 
 # one closing line for the record: the test counts of both make checks
@@ -130,4 +148,4 @@ awk -F': ' '/^# PASS:/ { p += $2 } /^# FAIL:/ { f += $2 } /^# SKIP:/ { s += $2 }
 	FILENAME ~ /package.log$/ && /^[0-9]+ passed, [0-9]+ failed$/ { split($0, w, " "); p += w[1]; f += w[3] }
 	FILENAME ~ /package.log$/ && /^SKIP: / { s++ }
 	END { printf "%d passed, %d failed, %d skipped\n", p, f + e, s }' \
-	build/asan/test-suite.log build/pkg/test-suite.log build/pkg/package.log
+	build/asan/test-suite-main.log build/asan/test-suite.log build/pkg/test-suite.log build/pkg/package.log

@@ -17,6 +17,7 @@
 # puts back what the daemon did not.
 . "$(dirname "$0")/lib.sh"
 need_root
+machine_wide
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
@@ -41,6 +42,7 @@ snapshot() {
 			/proc/[0-9]*/task/[0-9]*/status 2>/dev/null
 		find "$CS" -name cpuset.cpus | while read -r f; do echo "group ${f#"$CS"} $(cat "$f")"; done
 		echo "wq - $(cat "$WQ")"
+		echo "lb - $(cat "$CS/cpuset.sched_load_balance")"
 		for f in /sys/devices/system/cpu/cpu[0-9]*/power/pm_qos_resume_latency_us; do echo "qos $f $(cat "$f")"; done
 	} | sort >"$1"
 }
@@ -50,13 +52,14 @@ same() {
 	local diff
 	diff=$(awk 'NR == FNR { a[$1 " " $2] = $0; next } ($1 " " $2) in a && a[$1 " " $2] != $0 { print "was: " a[$1 " " $2] "; now: " $0 }' "$1" "$2")
 	if [ -z "$diff" ] && [ ! -e "$HK" ] && ! grep -q " /rtschedd.housekeeping$" "$2"; then
-		pass "$3: every task's group and affinity, every group, the workqueue mask and resume latencies as before"
+		pass "$3: every task's group and affinity, every group, load balancing, the workqueue mask and resume latencies as before"
 	else
 		fail "$3: $(echo "$diff" | head -5 | tr '\n' ';') $( [ -e "$HK" ] && echo "$HK is still there")"
 	fi
 }
 snapshot "$TMP/before"
 WQ0=$(cat "$WQ")
+LB0=$(cat "$CS/cpuset.sched_load_balance")
 put_back() {
 	# the daemon restores on stop; this is for a test killed midway
 	if [ -d "$HK" ]; then
@@ -64,6 +67,7 @@ put_back() {
 		rmdir "$HK" 2>/dev/null
 	fi
 	[ "$(cat "$WQ")" = "$WQ0" ] || echo "$WQ0" >"$WQ"
+	[ "$(cat "$CS/cpuset.sched_load_balance")" = "$LB0" ] || echo "$LB0" >"$CS/cpuset.sched_load_balance"
 	awk '$1 == "qos" { print $2, $3 }' "$TMP/before" | while read -r f v; do [ "$(cat "$f")" = "$v" ] || echo "$v" >"$f"; done
 	awk '$1 == "group" && $2 != "/" { print $2, $3 }' "$TMP/before" | while read -r g v; do
 		[ -f "$CS$g/cpuset.cpus" ] && [ "$(cat "$CS$g/cpuset.cpus")" != "$v" ] && echo "$v" >"$CS$g/cpuset.cpus"; done
@@ -72,16 +76,7 @@ put_back() {
 }
 at_exit put_back
 # the whole test is bounded, whatever hangs
-(
-	trap 'kill $s 2>/dev/null; exit 0' TERM
-	sleep $((HANG_S + 300)) & s=$!
-	wait $s || exit 0
-	echo "FAIL - the test ran out of its time"
-	kill -TERM $$
-) &
-DEADLINE=$!
-deadline_stop() { kill "$DEADLINE" 2>/dev/null; }
-at_exit deadline_stop
+test_deadline $((HANG_S + 300))
 
 # st KEY: a line of rtschedctl status ("KEY   VALUE")
 st() { "$RTSCHEDCTL" --socket "$SOCK" status | grep "^$1 "; }

@@ -17,16 +17,7 @@ need_root
 trap 'exit 143' TERM
 trap 'exit 130' INT
 # the whole test is bounded, whatever hangs
-(
-	trap 'kill $s 2>/dev/null; exit 0' TERM
-	sleep 600 & s=$!
-	wait $s || exit 0
-	echo "FAIL - the test ran out of its 600 s"
-	kill -TERM $$
-) &
-DEADLINE=$!
-deadline_stop() { kill "$DEADLINE" 2>/dev/null; }
-at_exit deadline_stop
+test_deadline 600
 
 . "$(dirname "$0")/nspawn.sh"
 managed() { cin "$top_builddir/rtschedctl" list | grep -q "$1"; }
