@@ -18,6 +18,7 @@ struct ratelimit;
 struct jitter;
 struct observer;
 struct safety;
+struct irqmgr;
 
 /* What `status` reports of the parts only the daemon holds. */
 struct service_status {
@@ -60,6 +61,7 @@ struct service {
 	int observer_error;             /* why (-errno as bpfobs_new()), 0 if loaded */
 	char observer_why[256];
 	struct safety *safety;          /* the starvation watchdog; NULL when off */
+	struct irqmgr *irq;             /* [irq]/[kthread] sections, irq-avoid-cpus (src/daemon/irq) */
 	unsigned long grants, refusals;
 	const struct service_hooks *hooks;
 	void *ud;

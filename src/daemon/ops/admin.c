@@ -10,6 +10,7 @@
 #include "daemon/core/grant.h"
 #include "daemon/core/registry.h"
 #include "daemon/diag/diag.h"
+#include "daemon/irq/irqcheck.h"
 #include "daemon/observe/bpfcheck.h"
 #include "daemon/ops/ops.h"
 #include "daemon/sys/cpulist.h"
@@ -136,6 +137,13 @@ void op_check(struct ctx *x)
 	if (t.policy >= 0)
 		check_grant(x, subj, &t, &rep);
 	bpfcheck_add(&rep, x->svc->observer_error, x->svc->observer_why, true);
+	/* interrupts and kernel threads; other users' threads are named to
+	 * root and admin-group only */
+	if (irqcheck_run(NULL, x->svc->config, subj->privileged ? x->svc->registry : NULL, x->svc->irq, &rep) < 0) {
+		diag_report_free(&rep);
+		refuse(x, PE_INTERNAL, "check failed: out of memory");
+		return;
+	}
 	diag_report_sort(&rep);
 	for (size_t i = 0; i < rep.n; i++) {
 		proto_begin(&x->out, "ROW");
