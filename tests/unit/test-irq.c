@@ -21,6 +21,7 @@
 
 #include "daemon/core/registry.h"
 #include "daemon/core/state.h"
+#include "daemon/diag/diag.h"
 #include "daemon/irq/hotplug.h"
 #include "daemon/irq/irqbalance.h"
 #include "daemon/irq/irqmgr.h"
@@ -682,6 +683,100 @@ START_TEST(test_journal_after_crash)
 }
 END_TEST
 
+/* ---------------------------------------------------------- diagnosis --- */
+
+/* The findings of diag_irq() on the tree, as "code code ..." and their text. */
+static char found[16384];
+
+static const char *diagnose(const struct diag_irq_input *in)
+{
+	struct diag_env de = { .proc = proc, .sys = sys_ };
+	struct diag_report rep;
+	size_t o = 0;
+
+	diag_report_init(&rep);
+	ck_assert_int_eq(diag_irq(&de, in, &rep), 0);
+	found[0] = '\0';
+	for (size_t i = 0; i < rep.n; i++)
+		o += (size_t)snprintf(found + o, sizeof(found) - o, "%s [%s] %s\n", rep.v[i].code,
+				      diag_severity_name(rep.v[i].severity), rep.v[i].message);
+	diag_report_free(&rep);
+	return found;
+}
+
+START_TEST(test_diagnosis)
+{
+	struct irq_selector net, none;
+	struct diag_irq_section sec[3];
+	struct diag_rt_use rt[1];
+	struct diag_irq_input in;
+
+	use_copy("vm");
+	memset(&net, 0, sizeof(net));
+	strcpy(net.net_interface, "eth0");
+	memset(&none, 0, sizeof(none));
+	strcpy(none.usb_id, "1235:8211");
+	memset(sec, 0, sizeof(sec));
+	sec[0] = (struct diag_irq_section){ .name = "net", .where = "x.conf:3", .sel = &net, .policy = SCHED_FIFO,
+					    .priority = 70 };
+	sec[1] = (struct diag_irq_section){ .name = "scarlett", .where = "x.conf:9", .sel = &none, .priority = 90 };
+	sec[2] = (struct diag_irq_section){ .kthread = true, .name = "soft", .where = "x.conf:12",
+					    .match = "ksoftirqd/*", .policy = SCHED_FIFO, .priority = 2, .has_cpus = true };
+	CPU_SET(0, &sec[2].cpus);
+	rt[0] = (struct diag_rt_use){ .who = "[rule audio]", .priority = 80 };
+	memset(&in, 0, sizeof(in));
+	in.sections = sec;
+	in.n_sections = 3;
+	in.rt = rt;
+	in.n_rt = 1;
+	diagnose(&in);
+	ck_assert_ptr_nonnull(strstr(found, "irq-match [info] [irq net] (x.conf:3) matches irq 38 (virtio2-input.0), "
+				     "irq 39 (virtio2-output.0), irq 37 (virtio2-config)"));
+	ck_assert_ptr_nonnull(strstr(found, "irq-not-threaded [warning] [irq net]: irq 38"));
+	ck_assert_ptr_nonnull(strstr(found, "irq-unmatched [warning] [irq scarlett] (x.conf:9) matches no interrupt now"));
+	ck_assert_ptr_nonnull(strstr(found, "kthread-bound [warning] [kthread soft]: ksoftirqd/0, ksoftirqd/1 are bound"));
+	ck_assert_ptr_nonnull(strstr(found, "rt-above-irq [warning] [rule audio] (priority 80) is at or above [irq net] "
+				     "(priority 70) on CPU 0-1"));
+	/* no threadirqs here: ksoftirqd is not where softirqs pile up */
+	ck_assert_ptr_null(strstr(found, "rt-above-ksoftirqd"));
+	/* with it, a real-time rule above ksoftirqd is; a [kthread] above the rule is not */
+	write_file("proc/cmdline", "console=ttyS0 threadirqs quiet\n");
+	diagnose(&in);
+	ck_assert_ptr_nonnull(strstr(found, "rt-above-ksoftirqd [warning] [rule audio] (priority 80) runs above "
+				     "ksoftirqd on CPU 0-1 (priority 2 at most): with threadirqs"));
+	sec[2].priority = 81;
+	diagnose(&in);
+	ck_assert_ptr_null(strstr(found, "rt-above-ksoftirqd"));
+	/* a rule below the IRQ thread, or on other CPUs, is fine */
+	rt[0].priority = 60;
+	diagnose(&in);
+	ck_assert_ptr_null(strstr(found, "rt-above-irq"));
+	rt[0].priority = 80;
+	sec[0].has_cpus = true;
+	CPU_ZERO(&sec[0].cpus);
+	CPU_SET(1, &sec[0].cpus);
+	rt[0].has_cpus = true;
+	CPU_ZERO(&rt[0].cpus);
+	CPU_SET(0, &rt[0].cpus);
+	diagnose(&in);
+	ck_assert_ptr_null(strstr(found, "rt-above-irq"));
+	/* irq-avoid-cpus over every CPU moves nothing, and says so */
+	in.n_sections = 0;
+	in.n_rt = 0;
+	in.avoid = true;
+	in.avoid_text = "0-1";
+	CPU_SET(0, &in.avoid_cpus);
+	CPU_SET(1, &in.avoid_cpus);
+	diagnose(&in);
+	ck_assert_ptr_nonnull(strstr(found, "irq-avoid [error] irq-avoid-cpus = 0-1 covers every online CPU"));
+	CPU_CLR(0, &in.avoid_cpus);
+	in.avoid_text = "1";
+	diagnose(&in);
+	ck_assert_ptr_nonnull(strstr(found, "irq-avoid [info] irq-avoid-cpus = 1 keeps CPU 1 free of the interrupts no "
+				     "[irq] section claims: irq 24 (ACPI:Ged)"));
+}
+END_TEST
+
 /* ------------------------------------------------------------- config --- */
 
 /* The errors config_load/validate write for text, "" if it is valid. */
@@ -759,6 +854,7 @@ int main(void)
 	tcase_add_test(g, test_spread_and_reuse);
 	tcase_add_test(g, test_avoid_cpus);
 	tcase_add_test(g, test_journal_after_crash);
+	tcase_add_test(g, test_diagnosis);
 	suite_add_tcase(s, g);
 	return unit_run(s);
 }

@@ -166,14 +166,21 @@ static void check_kthread_section(struct diag_ctx *c, const struct irq_snapshot 
  * ksoftirqd when raised faster than they are done? */
 static const char *softirqs_threaded(struct diag_ctx *c)
 {
-	char cmd[4096], val[16];
+	char cmd[4096];
 	long long rt;
 
 	if (diag_read_ll(&rt, "%s/kernel/realtime", c->env.sys) == 0 && rt == 1)
 		return "a PREEMPT_RT kernel";
-	if (diag_read(cmd, sizeof(cmd), "%s", c->env.cmdline) == 0 &&
-	    diag_cmdline_param(cmd, "threadirqs", val, sizeof(val)) != -ENOENT)
-		return "threadirqs";
+	if (diag_read(cmd, sizeof(cmd), "%s", c->env.cmdline) < 0)
+		return NULL;
+	/* a word of its own, before any " -- " (init's arguments) */
+	char *save = NULL;
+	for (char *w = strtok_r(cmd, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+		if (strcmp(w, "--") == 0)
+			break;
+		if (strcmp(w, "threadirqs") == 0)
+			return "threadirqs";
+	}
 	return NULL;
 }
 

@@ -35,6 +35,8 @@
 /* the kernel sends a device's "remove" before its sysfs directory goes: a
  * second look after a removal catches what the first still saw */
 #define HOTPLUG_RECHECK_USEC 250000
+/* sd-event's default timer slack is 250 ms: a device must not wait for it */
+#define HOTPLUG_ACCURACY_USEC 1000
 
 struct irqmgr {
 	sd_event *event;
@@ -931,7 +933,7 @@ int irqmgr_new(struct irqmgr **ret, sd_event *e, const struct irq_env *env, stru
 	m->registry = registry;
 	m->config = c;
 	m->announce = true;
-	if ((r = sd_event_add_time(e, &m->later, CLOCK_MONOTONIC, 0, 0, on_later, m)) < 0)
+	if ((r = sd_event_add_time(e, &m->later, CLOCK_MONOTONIC, 0, HOTPLUG_ACCURACY_USEC, on_later, m)) < 0)
 		return r;
 	sd_event_source_set_enabled(m->later, SD_EVENT_OFF);
 	/* what the last rtschedd changed comes first: its originals are the ones restored */
