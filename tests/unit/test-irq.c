@@ -642,6 +642,27 @@ START_TEST(test_avoid_cpus)
 }
 END_TEST
 
+/* An IRQ number freed and taken by another device while moved: the new
+ * device's own CPUs are what it gets back, not the old device's. */
+START_TEST(test_number_reused_while_avoided)
+{
+	use_copy("vm");
+	cfg = conf("[daemon]\nirq-avoid-cpus = 1\n");
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_str_eq(affinity(24), "0");
+	write_file("sys/kernel/irq/24/actions", "newdev\n");
+	write_file("proc/irq/24/smp_affinity_list", "1\n");
+	ck_assert_int_eq(irqmgr_sync(mgr), 0);
+	ck_assert_str_eq(affinity(24), "0");
+	struct config *c2 = conf("[daemon]\nlog-level = info\n");
+	irqmgr_reconfigure(mgr, c2);
+	config_free(cfg);
+	cfg = c2;
+	ck_assert_str_eq(affinity(24), "1");
+	ck_assert_str_eq(affinity(25), "0-1");
+}
+END_TEST
+
 /* A crash: the next manager restores what the first one found, not what
  * it left, from the journal. */
 START_TEST(test_journal_after_crash)
@@ -853,6 +874,7 @@ int main(void)
 	tcase_add_test(g, test_usb_device_comes_and_goes);
 	tcase_add_test(g, test_spread_and_reuse);
 	tcase_add_test(g, test_avoid_cpus);
+	tcase_add_test(g, test_number_reused_while_avoided);
 	tcase_add_test(g, test_journal_after_crash);
 	tcase_add_test(g, test_diagnosis);
 	suite_add_tcase(s, g);
