@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,8 @@ struct hotplug {
 	sd_device_monitor *monitor;       /* udev's events */
 	int fd;                           /* or the kernel's, -1 */
 	sd_event_source *src;
+	int link_fd;                      /* rtnetlink's link changes, -1 */
+	sd_event_source *link_src;
 	hotplug_fn fn;
 	void *ud;
 };
@@ -98,6 +102,43 @@ static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	}
 }
 
+/* A network interface came up or went down: most NIC drivers request their
+ * vectors when the interface is brought up, with no uevent for it. */
+static int on_link(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct hotplug *h = userdata;
+	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	struct sockaddr_nl from;
+
+	for (;;) {
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		bool up = false;
+
+		if (n < 0)
+			return 0;
+		if (from.nl_pid != 0)
+			continue;
+		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n))
+			if (nh->nlmsg_type == RTM_NEWLINK && nh->nlmsg_len >= NLMSG_LENGTH(sizeof(struct ifinfomsg)))
+				up |= (((struct ifinfomsg *)NLMSG_DATA(nh))->ifi_change & IFF_UP) != 0;
+		if (up)
+			h->fn(h->ud, "link", "(a network interface came up or went down)");
+	}
+}
+
+static int start_links(struct hotplug *h, sd_event *e)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK };
+
+	h->link_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+	if (h->link_fd < 0)
+		return -errno;
+	if (bind(h->link_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	return sd_event_add_io(e, &h->link_src, h->link_fd, EPOLLIN, on_link, h);
+}
+
 static int start_kernel(struct hotplug *h, sd_event *e)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = UEVENT_GROUP_KERNEL };
@@ -136,7 +177,7 @@ int hotplug_new(struct hotplug **ret, sd_event *e, hotplug_fn fn, void *ud)
 
 	if (!h)
 		return -ENOMEM;
-	h->fd = -1;
+	h->fd = h->link_fd = -1;
 	h->fn = fn;
 	h->ud = ud;
 	/* udev's monitor hears nothing where udev does not run (sd-device
@@ -146,6 +187,10 @@ int hotplug_new(struct hotplug **ret, sd_event *e, hotplug_fn fn, void *ud)
 		hotplug_free(h);
 		return r;
 	}
+	/* a NIC's vectors come with its link, not with a device event */
+	if ((r = start_links(h, e)) < 0)
+		log_errno(LOG_LEVEL_NOTICE, r, "hotplug: no rtnetlink link events; a NIC's vectors requested when "
+			  "its link comes up are matched at the next device event or reload");
 	*ret = h;
 	return 0;
 }
@@ -161,7 +206,10 @@ void hotplug_free(struct hotplug *h)
 		return;
 	sd_device_monitor_unref(h->monitor);
 	sd_event_source_disable_unref(h->src);
+	sd_event_source_disable_unref(h->link_src);
 	if (h->fd >= 0)
 		close(h->fd);
+	if (h->link_fd >= 0)
+		close(h->link_fd);
 	free(h);
 }

@@ -3,7 +3,9 @@
  * sd-device monitor where udev runs (events after udev's rules, so the
  * device is set up), else straight from the kernel's uevent netlink socket
  * (a container, a machine without udev). Only the subsystems that can
- * bring interrupts or sit behind them are passed on: usb, pci, sound, net. */
+ * bring interrupts or sit behind them are passed on: usb, pci, sound, net;
+ * and a network interface coming up or going down (rtnetlink), when most
+ * NIC drivers request or free their vectors without a device event. */
 #ifndef RTSCHED_HOTPLUG_H
 #define RTSCHED_HOTPLUG_H
 
