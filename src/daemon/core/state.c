@@ -179,6 +179,14 @@ void state_put(struct state *s, const char *fmt, ...)
 	maybe_compact(s);
 }
 
+void state_put_with(struct state *s, void (*fn)(FILE *f, const void *arg), const void *arg)
+{
+	if (!s || !s->f)
+		return;
+	fn(s->f, arg);
+	maybe_compact(s);
+}
+
 void state_put_gone(struct state *s, char kind, long id)
 {
 	state_put(s, "-%c %ld", kind, id);

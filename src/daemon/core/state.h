@@ -6,6 +6,7 @@
 #define RTSCHED_STATE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "daemon/config/config.h"
 #include "daemon/core/registry.h"
@@ -26,6 +27,8 @@ void state_observe(struct state *s, int ev, struct reg_thread *t, struct reg_pro
 /* Append a line (fmt without the newline); it is compacted away when its
  * owner's writer no longer writes it. */
 void state_put(struct state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append the line fn writes to f (one, ending in a newline) for arg. */
+void state_put_with(struct state *s, void (*fn)(FILE *f, const void *arg), const void *arg);
 /* Append the removal of entry kind/id. */
 void state_put_gone(struct state *s, char kind, long id);
 /* At compaction, fn writes every live line of the module (each ending in

@@ -41,12 +41,49 @@ static void name_irqs(const struct irq_snapshot *s, const int *v, size_t n, char
 		diag_cat(buf, len, " and %zu more", n - NAMED_MAX);
 }
 
+/* The IRQs of v[0..n) that keep() holds for, named into names; how many. */
+static size_t pick(struct diag_ctx *c, const struct irq_snapshot *s, const int *v, size_t n,
+		   bool (*keep)(struct diag_ctx *c, const struct irq_snapshot *s, int irq), char *names, size_t len)
+{
+	int *p = calloc(n ? n : 1, sizeof(*p));
+	size_t k = 0;
+
+	if (!p) {
+		c->err = -ENOMEM;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (keep(c, s, v[i]))
+			p[k++] = v[i];
+	if (k)
+		name_irqs(s, p, k, names, len);
+	free(p);
+	return k;
+}
+
+/* An IRQ with no thread irq/N-name. */
+static bool unthreaded(struct diag_ctx *c, const struct irq_snapshot *s, int irq)
+{
+	for (size_t k = 0; k < s->n_kthreads; k++)
+		if (s->kthreads[k].irq == irq)
+			return false;
+	return true;
+}
+
+/* An IRQ whose CPUs the kernel manages, as debugfs says. */
+static bool managed(struct diag_ctx *c, const struct irq_snapshot *s, int irq)
+{
+	struct irq_env ie = { c->real ? NULL : c->env.proc, c->real ? NULL : c->env.sys };
+
+	return irqinfo_managed(&ie, irq) == 1;
+}
+
 static void check_irq_section(struct diag_ctx *c, const struct irq_snapshot *s, const struct diag_irq_section *q,
 			      const struct diag_irq_input *in)
 {
 	char names[DIAG_TEXT_MAX], fix[DIAG_TEXT_MAX];
-	int *v, *bare = NULL;
-	size_t n, nbare = 0;
+	int *v;
+	size_t n;
 
 	if (irqinfo_select(s, q->sel, &v, &n) < 0) {
 		c->err = -ENOMEM;
@@ -63,40 +100,18 @@ static void check_irq_section(struct diag_ctx *c, const struct irq_snapshot *s, 
 	}
 	name_irqs(s, v, n, names, sizeof(names));
 	diag_add(c, "irq-match", DIAG_INFO, NULL, "[irq %s] (%s) matches %s", q->name, q->where, names);
-	if (q->priority > 0 && (bare = calloc(n, sizeof(*bare)))) {
-		for (size_t i = 0; i < n; i++) {
-			bool threaded = false;
-			for (size_t k = 0; k < s->n_kthreads && !threaded; k++)
-				threaded = s->kthreads[k].irq == v[i];
-			if (!threaded)
-				bare[nbare++] = v[i];
-		}
-		if (nbare) {
-			name_irqs(s, bare, nbare, names, sizeof(names));
-			diag_add(c, "irq-not-threaded", DIAG_WARNING,
-				 "boot with threadirqs on the kernel command line (or run a PREEMPT_RT kernel): every "
-				 "handler then runs in a thread irq/N-name that priority = acts on",
-				 "[irq %s]: %s %s no thread, so priority %d has nothing to act on: the handler runs "
-				 "in hard interrupt context", q->name, names, nbare == 1 ? "has" : "have", q->priority);
-		}
-		free(bare);
-	}
-	if (q->has_cpus) {
-		int *managed = calloc(n, sizeof(*managed));
-		size_t nm = 0;
-		for (size_t i = 0; managed && i < n; i++)
-			if (irqinfo_managed(&(struct irq_env){ c->real ? NULL : c->env.proc, c->real ? NULL : c->env.sys },
-					    v[i]) == 1)
-				managed[nm++] = v[i];
-		if (nm) {
-			name_irqs(s, managed, nm, names, sizeof(names));
-			diag_add(c, "irq-managed", DIAG_WARNING,
-				 "the driver spreads these vectors over the CPUs itself; keep them off real-time CPUs "
-				 "with isolcpus=managed_irq,LIST on the kernel command line, or leave cpus = out",
-				 "[irq %s]: the kernel manages the CPUs of %s; cpus = will be refused", q->name, names);
-		}
-		free(managed);
-	}
+	size_t k;
+	if (q->priority > 0 && (k = pick(c, s, v, n, unthreaded, names, sizeof(names))))
+		diag_add(c, "irq-not-threaded", DIAG_WARNING,
+			 "boot with threadirqs on the kernel command line (or run a PREEMPT_RT kernel): every "
+			 "handler then runs in a thread irq/N-name that priority = acts on",
+			 "[irq %s]: %s %s no thread, so priority %d has nothing to act on: the handler runs "
+			 "in hard interrupt context", q->name, names, k == 1 ? "has" : "have", q->priority);
+	if (q->has_cpus && pick(c, s, v, n, managed, names, sizeof(names)))
+		diag_add(c, "irq-managed", DIAG_WARNING,
+			 "the driver spreads these vectors over the CPUs itself; keep them off real-time CPUs "
+			 "with isolcpus=managed_irq,LIST on the kernel command line, or leave cpus = out",
+			 "[irq %s]: the kernel manages the CPUs of %s; cpus = will be refused", q->name, names);
 	/* real-time priorities at or above this section's, on its CPUs */
 	for (size_t u = 0; q->priority > 0 && u < in->n_rt; u++) {
 		const struct diag_rt_use *rt = &in->rt[u];

@@ -122,8 +122,9 @@ static uint64_t starttime_of(pid_t pid)
 }
 
 /* Its journal line: what irqbalance had before rtschedd told it anything. */
-static void line(const struct irqbalance *ib, FILE *f)
+static void line(FILE *f, const void *arg)
 {
+	const struct irqbalance *ib = arg;
 	char cpus[1024] = "-", irqs[IB_IRQS_MAX + 2] = "-";
 
 	if (CPU_COUNT(&ib->own_cpus))
@@ -141,23 +142,13 @@ size_t irqbalance_journal(const struct irqbalance *ib, FILE *f)
 {
 	if (!ib || !ib->told || ib->error)
 		return 0;
-	line(ib, f);
+	line(f, ib);
 	return 1;
 }
 
 static void journal(struct irqbalance *ib)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return;
-	line(ib, f);
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	state_put(ib->state, "%s", buf);
-	free(buf);
+	state_put_with(ib->state, line, ib);
 }
 
 void irqbalance_adopt(struct irqbalance **ibp, char *line)

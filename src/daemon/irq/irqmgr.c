@@ -109,8 +109,9 @@ static void decode(const char *in, char *out, size_t len)
 	out[o] = '\0';
 }
 
-static void put_irq(FILE *f, const struct irq_entry *e)
+static void put_irq(FILE *f, const void *arg)
 {
+	const struct irq_entry *e = arg;
 	char act[3 * IRQ_ACTIONS_MAX + 4], cpus[CPUS_TEXT_MAX];
 
 	encode(e->actions, act, sizeof(act));
@@ -118,8 +119,9 @@ static void put_irq(FILE *f, const struct irq_entry *e)
 	fprintf(f, "I %d %s %s\n", e->irq, act, cpus);
 }
 
-static void put_kt(FILE *f, const struct kt_entry *k)
+static void put_kt(FILE *f, const void *arg)
 {
+	const struct kt_entry *k = arg;
 	char cpus[CPUS_TEXT_MAX];
 
 	fmt_cpus(&k->original.cpus, cpus, sizeof(cpus));
@@ -127,35 +129,14 @@ static void put_kt(FILE *f, const struct kt_entry *k)
 		k->original.priority, k->original.nice, k->original.reset_on_fork, cpus, k->cpus_changed);
 }
 
-/* state_put() takes one line without its newline: format into a buffer. */
 static void journal_irq(struct irqmgr *m, const struct irq_entry *e)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return;
-	put_irq(f, e);
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	state_put(m->state, "%s", buf);
-	free(buf);
+	state_put_with(m->state, put_irq, e);
 }
 
 static void journal_kt(struct irqmgr *m, const struct kt_entry *k)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return;
-	put_kt(f, k);
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	state_put(m->state, "%s", buf);
-	free(buf);
+	state_put_with(m->state, put_kt, k);
 }
 
 static void journal_default(struct irqmgr *m)

@@ -185,6 +185,20 @@ static void add_irq_state(struct proto_buf *b, const char *code, bool some, cons
 	}
 }
 
+/* The first fields of a kernel thread's row: the thread, what the kernel
+ * reports, its section and source. */
+static void kt_row_begin(struct ctx *x, const struct kt_entry *k, const char *source)
+{
+	proto_begin(&x->out, "ROW");
+	proto_add_long(&x->out, "tid", k->tid);
+	proto_add_long(&x->out, "pid", k->tid);
+	proto_add(&x->out, "comm", k->comm);
+	add_sched(&x->out, &k->applied);
+	proto_add(&x->out, "rule", k->section);
+	proto_add(&x->out, "source", source);
+	proto_add_long(&x->out, "owner", 0);
+}
+
 /* list: the IRQs and kernel threads rtschedd holds, one ROW per thread
  * (an IRQ without a thread gets one of its own). Returns how many. */
 static long list_irqs(struct ctx *x)
@@ -198,14 +212,7 @@ static long list_irqs(struct ctx *x)
 			if (k->irq != e->irq)
 				continue;
 			any = true;
-			proto_begin(&x->out, "ROW");
-			proto_add_long(&x->out, "tid", k->tid);
-			proto_add_long(&x->out, "pid", k->tid);
-			proto_add(&x->out, "comm", k->comm);
-			add_sched(&x->out, &k->applied);
-			proto_add(&x->out, "rule", k->section);
-			proto_add(&x->out, "source", "irq");
-			proto_add_long(&x->out, "owner", 0);
+			kt_row_begin(x, k, "irq");
 			add_irq(&x->out, e);
 			const char *code = k->code ? k->code : e->code;
 			add_irq_state(&x->out, code, !k->code || !e->code, k->code ? k->why : e->why);
@@ -230,14 +237,7 @@ static long list_irqs(struct ctx *x)
 	for (const struct kt_entry *k = irqmgr_kthreads(m); k; k = k->next) {
 		if (k->irq >= 0)
 			continue;
-		proto_begin(&x->out, "ROW");
-		proto_add_long(&x->out, "tid", k->tid);
-		proto_add_long(&x->out, "pid", k->tid);
-		proto_add(&x->out, "comm", k->comm);
-		add_sched(&x->out, &k->applied);
-		proto_add(&x->out, "rule", k->section);
-		proto_add(&x->out, "source", "kthread");
-		proto_add_long(&x->out, "owner", 0);
+		kt_row_begin(x, k, "kthread");
 		proto_add(&x->out, "original_policy", policy_to_string(k->original.policy));
 		proto_add_long(&x->out, "original_priority", k->original.priority);
 		add_irq_state(&x->out, k->code, k->code && strcmp(k->code, IRQ_CODE_BOUND) == 0, k->why);

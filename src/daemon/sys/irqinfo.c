@@ -311,9 +311,23 @@ static void actions_from_sysfs(const char *in, char *out, size_t len)
 	out[o] = '\0';
 }
 
+/* /proc/interrupts, read and parsed. */
+static int read_interrupts(const struct irq_env *env, struct irq_line **lines, size_t *n)
+{
+	char path[PATH_MAX], *text;
+	int r;
+
+	if ((r = mkpath(path, sizeof(path), root_proc(env), "interrupts")) < 0 ||
+	    (r = read_whole(path, INTERRUPTS_MAX, &text)) < 0)
+		return r;
+	r = irqinfo_parse_interrupts(text, lines, n);
+	free(text);
+	return r;
+}
+
 int irqinfo_read_actions(const struct irq_env *env, int irq, char *buf, size_t len)
 {
-	char raw[IRQ_ACTIONS_MAX], path[PATH_MAX], *text;
+	char raw[IRQ_ACTIONS_MAX];
 	struct irq_line *lines;
 	size_t n;
 	int r;
@@ -323,12 +337,7 @@ int irqinfo_read_actions(const struct irq_env *env, int irq, char *buf, size_t l
 		actions_from_sysfs(raw, buf, len);
 		return 0;
 	}
-	if ((r = mkpath(path, sizeof(path), root_proc(env), "interrupts")) < 0 ||
-	    (r = read_whole(path, INTERRUPTS_MAX, &text)) < 0)
-		return r;
-	r = irqinfo_parse_interrupts(text, &lines, &n);
-	free(text);
-	if (r < 0)
+	if ((r = read_interrupts(env, &lines, &n)) < 0)
 		return r;
 	for (size_t i = 0; i < n; i++)
 		if (lines[i].irq == irq)
@@ -354,17 +363,12 @@ const struct irq_desc *irqinfo_find(const struct irq_snapshot *s, int irq)
 
 static int read_irqs(const struct irq_env *env, struct irq_snapshot *s)
 {
-	char path[PATH_MAX], *text, buf[ATTR_MAX];
+	char buf[ATTR_MAX];
 	struct irq_line *lines;
 	size_t n;
 	int r;
 
-	if ((r = mkpath(path, sizeof(path), root_proc(env), "interrupts")) < 0 ||
-	    (r = read_whole(path, INTERRUPTS_MAX, &text)) < 0)
-		return r;
-	r = irqinfo_parse_interrupts(text, &lines, &n);
-	free(text);
-	if (r < 0)
+	if ((r = read_interrupts(env, &lines, &n)) < 0)
 		return r;
 	s->irqs = calloc(n ? n : 1, sizeof(*s->irqs));
 	if (!s->irqs) {
@@ -531,18 +535,31 @@ static int each_entry(const char *sys, const char *sub, void (*fn)(struct irq_sn
 	return 0;
 }
 
-static void on_pci(struct irq_snapshot *s, const char *path, const char *name, const char *sysreal, size_t *cap)
+/* A device of kind at dir (a link into /sys/devices), named name, with its
+ * driver; NULL when it cannot be added (its path leads outside sysfs, or
+ * no memory). The caller fills the rest and counts it. */
+static struct irq_dev *dev_at(struct irq_snapshot *s, enum irq_dev_kind kind, const char *dir, const char *name,
+			      const char *sysreal, size_t *cap)
 {
 	struct irq_dev *d = add_dev(s, cap);
 
 	if (!d)
-		return;
-	d->kind = IRQ_DEV_PCI;
-	sys_resolve(sysreal, path, d->path, sizeof(d->path));
+		return NULL;
+	d->kind = kind;
+	sys_resolve(sysreal, dir, d->path, sizeof(d->path));
 	if (!d->path[0])
+		return NULL;
+	copy_cut(d->name, sizeof(d->name), name, strlen(name));
+	read_driver(dir, d->driver, sizeof(d->driver));
+	return d;
+}
+
+static void on_pci(struct irq_snapshot *s, const char *path, const char *name, const char *sysreal, size_t *cap)
+{
+	struct irq_dev *d = dev_at(s, IRQ_DEV_PCI, path, name, sysreal, cap);
+
+	if (!d)
 		return;
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	read_driver(path, d->driver, sizeof(d->driver));
 	d->vendor = read_hex(path, "vendor");
 	d->product = read_hex(path, "device");
 	s->n_devs++;
@@ -556,14 +573,8 @@ static void on_usb(struct irq_snapshot *s, const char *path, const char *name, c
 
 	/* devices, not their interfaces ("1-1:1.0") */
 	if ((size_t)snprintf(p, sizeof(p), "%s/idVendor", path) >= sizeof(p) || access(p, F_OK) < 0 ||
-	    !(d = add_dev(s, cap)))
+	    !(d = dev_at(s, IRQ_DEV_USB, path, name, sysreal, cap)))
 		return;
-	d->kind = IRQ_DEV_USB;
-	sys_resolve(sysreal, path, d->path, sizeof(d->path));
-	if (!d->path[0])
-		return;
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	read_driver(path, d->driver, sizeof(d->driver));
 	d->vendor = read_hex(path, "idVendor");
 	d->product = read_hex(path, "idProduct");
 	if ((size_t)snprintf(p, sizeof(p), "%s/busnum", path) < sizeof(p) && read_attr(p, buf, sizeof(buf)) == 0 &&
@@ -578,18 +589,13 @@ static void on_sound(struct irq_snapshot *s, const char *path, const char *name,
 	struct irq_dev *d;
 
 	if (strncmp(name, "card", 4) != 0 || !all_digits(name + 4, strlen(name + 4)) || strlen(name) > 10 ||
-	    !(d = add_dev(s, cap)))
+	    (size_t)snprintf(p, sizeof(p), "%s/device", path) >= sizeof(p) ||
+	    !(d = dev_at(s, IRQ_DEV_SOUND, p, name, sysreal, cap)))
 		return;
-	d->kind = IRQ_DEV_SOUND;
 	d->card = atoi(name + 4);
-	if ((size_t)snprintf(p, sizeof(p), "%s/device", path) >= sizeof(p))
-		return;
-	sys_resolve(sysreal, p, d->path, sizeof(d->path));
-	if (!d->path[0])
-		return;
-	read_driver(p, d->driver, sizeof(d->driver));
-	if ((size_t)snprintf(p, sizeof(p), "%s/id", path) >= sizeof(p) || read_attr(p, d->name, sizeof(d->name)) < 0)
-		snprintf(d->name, sizeof(d->name), "%s", name);
+	/* named by its id ("USB", "PCH"), as /proc/asound/cards shows it */
+	if ((size_t)snprintf(p, sizeof(p), "%s/id", path) < sizeof(p))
+		read_attr(p, d->name, sizeof(d->name));
 	s->n_devs++;
 }
 
@@ -599,14 +605,8 @@ static void on_net(struct irq_snapshot *s, const char *path, const char *name, c
 	struct irq_dev *d;
 
 	if ((size_t)snprintf(p, sizeof(p), "%s/device", path) >= sizeof(p) || access(p, F_OK) < 0 ||
-	    !(d = add_dev(s, cap)))
+	    !(d = dev_at(s, IRQ_DEV_NET, p, name, sysreal, cap)))
 		return;
-	d->kind = IRQ_DEV_NET;
-	sys_resolve(sysreal, p, d->path, sizeof(d->path));
-	if (!d->path[0])
-		return;
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	read_driver(p, d->driver, sizeof(d->driver));
 	s->n_devs++;
 }
 
@@ -618,8 +618,7 @@ static bool under(const char *dir, const char *path)
 	return n > 0 && strncmp(dir, path, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
-/* Does name appear in text as a word of its own ("eth1" is not in "eth10-rx")? */
-static bool has_word(const char *text, const char *name)
+bool irqinfo_has_word(const char *text, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -658,7 +657,7 @@ static void link_devices(struct irq_snapshot *s)
 			continue;
 		for (size_t q = 0; q < s->n_irqs && !d->named; q++)
 			for (int o = 0; o < s->irqs[q].n_owners; o++)
-				if (s->irqs[q].owner[o].dev == d->owner && has_word(s->irqs[q].line.actions, d->name))
+				if (s->irqs[q].owner[o].dev == d->owner && irqinfo_has_word(s->irqs[q].line.actions, d->name))
 					d->named = true;
 	}
 }

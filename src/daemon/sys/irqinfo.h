@@ -172,6 +172,9 @@ int irqinfo_managed(const struct irq_env *env, int irq);
  * its socket "irqbalancePID.sock" under rundir. -ENOENT if none runs. */
 int irqinfo_find_irqbalance(const char *rundir, pid_t *pid, char *sock, size_t len);
 
+/* Does name appear in text as a word of its own ("eth1" is not in "eth10-rx")? */
+bool irqinfo_has_word(const char *text, const char *name);
+
 /* The queue number in a vector's action name: its trailing digits, after
  * anything from '@' on and the interface name ifname (may be NULL) are
  * removed ("eth0-TxRx-3" -> 3, "virtio2-input.0" -> 0, "eth0" -> -1). */

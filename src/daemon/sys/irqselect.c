@@ -25,19 +25,6 @@
 
 #include "daemon/sys/irqinfo.h"
 
-/* Does name appear in text as a word of its own ("eth1" is not in "eth10-rx")? */
-static bool has_word(const char *text, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!n)
-		return false;
-	for (const char *p = text; (p = strstr(p, name)); p++)
-		if ((p == text || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
-			return true;
-	return false;
-}
-
 /* An action "driver:usbN" of IRQ q, for bus N. */
 static bool names_bus(const struct irq_desc *q, int bus)
 {
@@ -66,7 +53,7 @@ static bool serves(const struct irq_snapshot *s, const struct irq_desc *q, const
 		if (usb)
 			return q->owner[o].vector <= 0;
 		if (d->kind == IRQ_DEV_NET && d->named)
-			return has_word(q->line.actions, d->name);
+			return irqinfo_has_word(q->line.actions, d->name);
 		return true;
 	}
 	return usb && usb->busnum >= 0 && names_bus(q, usb->busnum);
