@@ -659,8 +659,8 @@ int irqmgr_sync(struct irqmgr *m)
 		int claimed[512];
 		size_t nc = 0;
 		for (struct irq_entry *e = m->irqs; e && nc < sizeof(claimed) / sizeof(claimed[0]); e = e->next)
-			if (e->seen && !e->avoid)
-				claimed[nc++] = e->irq;
+			if (e->seen && !e->avoid && e->has_cpus)
+				claimed[nc++] = e->irq; /* what irqbalance would move: the IRQs given CPUs */
 		through_ib = irqbalance_sync(&m->ib, m->state, avoiding ? &avoid : NULL, claimed, nc) > 0;
 	}
 	for (size_t i = 0; avoiding && !through_ib && i < s.n_irqs; i++) {
