@@ -752,9 +752,13 @@ int irqmgr_sync(struct irqmgr *m)
 				w.has_policy = q->priority > 0;
 				w.policy = q->policy;
 				w.priority = q->priority;
-				/* the thread follows its handler: the CPUs the kernel chose */
-				w.has_cpus = e->written && CPU_COUNT(&e->effective) > 0;
-				w.cpus = e->effective;
+				/* the thread follows its handler: the CPUs the kernel chose,
+				 * or (a move the kernel makes at the vector's next
+				 * interrupt, still pending) the CPUs asked for */
+				w.has_cpus = e->written;
+				CPU_AND(&w.cpus, &e->effective, &e->want);
+				if (CPU_COUNT(&w.cpus) == 0)
+					w.cpus = e->want;
 				if (w.has_policy || w.has_cpus)
 					kt_apply(m, t, &w);
 				continue;

@@ -157,8 +157,10 @@ static const char *source_name(enum reg_source s)
 	       s == REG_SOURCE_RTKIT ? "rtkit" : "thread";
 }
 
-/* The IRQ fields of a list row: its number, names, CPUs, what it serves. */
-static void add_irq(struct proto_buf *b, const struct irq_entry *e)
+/* The IRQ fields of a list row: its number, names, CPUs (where the kernel
+ * handles it now: a move is made at the vector's next interrupt), what it
+ * serves. */
+static void add_irq(struct proto_buf *b, const struct irq_entry *e, const cpu_set_t *effective)
 {
 	char cpus[256];
 
@@ -166,7 +168,7 @@ static void add_irq(struct proto_buf *b, const struct irq_entry *e)
 	proto_add(b, "irq_actions", e->actions);
 	if (e->has_cpus && cpulist_format(&e->want, cpus, sizeof(cpus)) == 0)
 		proto_add(b, "irq_cpus", cpus);
-	if (cpulist_format(&e->effective, cpus, sizeof(cpus)) == 0)
+	if (cpulist_format(effective, cpus, sizeof(cpus)) == 0)
 		proto_add(b, "irq_effective", cpus);
 	if (e->written && cpulist_format(&e->original, cpus, sizeof(cpus)) == 0)
 		proto_add(b, "irq_original", cpus);
@@ -207,13 +209,16 @@ static long list_irqs(struct ctx *x)
 	long rows = 0;
 
 	for (const struct irq_entry *e = irqmgr_irqs(m); e; e = e->next) {
+		cpu_set_t aff, eff = e->effective;
 		bool any = false;
+
+		irqinfo_read_affinity(NULL, e->irq, &aff, &eff);
 		for (const struct kt_entry *k = irqmgr_kthreads(m); k; k = k->next) {
 			if (k->irq != e->irq)
 				continue;
 			any = true;
 			kt_row_begin(x, k, "irq");
-			add_irq(&x->out, e);
+			add_irq(&x->out, e, &eff);
 			const char *code = k->code ? k->code : e->code;
 			add_irq_state(&x->out, code, !k->code || !e->code, k->code ? k->why : e->why);
 			send_buf(x);
@@ -224,12 +229,12 @@ static long list_irqs(struct ctx *x)
 		char cpus[256];
 		proto_begin(&x->out, "ROW");
 		proto_add(&x->out, "comm", e->actions);
-		if (cpulist_format(&e->effective, cpus, sizeof(cpus)) == 0)
+		if (cpulist_format(&eff, cpus, sizeof(cpus)) == 0)
 			proto_add(&x->out, "cpus", cpus);
 		proto_add(&x->out, "rule", e->avoid ? "irq-avoid-cpus" : e->section);
 		proto_add(&x->out, "source", e->avoid ? "irq-avoid" : "irq");
 		proto_add_long(&x->out, "owner", 0);
-		add_irq(&x->out, e);
+		add_irq(&x->out, e, &eff);
 		add_irq_state(&x->out, e->code, false, e->why);
 		send_buf(x);
 		rows++;
