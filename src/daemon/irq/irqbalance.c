@@ -199,15 +199,15 @@ static int tell(struct irqbalance *ib, const cpu_set_t *cpus, const char *irqs)
 	return 0;
 }
 
-int irqbalance_sync(struct irqbalance **ibp, struct state *st, const cpu_set_t *avoid, const int *claimed,
-		    size_t n)
+int irqbalance_sync(struct irqbalance **ibp, const char *rundir, struct state *st, const cpu_set_t *avoid,
+		    const int *claimed, size_t n)
 {
 	struct irqbalance *ib = *ibp;
 	char sock[sizeof(ib->sock)], reply[IB_REPLY_MAX], irqs[IB_MSG_MAX];
 	pid_t pid;
 	int r;
 
-	if (irqinfo_find_irqbalance(IRQBALANCE_RUNDIR, &pid, sock, sizeof(sock)) < 0) {
+	if (irqinfo_find_irqbalance(rundir ? rundir : IRQBALANCE_RUNDIR, &pid, sock, sizeof(sock)) < 0) {
 		if (ib && ib->pid)
 			log_info("irqbalance (pid %d) is gone", (int)ib->pid);
 		irqbalance_free(ib, false);

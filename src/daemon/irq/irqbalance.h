@@ -23,14 +23,15 @@ struct state;
 
 #define IRQBALANCE_RUNDIR "/run/irqbalance"
 
-/* Tell the running irqbalance (if any) to ban the CPUs avoid (NULL: none)
+/* Tell the running irqbalance (if any; its socket under rundir, NULL:
+ * IRQBALANCE_RUNDIR) to ban the CPUs avoid (NULL: none)
  * and the IRQs claimed[0..n). *ib is made at the first contact and keeps
  * what irqbalance had; st (may be NULL) journals it. 1 when irqbalance runs
  * and took the settings (rtschedd then leaves unclaimed IRQs to it), 0 when
  * none runs, -errno when one runs that rtschedd cannot tell (not root:
  * irqbalance takes its socket's commands from root only). */
-int irqbalance_sync(struct irqbalance **ib, struct state *st, const cpu_set_t *avoid, const int *claimed,
-		    size_t n);
+int irqbalance_sync(struct irqbalance **ib, const char *rundir, struct state *st, const cpu_set_t *avoid,
+		    const int *claimed, size_t n);
 /* A "B ..." journal line of the last run: what irqbalance had then. */
 void irqbalance_adopt(struct irqbalance **ib, char *line);
 /* Write its journal line (what irqbalance had) to f at compaction: how many (0 or 1). */

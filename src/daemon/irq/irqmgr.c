@@ -41,7 +41,7 @@
 struct irqmgr {
 	sd_event *event;
 	struct irq_env env;
-	char proc[PATH_MAX], sys[PATH_MAX];
+	char proc[PATH_MAX], sys[PATH_MAX], ibrun[PATH_MAX];
 	struct state *state;
 	struct registry *registry;
 	const struct config *config;
@@ -452,10 +452,11 @@ static void irq_refusal(struct irqmgr *m, struct irq_entry *e, int r, const char
 	if (r == -EIO) {
 		int managed = irqinfo_managed(&m->env, e->irq);
 		e->code = IRQ_CODE_MANAGED;
-		snprintf(e->why, sizeof(e->why), "the kernel refused CPUs %.40s (EIO): %s", cpus,
+		snprintf(e->why, sizeof(e->why), "the kernel refused CPUs %.40s: %s", cpus,
 			 managed == 1 ? "its driver's vectors are managed, the kernel spreads them itself" :
 			 "a managed or per-CPU interrupt, whose CPUs the kernel chooses");
 	} else if (r == -EACCES || r == -EROFS || r == -EPERM) {
+		/* the file, not the value: /proc/irq read-only, or not root's */
 		e->code = IRQ_CODE_PERMISSION;
 		snprintf(e->why, sizeof(e->why), "cannot write /proc/irq/%d/smp_affinity_list: %s (rtschedd.service "
 			 "needs the drop-in of rtschedd(8), IRQ AFFINITY)", e->irq, strerror(-r));
@@ -661,7 +662,8 @@ int irqmgr_sync(struct irqmgr *m)
 		for (struct irq_entry *e = m->irqs; e && nc < sizeof(claimed) / sizeof(claimed[0]); e = e->next)
 			if (e->seen && !e->avoid && e->has_cpus)
 				claimed[nc++] = e->irq; /* what irqbalance would move: the IRQs given CPUs */
-		through_ib = irqbalance_sync(&m->ib, m->state, avoiding ? &avoid : NULL, claimed, nc) > 0;
+		through_ib = irqbalance_sync(&m->ib, m->env.irqbalance, m->state, avoiding ? &avoid : NULL, claimed,
+					     nc) > 0;
 	}
 	for (size_t i = 0; avoiding && !through_ib && i < s.n_irqs; i++) {
 		const struct irq_desc *d = &s.irqs[i];
@@ -913,6 +915,10 @@ int irqmgr_new(struct irqmgr **ret, sd_event *e, const struct irq_env *env, stru
 	if (env && env->sys) {
 		snprintf(m->sys, sizeof(m->sys), "%s", env->sys);
 		m->env.sys = m->sys;
+	}
+	if (env && env->irqbalance) {
+		snprintf(m->ibrun, sizeof(m->ibrun), "%s", env->irqbalance);
+		m->env.irqbalance = m->ibrun;
 	}
 	m->state = st;
 	m->registry = registry;

@@ -790,7 +790,9 @@ void irqinfo_free(struct irq_snapshot *s)
 
 /* --- writing ------------------------------------------------------------------------ */
 
-/* Write text to ROOT/rel in one write(2): procfs takes the value whole. */
+/* Write text to ROOT/rel in one write(2): procfs takes the value whole.
+ * What open(2) refuses is the file's permission (-EACCES, -EROFS); what
+ * write(2) refuses is the kernel's answer to the value. */
 static int write_text(const char *root, const char *rel, const char *text)
 {
 	char path[PATH_MAX];
@@ -812,7 +814,7 @@ static int write_text(const char *root, const char *rel, const char *text)
 
 int irqinfo_write_affinity(const struct irq_env *env, int irq, const cpu_set_t *cpus)
 {
-	char rel[64], text[ATTR_MAX];
+	char rel[64], text[ATTR_MAX], path[PATH_MAX];
 	int r;
 
 	if (CPU_COUNT(cpus) == 0)
@@ -821,7 +823,14 @@ int irqinfo_write_affinity(const struct irq_env *env, int irq, const cpu_set_t *
 		return r;
 	strcat(text, "\n");
 	snprintf(rel, sizeof(rel), "irq/%d/smp_affinity_list", irq);
-	return write_text(root_proc(env), rel, text);
+	r = write_text(root_proc(env), rel, text);
+	/* the kernel says a vector cannot be moved with EIO (older kernels) or
+	 * EPERM (newer ones: irq_can_set_affinity_usr() false, managed or
+	 * per-CPU); a
+	 * permission problem shows at open(2), where it is EACCES or EROFS */
+	if (r == -EPERM && mkpath(path, sizeof(path), root_proc(env), "%s", rel) == 0 && access(path, W_OK) == 0)
+		r = -EIO;
+	return r;
 }
 
 int irqinfo_read_default_affinity(const struct irq_env *env, cpu_set_t *cpus)

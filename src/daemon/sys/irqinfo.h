@@ -28,10 +28,12 @@
 #define IRQ_DEV_PATH_MAX 512    /* a device's path below the sysfs root: "/devices/pci0000:00/..." */
 #define IRQ_OWNERS_MAX 4        /* devices sharing one (legacy) IRQ line that are kept */
 
-/* Where the files are: NULL means the real "/proc" and "/sys". */
+/* Where the files are: NULL means the real "/proc", "/sys" and, for
+ * irqbalance's socket, "/run/irqbalance". */
 struct irq_env {
 	const char *proc;
 	const char *sys;
+	const char *irqbalance;
 };
 
 /* One numbered line of /proc/interrupts. */
@@ -156,9 +158,9 @@ int irqinfo_read_affinity(const struct irq_env *env, int irq, cpu_set_t *affinit
 int irqinfo_read_actions(const struct irq_env *env, int irq, char *buf, size_t len);
 
 /* Write an IRQ's smp_affinity_list: -EIO when the kernel refuses to move
- * it (a managed or per-CPU IRQ), -EINVAL for CPUs it cannot take,
- * -EACCES/-EROFS without the right to write /proc/irq, -ENOENT when the
- * IRQ is gone. */
+ * it (a managed or per-CPU IRQ: older kernels say EIO, newer ones, 6.18
+ * here, EPERM), -EINVAL for CPUs it cannot take, -EACCES/-EROFS without the
+ * right to write /proc/irq, -ENOENT when the IRQ is gone. */
 int irqinfo_write_affinity(const struct irq_env *env, int irq, const cpu_set_t *cpus);
 /* /proc/irq/default_smp_affinity (the CPUs a new IRQ starts on), read and
  * written as the kernel's hexadecimal mask. */
