@@ -679,7 +679,8 @@ int irqmgr_sync(struct irqmgr *m)
 			continue;
 		cpu_set_t hit;
 		CPU_AND(&hit, &base, &avoid);
-		if (CPU_COUNT(&hit) == 0 && !(e && e->written))
+		/* nothing of it avoided (any more): an entry gets its CPUs back below */
+		if (CPU_COUNT(&hit) == 0)
 			continue;
 		CPU_XOR(&want, &base, &hit);
 		CPU_AND(&want, &want, &s.online);
