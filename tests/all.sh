@@ -35,6 +35,11 @@
 #               6.1 kernel under qemu (KERNEL_HOST=no: the host's kernel is
 #               stream A's)
 # Needs root (real-time policies, test users, systemd-nspawn).
+#
+# irqbalance (installed for tests/irq.sh, which runs an instance of its own)
+# rewrites every IRQ's CPUs every 10 s: a running irqbalance service is
+# stopped for the run and started again at its end, so no test sees IRQs
+# move under it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
@@ -58,6 +63,21 @@ step() {
 rm -f build/*.times build/*.current build/pkg.built
 # the tests that skip with MACHINE_WIDE=later (tests/lib.sh's machine_wide)
 MACHINE_WIDE_TESTS="tests/isolate.sh tests/isolate-systemd.sh"
+
+IRQBALANCE_WAS=
+if command -v systemctl >/dev/null && systemctl is-active --quiet irqbalance.service 2>/dev/null; then
+	systemctl stop irqbalance.service && IRQBALANCE_WAS=systemd
+elif [ -x /etc/init.d/irqbalance ] && /etc/init.d/irqbalance status >/dev/null 2>&1; then
+	/etc/init.d/irqbalance stop >/dev/null && IRQBALANCE_WAS=init.d
+fi
+[ -z "$IRQBALANCE_WAS" ] || echo "irqbalance ($IRQBALANCE_WAS) stopped for the run"
+irqbalance_back() {
+	case "$IRQBALANCE_WAS" in
+	systemd) systemctl start irqbalance.service ;;
+	init.d) /etc/init.d/irqbalance start >/dev/null ;;
+	esac
+	IRQBALANCE_WAS=
+}
 
 # --- stream B ---------------------------------------------------------------
 stream_b() {
@@ -86,7 +106,7 @@ stream_b >build/stream-b.log 2>&1 &
 B_PID=$!
 # stream B (and what it started: make, qemu, a container) is stopped if stream A fails
 kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill "$1" 2>/dev/null; true; }
-trap 'kill_tree $B_PID' EXIT
+trap 'kill_tree $B_PID; irqbalance_back' EXIT
 
 # --- stream A ---------------------------------------------------------------
 step A "build/asan: --enable-sanitizers --enable-werror --enable-bpf=yes, make check (all tests)"
@@ -111,7 +131,8 @@ step A done
 echo; echo "===== stream B (build/stream-b.log), waiting for it ====="
 rc_b=0
 wait "$B_PID" || rc_b=$?
-trap - EXIT
+# irqbalance comes back once everything, make bench too, has run
+trap 'irqbalance_back' EXIT
 cat build/stream-b.log
 
 # alone on the machine, once stream B has ended: the tests that change the

@@ -70,7 +70,8 @@ static bool numeric_key(const char *k)
 					    "watchdog_threshold_ms", "watchdog_cooldown_s", "watchdog_cooldown_left_s",
 					    "watchdog_trips", "cap", "clamped_from", "has_limits", "rtprio_soft",
 					    "rtprio_hard", "rtkit_calls", "rtkit_grants", "rtkit_refusals", "state_left_s",
-					    "unmanaged" };
+					    "unmanaged", "irq", "irqs", "kthreads", "irqs_avoided", "irq_sync_us",
+					    "hotplug_apply_us", "original_priority" };
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (strcmp(k, nums[i]) == 0)
 			return true;
@@ -152,8 +153,8 @@ static int on_list(void *ud, const struct proto_msg *m)
 	if (state && strcmp(state, "demoted") == 0) {
 		snprintf(b, sizeof(b), "demoted:%ss", proto_get(m, "state_left_s") ?: "?");
 		printf("%-12s ", b);
-	} else if (state && strcmp(state, "refused") == 0) {
-		snprintf(b, sizeof(b), "refused:%s", proto_get(m, "state_code") ?: "?");
+	} else if (state && (strcmp(state, "refused") == 0 || strcmp(state, "partial") == 0)) {
+		snprintf(b, sizeof(b), "%s:%s", state, proto_get(m, "state_code") ?: "?");
 		printf("%-12s ", b);
 	} else {
 		printf("%-12s ", state ?: "-");

@@ -28,6 +28,7 @@
 #include "daemon/cpu/pmqos.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
+#include "daemon/irq/irqmgr.h"
 #include "daemon/privs.h"
 #include "daemon/sys/procev.h"
 #include "daemon/core/registry.h"
@@ -136,6 +137,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	d->reloads++;
 	registry_reapply(d->svc.registry, c);
 	daemon_scan(d, true);
+	irqmgr_reconfigure(d->svc.irq, c);
 	jitter_apply_config(d->svc.jitter, d->svc.config);
 	safety_configure(d);
 	struct rtkit_ctx rc = bus_ctx(d);
@@ -416,6 +418,7 @@ void daemon_changed(struct daemon *d)
 	}
 	pmqos_update(d->svc.pmqos, d->svc.config, d->svc.registry);
 	isolate_update(d->svc.isolate, d->svc.config);
+	irqmgr_threads_changed(d->svc.irq);
 	/* the watchdog's copy of the real-time set is rebuilt at most every
 	 * 100 ms: rebuilding it per registration made registering n threads O(n^2) */
 	if (d->svc.safety && d->publish && sd_event_source_get_enabled(d->publish, NULL) == 0) {
@@ -711,6 +714,10 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	registry_rescan(d->svc.registry, c);
 	/* after subscribing, so no thread created meanwhile is missed */
 	daemon_scan(d, false);
+	/* interrupts and kernel threads: what the journal recorded, then the
+	 * configuration's sections (irq-avoid-cpus = auto reads the registry) */
+	if ((r = irqmgr_new(&d->svc.irq, d->event, NULL, d->state, d->svc.registry, c)) < 0)
+		return r;
 	daemon_changed(d);
 	privs_check_nice(c);
 	/* the bus last of the front ends: its first call finds the registry
@@ -773,6 +780,10 @@ void daemon_free(struct daemon *d)
 		registry_set_admit(d->svc.registry, NULL, NULL);
 	isolate_free(d->svc.isolate, !d->keep_on_exit);
 	pmqos_free(d->svc.pmqos, !d->keep_on_exit);
+	/* interrupts and kernel threads get their own settings back (or stay
+	 * for the next rtschedd, which reads the journal) */
+	irqmgr_free(d->svc.irq, !d->keep_on_exit);
+	d->svc.irq = NULL;
 	if (!d->keep_on_exit)
 		state_discard(d->state);
 	if (d->svc.registry)

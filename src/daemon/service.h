@@ -20,6 +20,7 @@ struct observer;
 struct safety;
 struct pmqos;
 struct isolate;
+struct irqmgr;
 
 /* What `status` reports of the parts only the daemon holds. */
 struct service_status {
@@ -63,6 +64,7 @@ struct service {
 	struct safety *safety;          /* the starvation watchdog; NULL when off */
 	struct pmqos *pmqos;            /* cpu-dma-latency, resume-latency-us (src/daemon/cpu) */
 	struct isolate *isolate;        /* isolate = yes (src/daemon/cpu) */
+	struct irqmgr *irq;             /* [irq]/[kthread] sections, irq-avoid-cpus (src/daemon/irq) */
 	unsigned long grants, refusals;
 	const struct service_hooks *hooks;
 	void *ud;

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include "daemon/sys/irqinfo.h"
 #include "daemon/sys/strmap.h"
 
 #define CONFIG_NAME_MAX 64
@@ -130,6 +131,48 @@ struct rtkit_conf {
 	unsigned line;
 };
 
+/* [irq NAME]: interrupts found by their action name and by the device
+ * behind them, the CPUs of each vector and the scheduling of its threads
+ * (src/daemon/irq). Empty strings and unset has-flags match anything;
+ * every key given must match. */
+struct irq_conf {
+	char name[CONFIG_NAME_MAX];
+	struct irq_selector sel;  /* what it matches (sys/irqinfo.h) */
+	bool has_cpus;
+	cpu_set_t cpus;           /* smp_affinity_list, and the threads' CPUs */
+	bool spread;              /* one CPU of cpus per vector, in turn */
+	int policy;               /* of the IRQ's threads: SCHED_FIFO or SCHED_RR */
+	int priority;             /* 0: the threads' scheduling is left alone */
+	int n_keys;               /* how many match keys are set (config_validate) */
+	struct key_origin origin;
+	short file;
+	unsigned line;
+};
+
+/* [kthread NAME]: kernel threads (ksoftirqd/N, rcuc/N, ktimers/N, ...) by
+ * name, and their scheduling. */
+struct kthread_conf {
+	char name[CONFIG_NAME_MAX];
+	char match[64];           /* glob on the thread's name */
+	bool has_policy;
+	int policy;
+	int priority;
+	int nice;
+	bool has_cpus;
+	cpu_set_t cpus;
+	struct key_origin origin;
+	short file;
+	unsigned line;
+};
+
+/* irq-avoid-cpus: off, auto (the CPUs managed real-time threads are
+ * pinned to), or a list. */
+enum { IRQ_AVOID_OFF, IRQ_AVOID_AUTO, IRQ_AVOID_LIST };
+struct irq_avoid {
+	int mode;
+	cpu_set_t cpus;           /* IRQ_AVOID_LIST */
+};
+
 struct config {
 	char socket_path[CONFIG_SOCKET_MAX];
 	struct sched_spec dflt;
@@ -166,6 +209,11 @@ struct config {
 	unsigned watchdog_cooldown_s;
 	bool watchdog_demote_all; /* watchdog-demote = all: every real-time thread on the CPU, grants held for all */
 	struct rtkit_conf rtkit;
+	struct irq_avoid irq_avoid;
+	struct irq_conf *irqs;
+	size_t n_irqs;
+	struct kthread_conf *kthreads;
+	size_t n_kthreads;
 
 	struct strmap sections; /* "rule NAME", "user NAME"...: index into rules/principals/probes */
 	char **files;         /* every file read, in order */

@@ -122,6 +122,103 @@ static int quiet_validate(const struct config *c, struct quiet_env *env, const s
 	return 0;
 }
 
+/* "FILE:LINE: [KIND NAME]: " of key k of a section (its header line when
+ * the key is not set). */
+static void section_at(const struct config *c, const struct key_origin *o, int k, short file, unsigned line,
+		       char *at, size_t len)
+{
+	if (k >= 0 && origin_set(o, k))
+		origin_str(c, o, k, at, len);
+	else
+		snprintf(at, len, "%s:%u", c->files[file], line);
+}
+
+/* [irq NAME]: something to match, something to set, a priority within
+ * max-priority. */
+static int irq_validate(struct config *c, struct irq_conf *q, FILE *errors)
+{
+	char at[PATH_MAX + 16];
+	int r = 0;
+
+	q->n_keys = 0;
+	for (int k = I_MATCH; k <= I_NET_INTERFACE; k++)
+		q->n_keys += origin_set(&q->origin, k);
+	if (q->n_keys == 0) {
+		section_at(c, &q->origin, -1, q->file, q->line, at, sizeof(at));
+		fprintf(errors, "%s: [irq %s]: nothing to match; add match = (an action name as /proc/interrupts "
+			"shows it, globs allowed) or a device key (driver, device, pci-id, usb-id, sound-card, "
+			"net-interface)\n", at, q->name);
+		r = -EINVAL;
+	}
+	if (!q->has_cpus && q->priority == 0) {
+		section_at(c, &q->origin, origin_set(&q->origin, I_POLICY) ? I_POLICY : -1, q->file, q->line, at,
+			   sizeof(at));
+		fprintf(errors, "%s: [irq %s]: sets nothing; add cpus = (the IRQ's CPUs) or priority = (its "
+			"threads')\n", at, q->name);
+		r = -EINVAL;
+	}
+	if (q->priority > c->max_priority) {
+		section_at(c, &q->origin, I_PRIORITY, q->file, q->line, at, sizeof(at));
+		fprintf(errors, "%s: [irq %s]: priority %d is above max-priority %d; lower it or raise max-priority "
+			"in [daemon]\n", at, q->name, q->priority, c->max_priority);
+		r = -EINVAL;
+	}
+	if (q->spread && !q->has_cpus) {
+		section_at(c, &q->origin, I_SPREAD, q->file, q->line, at, sizeof(at));
+		fprintf(errors, "%s: [irq %s]: spread needs cpus = (the CPUs to spread the vectors over)\n", at,
+			q->name);
+		r = -EINVAL;
+	}
+	return r;
+}
+
+/* [kthread NAME]: a name to match, something to set, a valid scheduling. */
+static int kthread_validate(struct config *c, struct kthread_conf *k, FILE *errors)
+{
+	char at[PATH_MAX + 16];
+	int lo, hi, r = 0;
+
+	if (!k->match[0]) {
+		section_at(c, &k->origin, -1, k->file, k->line, at, sizeof(at));
+		fprintf(errors, "%s: [kthread %s]: nothing to match; add match = (a kernel thread's name as ps shows "
+			"it, such as ksoftirqd/*)\n", at, k->name);
+		r = -EINVAL;
+	}
+	/* a priority alone means SCHED_FIFO, as chrt's default */
+	if (!k->has_policy && origin_set(&k->origin, K_PRIORITY)) {
+		k->has_policy = true;
+		k->policy = SCHED_FIFO;
+	}
+	if (!k->has_policy && !k->has_cpus) {
+		section_at(c, &k->origin, -1, k->file, k->line, at, sizeof(at));
+		fprintf(errors, "%s: [kthread %s]: sets nothing; add policy = and priority =, or cpus =\n", at,
+			k->name);
+		return -EINVAL;
+	}
+	if (!k->has_policy)
+		return r;
+	policy_priority_range(k->policy, &lo, &hi);
+	if (lo > 0 && !origin_set(&k->origin, K_PRIORITY)) {
+		section_at(c, &k->origin, K_POLICY, k->file, k->line, at, sizeof(at));
+		fprintf(errors, "%s: [kthread %s]: policy %s needs a priority; add 'priority = N' (%d..%d)\n", at,
+			k->name, policy_to_string(k->policy), lo, hi);
+		return -EINVAL;
+	}
+	if (k->priority < lo || k->priority > hi || k->priority > c->max_priority) {
+		section_at(c, &k->origin, K_PRIORITY, k->file, k->line, at, sizeof(at));
+		fprintf(errors, "%s: [kthread %s]: priority %d is not valid for %s (%d..%d, at most max-priority "
+			"%d)\n", at, k->name, k->priority, policy_to_string(k->policy), lo, hi, c->max_priority);
+		r = -EINVAL;
+	}
+	if (origin_set(&k->origin, K_NICE) && k->nice != 0 && k->policy != SCHED_OTHER && k->policy != SCHED_BATCH) {
+		section_at(c, &k->origin, K_NICE, k->file, k->line, at, sizeof(at));
+		fprintf(errors, "%s: [kthread %s]: nice has no effect with policy %s; remove it or use policy other "
+			"or batch\n", at, k->name, policy_to_string(k->policy));
+		r = -EINVAL;
+	}
+	return r;
+}
+
 int config_validate(struct config *c, FILE *errors)
 {
 	struct quiet_env qenv = { .read = false };
@@ -199,6 +296,12 @@ int config_validate(struct config *c, FILE *errors)
 		if (rl->quiet.isolate || rl->quiet.resume_latency_us >= 0)
 			c->n_quiet++;
 	}
+	for (size_t i = 0; i < c->n_irqs; i++)
+		if (irq_validate(c, &c->irqs[i], errors) < 0)
+			r = -EINVAL;
+	for (size_t i = 0; i < c->n_kthreads; i++)
+		if (kthread_validate(c, &c->kthreads[i], errors) < 0)
+			r = -EINVAL;
 	if (c->rtkit.role[0] && !config_find_rule(c, c->rtkit.role)) {
 		char at[PATH_MAX + 16];
 		origin_str(c, &c->rtkit.origin, RK_ROLE, at, sizeof(at));

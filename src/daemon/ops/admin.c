@@ -11,6 +11,7 @@
 #include "daemon/core/registry.h"
 #include "daemon/diag/diag.h"
 #include "daemon/cpu/cpucheck.h"
+#include "daemon/irq/irqcheck.h"
 #include "daemon/observe/bpfcheck.h"
 #include "daemon/ops/ops.h"
 #include "daemon/sys/cpulist.h"
@@ -137,7 +138,10 @@ void op_check(struct ctx *x)
 	if (t.policy >= 0)
 		check_grant(x, subj, &t, &rep);
 	bpfcheck_add(&rep, x->svc->observer_error, x->svc->observer_why, true);
-	if (cpucheck_run(NULL, x->svc->config, x->svc->pmqos, x->svc->isolate, &rep) < 0) {
+	if (cpucheck_run(NULL, x->svc->config, x->svc->pmqos, x->svc->isolate, &rep) < 0 ||
+	    /* interrupts and kernel threads; other users' threads are named to
+	     * root and admin-group only */
+	    irqcheck_run(NULL, x->svc->config, subj->privileged ? x->svc->registry : NULL, x->svc->irq, &rep) < 0) {
 		diag_report_free(&rep);
 		refuse(x, PE_INTERNAL, "check failed: out of memory");
 		return;
