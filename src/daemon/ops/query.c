@@ -120,17 +120,17 @@ void op_status(struct ctx *x)
 	char *caps = privs_describe();
 	proto_add(&x->out, "capabilities", caps ? caps : "?");
 	free(caps);
-	struct irqmgr_stats is;
-	irqmgr_stats(s->irq, &is);
-	proto_add_long(&x->out, "irqs", (long)is.irqs);
-	proto_add_long(&x->out, "kthreads", (long)is.kthreads);
-	proto_add_long(&x->out, "irqs_avoided", (long)is.avoided);
-	proto_add(&x->out, "irq_avoid_cpus", is.avoid);
-	proto_add(&x->out, "hotplug", is.hotplug);
-	proto_add(&x->out, "irqbalance", is.irqbalance);
-	proto_add_long(&x->out, "irq_sync_us", (long)is.last_sync_usec);
-	if (is.last_hotplug_usec)
-		proto_add_long(&x->out, "hotplug_apply_us", (long)is.last_hotplug_usec);
+	struct irqmgr_stats ir;
+	irqmgr_stats(s->irq, &ir);
+	proto_add_long(&x->out, "irqs", (long)ir.irqs);
+	proto_add_long(&x->out, "kthreads", (long)ir.kthreads);
+	proto_add_long(&x->out, "irqs_avoided", (long)ir.avoided);
+	proto_add(&x->out, "irq_avoid_cpus", ir.avoid);
+	proto_add(&x->out, "hotplug", ir.hotplug);
+	proto_add(&x->out, "irqbalance", ir.irqbalance);
+	proto_add_long(&x->out, "irq_sync_us", (long)ir.last_sync_usec);
+	if (ir.last_hotplug_usec)
+		proto_add_long(&x->out, "hotplug_apply_us", (long)ir.last_hotplug_usec);
 	proto_add_long(&x->out, "match_rules", (long)c->n_auto_rules);
 	proto_add_long(&x->out, "scan_tasks", (long)st.scan_tasks);
 	proto_add_long(&x->out, "scan_us", (long)st.scan_usec);
