@@ -44,15 +44,19 @@ snapshot() {
 		echo "wq - $(cat "$WQ")"
 		echo "lb - $(cat "$CS/cpuset.sched_load_balance")"
 		for f in /sys/devices/system/cpu/cpu[0-9]*/power/pm_qos_resume_latency_us; do echo "qos $f $(cat "$f")"; done
+		for f in /proc/irq/[0-9]*/smp_affinity_list; do echo "irq $f $(cat "$f")"; done
+		echo "dflt - $(cat /proc/irq/default_smp_affinity)"
 	} | sort >"$1"
 }
+# has_cpu N LIST: CPU N is in the CPU list LIST (1,3-5)
+has_cpu() { echo "$2" | awk -v n="$1" -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-"); if (n >= r[1] && n <= (r[2] == "" ? r[1] : r[2])) f = 1 } } END { exit !f }'; }
 # same BEFORE AFTER DESC: every line of BEFORE whose task (or file) is still
 # there is in AFTER unchanged, and nothing is in the housekeeping group
 same() {
 	local diff
 	diff=$(awk 'NR == FNR { a[$1 " " $2] = $0; next } ($1 " " $2) in a && a[$1 " " $2] != $0 { print "was: " a[$1 " " $2] "; now: " $0 }' "$1" "$2")
 	if [ -z "$diff" ] && [ ! -e "$HK" ] && ! grep -q " /rtschedd.housekeeping$" "$2"; then
-		pass "$3: every task's group and affinity, every group, load balancing, the workqueue mask and resume latencies as before"
+		pass "$3: every task's group and affinity, every group, load balancing, the workqueue mask, resume latencies and IRQs' CPUs as before"
 	else
 		fail "$3: $(echo "$diff" | head -5 | tr '\n' ';') $( [ -e "$HK" ] && echo "$HK is still there")"
 	fi
@@ -68,7 +72,9 @@ put_back() {
 	fi
 	[ "$(cat "$WQ")" = "$WQ0" ] || echo "$WQ0" >"$WQ"
 	[ "$(cat "$CS/cpuset.sched_load_balance")" = "$LB0" ] || echo "$LB0" >"$CS/cpuset.sched_load_balance"
-	awk '$1 == "qos" { print $2, $3 }' "$TMP/before" | while read -r f v; do [ "$(cat "$f")" = "$v" ] || echo "$v" >"$f"; done
+	awk '$1 == "qos" || $1 == "irq" { print $2, $3 }' "$TMP/before" |
+		while read -r f v; do [ "$(cat "$f" 2>/dev/null)" = "$v" ] || echo "$v" >"$f" 2>/dev/null; done
+	awk '$1 == "dflt" { print $3 }' "$TMP/before" | while read -r v; do echo "$v" >/proc/irq/default_smp_affinity; done
 	awk '$1 == "group" && $2 != "/" { print $2, $3 }' "$TMP/before" | while read -r g v; do
 		[ -f "$CS$g/cpuset.cpus" ] && [ "$(cat "$CS$g/cpuset.cpus")" != "$v" ] && echo "$v" >"$CS$g/cpuset.cpus"; done
 	[ -n "${SUB:-}" ] && rmdir "$CS/$SUB" 2>/dev/null
@@ -128,6 +134,13 @@ resume-latency-us = 0
 policy = fifo
 priority = 11
 EOC
+# --check: what stays on the CPU whatever rtschedd does, and the boot
+# parameters that would move it
+run "$RTSCHEDD" --check --config "$CONF"
+expect_in "$OUT" "isolate-kthreads: " "--check names the per-CPU kernel threads that stay (isolate-kthreads)"
+expect_in "$OUT" "ksoftirqd/$ISO" "ksoftirqd/$ISO among them"
+expect_in "$OUT" "isolate-boot-params: " "--check reports what only the command line moves (isolate-boot-params)"
+grep -qw "rcu_nocbs=[^ ]*$ISO" /proc/cmdline || expect_in "$OUT" "rcu_nocbs=$ISO" "with the boot parameter that would"
 taskset -c "$ISO" sleep 600 & PINNED=$!
 sleep 600 & LOOSE=$!
 daemon_start "$CONF"
@@ -148,6 +161,27 @@ taskset -pc "$ISO" "$N" >/dev/null 2>&1 && fail "taskset moved it onto CPU $ISO"
 [ "$(cat /sys/devices/system/cpu/cpu0/power/pm_qos_resume_latency_us)" = "$(awk '$2 ~ /cpu0\// { print $3 }' "$TMP/before")" ] &&
 	pass "CPU 0's resume latency untouched" || fail "CPU 0's resume latency changed"
 [ "$(cat "$WQ")" != "$WQ0" ] && pass "the unbound workqueue mask left CPU $ISO ($WQ0 -> $(cat "$WQ"))" || fail "workqueue mask still $WQ0"
+# the IRQs nobody claimed leave the CPU (irq-avoid-cpus is off here): all
+# but those the kernel refuses, each listed with its code
+ctl --json list
+REFUSED=" $(echo "$OUT" | jq -r '.[] | select(.source == "irq-avoid" and .state == "refused") | .irq' | tr '\n' ' ')"
+moved=0 left=""
+while read -r kind f cpus; do
+	[ "$kind" = irq ] && has_cpu "$ISO" "$cpus" || continue
+	n=${f#/proc/irq/}; n=${n%%/*}
+	case "$REFUSED" in *" $n "*) continue ;; esac
+	if has_cpu "$ISO" "$(cat "$f")"; then left="$left $n"; else moved=$((moved + 1)); fi
+done <"$TMP/before"
+if pgrep -x irqbalance >/dev/null; then
+	echo "# irqbalance runs: it moves the IRQs at its own pace (rtschedd bans the CPU there); not checked"
+elif [ "$moved" -gt 0 ] && [ -z "$left" ]; then
+	pass "$moved unclaimed IRQs left CPU $ISO (refused by the kernel, and listed so:${REFUSED% })"
+else
+	fail "IRQs: $moved moved, still on CPU $ISO:${left:- none}"
+fi
+DFLT=$(tr -d , </proc/irq/default_smp_affinity)
+(( (0x$DFLT >> ISO) & 1 )) && fail "new IRQs may still start on CPU $ISO (default_smp_affinity $DFLT)" ||
+	pass "new IRQs start off CPU $ISO (default_smp_affinity $DFLT)"
 expect_sched "$O" "policy=fifo priority=11" "another rule's managed thread is left alone"
 [ "$(cat /proc/"$O"/cpuset)" = / ] && pass "and stays in the root group" || fail "it is in $(cat /proc/"$O"/cpuset)"
 h pid; HP=${HR#pid }

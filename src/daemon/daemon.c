@@ -231,6 +231,12 @@ static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* isolate = yes emptied cpus (or released them): the IRQ manager's hook. */
+static void on_isolated(void *ud, const cpu_set_t *cpus)
+{
+	irqmgr_isolate(ud, cpus);
+}
+
 static int on_changed(sd_event_source *s, void *userdata)
 {
 	daemon_changed(userdata);
@@ -718,6 +724,8 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	 * configuration's sections (irq-avoid-cpus = auto reads the registry) */
 	if ((r = irqmgr_new(&d->svc.irq, d->event, NULL, d->state, d->svc.registry, c)) < 0)
 		return r;
+	/* isolated CPUs lose the IRQs nobody claimed, as irq-avoid-cpus does */
+	isolate_set_irq_hook(d->svc.isolate, on_isolated, d->svc.irq);
 	daemon_changed(d);
 	privs_check_nice(c);
 	/* the bus last of the front ends: its first call finds the registry

@@ -691,6 +691,45 @@ START_TEST(test_avoid_cpus)
 }
 END_TEST
 
+/* isolate = yes (the CPU isolation's hook): the unclaimed IRQs leave the
+ * isolated CPUs with irq-avoid-cpus off, a claimed one stays, and all come
+ * back on release. */
+START_TEST(test_isolated_cpus)
+{
+	cpu_set_t iso;
+
+	use_copy("vm");
+	cfg = conf("[irq net]\nmatch = virtio2-input.0\ncpus = 1\n");
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_str_eq(affinity(24), "0-1");
+	CPU_ZERO(&iso);
+	CPU_SET(1, &iso);
+	irqmgr_isolate(mgr, &iso);
+	ck_assert_str_eq(affinity(24), "0");
+	ck_assert_str_eq(affinity(36), "0");
+	ck_assert_str_eq(affinity(38), "1");        /* claimed: its section's choice */
+	ck_assert_str_eq(cat("proc/irq/default_smp_affinity"), "1");
+	ck_assert_str_eq(irqmgr_irq_section(mgr, 36), "irq-avoid-cpus");
+	struct irqmgr_stats st;
+	irqmgr_stats(mgr, &st);
+	ck_assert_str_eq(st.avoid, "1");
+	/* a reload keeps it: isolation, not the configuration, asked */
+	struct config *c2 = conf("[irq net]\nmatch = virtio2-input.0\ncpus = 1\n[daemon]\nlog-level = info\n");
+	irqmgr_reconfigure(mgr, c2);
+	config_free(cfg);
+	cfg = c2;
+	ck_assert_str_eq(affinity(36), "0");
+	CPU_ZERO(&iso);
+	irqmgr_isolate(mgr, &iso);
+	ck_assert_str_eq(affinity(24), "0-1");
+	ck_assert_str_eq(affinity(36), "0-1");
+	ck_assert_str_eq(affinity(38), "1");
+	ck_assert_str_eq(cat("proc/irq/default_smp_affinity"), "3");
+	irqmgr_stats(mgr, &st);
+	ck_assert_str_eq(st.avoid, "off");
+}
+END_TEST
+
 /* An IRQ number freed and taken by another device while moved: the new
  * device's own CPUs are what it gets back, not the old device's. */
 START_TEST(test_number_reused_while_avoided)
@@ -927,6 +966,7 @@ int main(void)
 	tcase_add_test(g, test_usb_device_comes_and_goes);
 	tcase_add_test(g, test_spread_and_reuse);
 	tcase_add_test(g, test_avoid_cpus);
+	tcase_add_test(g, test_isolated_cpus);
 	tcase_add_test(g, test_number_reused_while_avoided);
 	tcase_add_test(g, test_journal_after_crash);
 	tcase_add_test(g, test_diagnosis);

@@ -51,6 +51,7 @@ struct irqmgr {
 	cpu_set_t default_original;
 	cpu_set_t avoid;                  /* the set in force, empty: none */
 	bool avoid_warned;
+	cpu_set_t isolated;               /* CPUs isolate = yes emptied (irqmgr_isolate): avoided too */
 	struct hotplug *hotplug;
 	int hotplug_error;
 	struct irqbalance *ib;
@@ -533,17 +534,17 @@ static struct irq_entry *irq_apply(struct irqmgr *m, const struct irq_desc *d, c
 /* --- what the configuration wants ------------------------------------------------- */
 
 /* The CPUs irq-avoid-cpus keeps free now: the list, or (auto) the CPUs
- * managed real-time threads are pinned to. False when there are none. */
+ * managed real-time threads are pinned to; and the CPUs isolation emptied,
+ * whatever irq-avoid-cpus says. False when there are none. */
 static bool avoid_cpus(struct irqmgr *m, const struct irq_snapshot *s, cpu_set_t *out)
 {
 	const struct config *c = m->config;
+	cpu_set_t iso;
 
 	CPU_ZERO(out);
-	if (c->irq_avoid.mode == IRQ_AVOID_OFF)
-		return false;
 	if (c->irq_avoid.mode == IRQ_AVOID_LIST) {
 		CPU_AND(out, &c->irq_avoid.cpus, &s->online);
-	} else if (m->registry) {
+	} else if (c->irq_avoid.mode == IRQ_AVOID_AUTO && m->registry) {
 		for (struct reg_thread *t = registry_threads(m->registry); t; t = t->next) {
 			cpu_set_t on;
 			CPU_AND(&on, &t->applied.cpus, &s->online);
@@ -551,6 +552,8 @@ static bool avoid_cpus(struct irqmgr *m, const struct irq_snapshot *s, cpu_set_t
 				CPU_OR(out, out, &on);
 		}
 	}
+	CPU_AND(&iso, &m->isolated, &s->online);
+	CPU_OR(out, out, &iso);
 	if (CPU_COUNT(out) == 0)
 		return false;
 	if (CPU_EQUAL(out, &s->online)) {
@@ -590,8 +593,8 @@ int irqmgr_sync(struct irqmgr *m)
 	uint64_t t0 = mono_usec();
 	int r;
 
-	bool any = c->n_irqs || c->n_kthreads || c->irq_avoid.mode != IRQ_AVOID_OFF || m->irqs || m->kts ||
-		   m->default_written;
+	bool any = c->n_irqs || c->n_kthreads || c->irq_avoid.mode != IRQ_AVOID_OFF || CPU_COUNT(&m->isolated) ||
+		   m->irqs || m->kts || m->default_written;
 	if (!any)
 		return 0;
 	if ((r = irqinfo_read(&m->env, snapshot_needs(c) | (m->kts ? IRQINFO_KTHREADS : 0), &s)) < 0) {
@@ -972,6 +975,14 @@ void irqmgr_threads_changed(struct irqmgr *m)
 {
 	if (m && m->config->irq_avoid.mode == IRQ_AVOID_AUTO)
 		sync_later(m, 0);
+}
+
+void irqmgr_isolate(struct irqmgr *m, const cpu_set_t *cpus)
+{
+	if (!m || CPU_EQUAL(cpus, &m->isolated))
+		return;
+	m->isolated = *cpus;
+	irqmgr_sync(m);
 }
 
 void irqmgr_free(struct irqmgr *m, bool restore)

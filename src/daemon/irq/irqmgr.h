@@ -91,6 +91,10 @@ int irqmgr_new(struct irqmgr **ret, sd_event *e, const struct irq_env *env, stru
 void irqmgr_reconfigure(struct irqmgr *m, const struct config *c);
 /* The registry changed: irq-avoid-cpus = auto follows it (deferred). */
 void irqmgr_threads_changed(struct irqmgr *m);
+/* CPU isolation (isolate = yes) emptied cpus (empty: released): the IRQs
+ * no section claims keep off them as irq-avoid-cpus keeps them, whatever
+ * that key says; synced now. */
+void irqmgr_isolate(struct irqmgr *m, const cpu_set_t *cpus);
 /* Read the machine and bring it in line now. 0 or -errno. */
 int irqmgr_sync(struct irqmgr *m);
 /* Give everything back and stop (restore) or leave it for the next
