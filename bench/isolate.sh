@@ -39,7 +39,9 @@ bench_isolate() {
 	echo "started before the registration lost CPU $ISO_CPU, and had it back after the unregistration."
 	echo "cpuidle: $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null)/$(cat /sys/devices/system/cpu/cpuidle/current_governor_ro 2>/dev/null)."
 	echo
-	iso_conf none
+	# started with isolate = yes (no thread yet, nothing isolated): only a
+	# configuration at start keeps the capability isolation needs
+	iso_conf both
 	bg_start ipid "$RTSCHEDD" --config "$TMP/iso.conf" --socket "$TMP/iso-control"
 	wait_for "$TMP/iso-control" 5 || { broken "its rtschedd did not start"; return; }
 	printf '%-22s %8s %6s %9s %9s %9s %9s %9s %9s %7s %7s\n' "load/rule" samples overr p50 p99 p99.9 max \

@@ -117,7 +117,8 @@ expect_in "$ERR" "$TMP/bad.conf:4: [rule r]: isolate = yes with cpus = $ISO: CPU
 printf '[rule r]\npolicy = fifo\npriority = 10\nresume-latency-us = 5\n' >"$TMP/warn.conf"
 run "$RTSCHEDD" --test-config --config "$TMP/warn.conf"
 expect_rc 0 "resume-latency-us without cpus is valid"
-expect_in "$ERR" "warning: [rule r] has no cpus" "and warned about: every CPU its threads may run on"
+expect_in "$ERR" "warning: $TMP/warn.conf:4: [rule r]: resume-latency-us without cpus" \
+	"and warned about, with file:line: every CPU its threads may run on"
 
 # --- isolation and release ----------------------------------------------------------------------
 CONF="$TMP/iso.conf"

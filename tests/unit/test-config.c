@@ -469,7 +469,7 @@ START_TEST(test_quiet_keys)
 	expect_error("[rule a]\npolicy = fifo\npriority = 5\nisolate = sometimes\n", ":4: isolate: 'sometimes' is "
 		     "not a boolean", NULL);
 	expect_warning("[rule a]\npolicy = fifo\npriority = 5\nresume-latency-us = 0\n",
-		       "[rule a] has no cpus: every CPU its threads may run on keeps out of its idle states");
+		       "[rule a]: resume-latency-us without cpus: every CPU its threads may run on keeps out of its idle states");
 	snprintf(text, sizeof(text), "[rule a]\npolicy = fifo\npriority = 5\ncpus = %s\nisolate = yes\n"
 		 "resume-latency-us = 0\n[rule b]\npolicy = fifo\npriority = 6\n[probe p]\ncpu = %s\n"
 		 "isolate = yes\nresume-latency-us = off\n", last, last);

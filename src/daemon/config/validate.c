@@ -83,7 +83,7 @@ static int quiet_validate(const struct config *c, struct quiet_env *env, const s
 
 	if (q->resume_latency_us >= 0 && !q->isolate && !origin_set(o, kc) && strcmp(cpukey, "cpus") == 0) {
 		origin_str(c, o, kl, at, sizeof(at));
-		fprintf(errors, "%s: resume-latency-us" CONFIG_WARNING_MARK "%s has no cpus: every CPU its threads "
+		fprintf(errors, "%s" CONFIG_WARNING_MARK "%s: resume-latency-us without cpus: every CPU its threads "
 			"may run on keeps out of its idle states (all of them, for a thread not pinned); add "
 			"'cpus = N' to keep the other CPUs' idle states\n", at, where);
 	}
