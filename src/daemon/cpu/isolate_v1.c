@@ -175,6 +175,10 @@ static int setup(struct isolate *m, const cpu_set_t *hk)
 					 "rtschedd isolates CPUs, or one lost its journal; if none runs, move its tasks back "
 					 "(for t in $(cat %s/tasks); do echo $t > %s/tasks; done) and rmdir it", p, p,
 					 m->fs.mount);
+			else if (r == -EACCES || r == -EPERM)
+				iso_fail(m, ISOLATE_CODE_REFUSED, r, "cannot make the housekeeping group %s (rtschedd keeps "
+					 "CAP_DAC_OVERRIDE for it only when its configuration at start has isolate = yes: "
+					 "restart it)", p);
 			else
 				iso_fail(m, ISOLATE_CODE_REFUSED, r, "cannot make the housekeeping group %s", p);
 			return r;

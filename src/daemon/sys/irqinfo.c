@@ -15,6 +15,7 @@
 
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/irqinfo.h"
+#include "daemon/sys/kfile.h"
 
 #define INTERRUPTS_MAX (64u << 20)   /* thousands of IRQs times hundreds of CPUs */
 #define ATTR_MAX 4096
@@ -790,26 +791,17 @@ void irqinfo_free(struct irq_snapshot *s)
 
 /* --- writing ------------------------------------------------------------------------ */
 
-/* Write text to ROOT/rel in one write(2): procfs takes the value whole.
- * What open(2) refuses is the file's permission (-EACCES, -EROFS); what
- * write(2) refuses is the kernel's answer to the value. */
+/* Write text to ROOT/rel in one write(2) (kfile_write): procfs takes the
+ * value whole. What open(2) refuses is the file's permission (-EACCES,
+ * -EROFS); what write(2) refuses is the kernel's answer to the value. */
 static int write_text(const char *root, const char *rel, const char *text)
 {
 	char path[PATH_MAX];
-	size_t len = strlen(text);
-	ssize_t n;
-	int fd, r;
+	int r;
 
 	if ((r = mkpath(path, sizeof(path), root, "%s", rel)) < 0)
 		return r;
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, len);
-	r = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	return r;
+	return kfile_write(AT_FDCWD, path, text);
 }
 
 int irqinfo_write_affinity(const struct irq_env *env, int irq, const cpu_set_t *cpus)
