@@ -90,7 +90,7 @@ isolated() { st isolation | grep -q " cpu $ISO for "; }
 released() { st isolation | grep -q " off$"; }
 allowed() { awk '/^Cpus_allowed_list:/ { print $2 }' /proc/"$1"/status; }
 # a process started now, with no affinity of its own
-fresh() { sleep 600 & echo $!; }
+fresh() { sleep 600 >/dev/null 2>&1 & echo $!; }
 
 # --- bad configurations: errors with file:line ------------------------------------------------
 bad() {
