@@ -557,6 +557,26 @@ START_TEST(test_stale_and_gone)
 }
 END_TEST
 
+/* A reload that finds a managed thread gone before its exit was noticed
+ * (the daemon was stopped, or the notice is still queued): its tid, which
+ * may name another thread by now, is not written; the entry goes. */
+START_TEST(test_reapply_gone)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct worker wk;
+	size_t writes;
+
+	worker_start(&wk);
+	add(wk.tid, 0, &s);
+	writes = sched_record_n();
+	worker_stop(&wk);
+	registry_reapply(r, c);
+	ck_assert_uint_eq(sched_record_n(), writes);
+	ck_assert_ptr_null(registry_find(r, wk.tid));
+	ck_assert_uint_eq(registry_n_threads(r), 0);
+}
+END_TEST
+
 /* Exits noticed by the connector and by a rescan. */
 START_TEST(test_exit_paths)
 {
@@ -839,6 +859,7 @@ int main(void)
 	tcase_add_test(tc, test_new_thread_limits);
 	tcase_add_test(tc, test_rescan_keeps_own_registration);
 	tcase_add_test(tc, test_stale_and_gone);
+	tcase_add_test(tc, test_reapply_gone);
 	tcase_add_test(tc, test_exit_paths);
 	tcase_add_test(tc, test_write_fails);
 	tcase_add_test(tc, test_rttime_zero);

@@ -125,7 +125,9 @@ static int open_pidfd(struct registry *r, pid_t id, bool thread)
 		return -1;
 	fd = (int)syscall(SYS_pidfd_open, id, thread ? PIDFD_THREAD : 0);
 	if (thread && r->thread_pidfd < 0) {
-		r->thread_pidfd = fd >= 0 || errno != EINVAL;
+		/* EINVAL: no PIDFD_THREAD; ENOSYS: no pidfd_open at all (Linux <
+		 * 5.3, or a seccomp filter or valgrind that does not pass it) */
+		r->thread_pidfd = fd >= 0 || (errno != EINVAL && errno != ENOSYS);
 		if (!r->thread_pidfd)
 			log_info("kernel has no PIDFD_THREAD (Linux < 6.9): thread exits are noticed "
 				 "through the process events connector and task list rescans");
