@@ -373,7 +373,8 @@ START_TEST(test_errors)
 	/* the descriptions */
 	ck_assert_str_eq(rtsched_strerror(0), "success");
 	ck_assert_str_eq(rtsched_strerror(-EBUSY),
-			 "real-time grants are paused after the watchdog demoted a runaway thread; try again later");
+			 "refused: real-time grants are paused after the watchdog demoted a runaway thread "
+			 "(try again later), or the thread runs SCHED_DEADLINE");
 	ck_assert_str_eq(rtsched_strerror(-ENOTDIR), strerror(ENOTDIR));
 }
 END_TEST
