@@ -233,15 +233,18 @@ static int on_changed(sd_event_source *s, void *userdata)
 }
 
 /* The IRQ manager took or let go a kernel thread: the BPF observer follows
- * it as it follows the registry's threads. */
+ * it as it follows the registry's threads, in half of its slots at most (a
+ * [kthread] section for every ksoftirqd/N of a 64-CPU machine must not leave the
+ * managed threads unobserved). */
 static void on_kthread_held(void *ud, pid_t tid, bool held)
 {
 	struct daemon *d = ud;
+	unsigned max;
 
-	if (held)
-		observer_watch(d->svc.observer, tid);
-	else
+	if (!held)
 		observer_unwatch(d->svc.observer, tid);
+	else if (observer_watched(d->svc.observer, &max) < max / 2)
+		observer_watch(d->svc.observer, tid);
 }
 
 /* Registry observer: the journal line now, the rest (PM QoS, STATUS=) once
@@ -671,7 +674,7 @@ static void observer_start(struct daemon *d)
 		observer_watch(d->svc.observer, t->tid);
 	/* and the IRQ and kernel threads [irq]/[kthread] sections hold */
 	for (const struct kt_entry *k = irqmgr_kthreads(d->svc.irq); k; k = k->next)
-		observer_watch(d->svc.observer, k->tid);
+		on_kthread_held(d, k->tid, true);
 	irqmgr_set_watch(d->svc.irq, on_kthread_held, d);
 	log_info("BPF wake-up observer loaded: timer lateness and wake-up latency of up to %u managed threads",
 		 d->svc.config->observe_threads);
