@@ -129,6 +129,11 @@ static void jitter_kthreads(struct jitter_ctx *jc)
 			memset(row, 0, sizeof(*row));
 			if (observer_read(jc->x->svc->observer, k->tid, (enum bpfobs_kind)kind, true, &row->h) < 0)
 				break;
+			/* an IRQ's thread is woken by its interrupt: a timer row
+			 * only once a timer woke it, so that --histogram SECTION
+			 * draws the wake-ups, not an empty timer row */
+			if (kind == BPFOBS_TIMER && !hist_count(&row->h))
+				continue;
 			row->kind = kind == BPFOBS_TIMER ? JITTER_BPF_TIMER : JITTER_BPF_WAKEUP;
 			snprintf(row->name, sizeof(row->name), "%s", k->section);
 			row->tid = row->pid = k->tid;
