@@ -170,6 +170,22 @@ ctl --json list
 	pass "list --json: its original CPUs $ORIG_NET" || fail "list --json irq_original: $OUT"
 ctl status
 expect_in "$OUT" "kthreads" "status counts the kernel threads"
+# check --pid of a held kernel thread names its section
+ctl check --pid "$SOFT0"
+expect_in "$OUT" "held by [kthread softirq]" "check --pid of ksoftirqd/0 names the section that holds it"
+# jitter names a held kernel thread by its section (the BPF observer's rows)
+ctl --json status
+BPF=no
+case "$(echo "$OUT" | jq -r .observer)" in bpf*) BPF=yes ;; *) echo "# no BPF observer here: $(echo "$OUT" | jq -r .observer)" ;; esac
+if [ "$BPF" = yes ]; then
+	ctl --json jitter
+	[ "$(echo "$OUT" | jq -r ".[] | select(.tid == $SOFT0 and .kind == \"bpf-wakeup\") | .name")" = softirq ] &&
+		pass "jitter: ksoftirqd/0's wake-up row is named by its section, softirq" || fail "jitter --json: $OUT"
+	if [ -n "$GEDTID" ]; then
+		[ "$(echo "$OUT" | jq -r ".[] | select(.tid == $GEDTID and .kind == \"bpf-wakeup\") | .name")" = ged ] &&
+			pass "jitter: irq $GEDIRQ's thread is named ged" || fail "jitter --json, irq thread $GEDTID: $OUT"
+	fi
+fi
 # a link that comes up (when most NIC drivers request their vectors, with
 # no device event): matched again, here on a dummy interface of this test's
 if ip link add rtsd-irqtest type dummy 2>/dev/null; then
@@ -196,6 +212,12 @@ if [ -n "$GEDTID" ]; then
 	[ "$(q "$GEDTID")" = "$GED_ORIG" ] && pass "the IRQ thread has its own scheduling back ($GED_ORIG)" ||
 		fail "after reload: $(q "$GEDTID"), want $GED_ORIG"
 	expect_sched "$SOFT0" "policy=fifo priority=2" "ksoftirqd/0 keeps FIFO 2"
+	if [ "$BPF" = yes ]; then
+		ctl --json jitter
+		[ -z "$(echo "$OUT" | jq -r ".[] | select(.tid == $GEDTID) | .name")" ] &&
+			pass "jitter: irq $GEDIRQ's thread is no longer shown once its section is gone" ||
+			fail "jitter --json after the reload: $OUT"
+	fi
 	cp "$TMP/ged.conf" "$CONF_A"
 	ctl reload
 	expect_sched "$GEDTID" "policy=fifo priority=60" "reload with it again: FIFO 60"

@@ -243,6 +243,21 @@ static int on_changed(sd_event_source *s, void *userdata)
 	return 0;
 }
 
+/* The IRQ manager took or let go a kernel thread: the BPF observer follows
+ * it as it follows the registry's threads, in half of its slots at most (a
+ * [kthread] section for every ksoftirqd/N of a 64-CPU machine must not leave the
+ * managed threads unobserved). */
+static void on_kthread_held(void *ud, pid_t tid, bool held)
+{
+	struct daemon *d = ud;
+	unsigned max;
+
+	if (!held)
+		observer_unwatch(d->svc.observer, tid);
+	else if (observer_watched(d->svc.observer, &max) < max / 2)
+		observer_watch(d->svc.observer, tid);
+}
+
 /* Registry observer: the journal line now, the rest (PM QoS, isolation,
  * STATUS=) once per loop iteration however many threads changed. */
 static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct reg_process *p)
@@ -615,6 +630,10 @@ static void observer_start(struct daemon *d)
 	jitter_set_observer(d->svc.jitter, d->svc.observer);
 	for (struct reg_thread *t = registry_threads(d->svc.registry); t; t = t->next)
 		observer_watch(d->svc.observer, t->tid);
+	/* and the IRQ and kernel threads [irq]/[kthread] sections hold */
+	for (const struct kt_entry *k = irqmgr_kthreads(d->svc.irq); k; k = k->next)
+		on_kthread_held(d, k->tid, true);
+	irqmgr_set_watch(d->svc.irq, on_kthread_held, d);
 	log_info("BPF wake-up observer loaded: timer lateness and wake-up latency of up to %u managed threads",
 		 d->svc.config->observe_threads);
 }

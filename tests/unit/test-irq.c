@@ -567,6 +567,38 @@ START_TEST(test_irq_thread_priority)
 }
 END_TEST
 
+/* what irqmgr_set_watch() told: +tid held, -tid let go, in order */
+static char watched[256];
+static void on_watch(void *ud, pid_t tid, bool held)
+{
+	size_t n = strlen(watched);
+
+	(void)ud;
+	snprintf(watched + n, sizeof(watched) - n, "%s%c%d", n ? " " : "", held ? '+' : '-', (int)tid);
+}
+
+/* the BPF observer follows the threads a section holds: told of each at
+ * every sync, and when the section goes, told to let them go */
+START_TEST(test_watch_follows_held_threads)
+{
+	use_copy("vm");
+	cfg = conf("[irq ged]\nmatch = ACPI:Ged\npriority = 60\n");
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	watched[0] = '\0';
+	irqmgr_set_watch(mgr, on_watch, NULL);
+	ck_assert_int_eq(irqmgr_sync(mgr), 0);
+	ck_assert(strstr(watched, "+50") && strstr(watched, "+51"));
+	ck_assert(!strchr(watched, '-'));
+	watched[0] = '\0';
+	struct config *c2 = conf("[irq net]\nnet-interface = eth0\ncpus = 1\n");
+	irqmgr_reconfigure(mgr, c2);
+	config_free(cfg);
+	cfg = c2;
+	ck_assert_msg(strstr(watched, "-50") && strstr(watched, "-51") && !strchr(watched, '+'), "%s", watched);
+	ck_assert_ptr_null(kt(50));
+}
+END_TEST
+
 START_TEST(test_kthread_sections)
 {
 	use_copy("vm");
@@ -962,6 +994,7 @@ int main(void)
 	tcase_add_test(g, test_affinity_set_and_restored);
 	tcase_add_test(g, test_irq_thread_priority);
 	tcase_add_test(g, test_kthread_sections);
+	tcase_add_test(g, test_watch_follows_held_threads);
 	tcase_add_test(g, test_guest_usb_priority);
 	tcase_add_test(g, test_usb_device_comes_and_goes);
 	tcase_add_test(g, test_spread_and_reuse);

@@ -59,6 +59,8 @@ struct irqmgr {
 	uint64_t pending_since;           /* CLOCK_MONOTONIC of the first uevent it waits for; 0: none */
 	uint64_t last_sync_usec, last_hotplug_usec;
 	bool announce;                    /* a new configuration: say what matches nothing */
+	void (*watch)(void *ud, pid_t tid, bool held);  /* irqmgr_set_watch() */
+	void *watch_ud;
 	bool recheck;                     /* a removal was synced: look once more, later */
 };
 
@@ -282,6 +284,8 @@ static void kt_drop(struct irqmgr *m, struct kt_entry **pp, bool restore)
 	if (restore)
 		kt_restore(m, k);
 	state_put_gone(m->state, 'K', k->tid);
+	if (m->watch)
+		m->watch(m->watch_ud, k->tid, false);
 	*pp = k->next;
 	free(k);
 }
@@ -345,6 +349,8 @@ static void kt_apply(struct irqmgr *m, const struct irq_kthread *t, const struct
 	k->irq = w->irq;
 	k->flags = t->flags;
 	k->seen = true;
+	if (m->watch)
+		m->watch(m->watch_ud, k->tid, true);
 	k->code = NULL;
 	k->why[0] = '\0';
 	/* from what it had when rtschedd took it: a section that stops setting
@@ -1017,6 +1023,14 @@ void irqmgr_free(struct irqmgr *m, bool restore)
 }
 
 /* --- queries --------------------------------------------------------------------------- */
+
+void irqmgr_set_watch(struct irqmgr *m, void (*fn)(void *ud, pid_t tid, bool held), void *ud)
+{
+	if (!m)
+		return;
+	m->watch = fn;
+	m->watch_ud = ud;
+}
 
 const struct irq_entry *irqmgr_irqs(const struct irqmgr *m)
 {

@@ -101,6 +101,12 @@ int irqmgr_sync(struct irqmgr *m);
  * rtschedd (a restart). NULL is fine. */
 void irqmgr_free(struct irqmgr *m, bool restore);
 
+/* fn(ud, tid, true) each time a kernel thread is applied (held: the same
+ * tid again and again), fn(ud, tid, false) when rtschedd lets it go: what
+ * the BPF observer follows, so `jitter` shows an IRQ's thread by its
+ * section (irqmgr_free() says nothing: the daemon stops). */
+void irqmgr_set_watch(struct irqmgr *m, void (*fn)(void *ud, pid_t tid, bool held), void *ud);
+
 /* The entries, for list; NULL-terminated lists through ->next. */
 const struct irq_entry *irqmgr_irqs(const struct irqmgr *m);
 const struct kt_entry *irqmgr_kthreads(const struct irqmgr *m);
