@@ -11,7 +11,7 @@
 #include "daemon/sys/cgroupfs.h"
 
 /* The housekeeping group of the v1 hierarchy, below its root. */
-#define ISO_GROUP "rtschedd.housekeeping"
+#define ISO_GROUP CGROUPFS_HOUSEKEEPING
 
 enum iso_backend { ISO_NONE, ISO_V1, ISO_SYSTEMD };
 

@@ -81,9 +81,12 @@ int cgroupfs_own_cpus(cpu_set_t *cpus)
 	struct cgroupfs fs;
 	char g[PATH_MAX];
 
-	if (cgroupfs_find(NULL, &fs) == 0 && cgroupfs_task_group(&fs, getpid(), g, sizeof(g)) == 0 &&
-	    cgroupfs_group_cpus(&fs, g, cpus) == 0)
-		return 0;
+	if (cgroupfs_find(NULL, &fs) == 0 && cgroupfs_task_group(&fs, getpid(), g, sizeof(g)) == 0) {
+		if (fs.version == CGROUPFS_V1 && strcmp(g, "/" CGROUPFS_HOUSEKEEPING) == 0)
+			snprintf(g, sizeof(g), "/");
+		if (cgroupfs_group_cpus(&fs, g, cpus) == 0)
+			return 0;
+	}
 	return sched_getaffinity(0, sizeof(*cpus), cpus) < 0 ? -errno : 0;
 }
 

@@ -29,8 +29,12 @@ int cgroupfs_task_group(const struct cgroupfs *fs, pid_t tid, char *path, size_t
 /* The CPUs the group at path may use now (v1 cpuset.effective_cpus, v2
  * cpuset.cpus.effective of it or the nearest parent that has one). */
 int cgroupfs_group_cpus(const struct cgroupfs *fs, const char *path, cpu_set_t *cpus);
+/* The group isolate = yes moves the root group's tasks to (the v1
+ * hierarchy), below the root. */
+#define CGROUPFS_HOUSEKEEPING "rtschedd.housekeeping"
 /* The CPUs of the calling process's own cpuset, or its affinity where no
- * cpuset tells. 0 or -errno. */
+ * cpuset tells; a process born in the housekeeping group (an rtschedd
+ * started while CPUs are isolated) has the root group's. 0 or -errno. */
 int cgroupfs_own_cpus(cpu_set_t *cpus);
 /* A group path is one rtschedd writes to only if each component is a
  * plain name (no "." or "..", no blank or control character). */
