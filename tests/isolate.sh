@@ -233,10 +233,20 @@ wait_for released && pass "a restart without the key releases what the crashed o
 snapshot "$TMP/after"
 same "$TMP/before" "$TMP/after" "after kill -9 and a restart without the key"
 
-# stop while isolated
+# a reload that adds the key to an rtschedd started without it: refused
+# with its code (the capability is kept only for a configuration at
+# start), the thread still managed; a restart isolates
 sed -i "s/^cpus = $ISO\$/cpus = $ISO\nisolate = yes\nresume-latency-us = 0/" "$CONF"
 ctl reload
-wait_for isolated || fail "not isolated"
+refused() { st isolation_error | grep -q " isolate-refused: .*restart it"; }
+wait_for refused && pass "isolate = yes added by a reload: isolate-refused, saying to restart" ||
+	fail "no isolate-refused: $(st isolation_error)"
+expect_sched "$T" "policy=fifo priority=10 cpus=$ISO" "and the thread is still managed"
+daemon_stop
+daemon_start "$CONF"
+ctl register --tid "$T" --role iso
+# stop while isolated
+wait_for isolated && pass "a restart with the key isolates" || fail "not isolated"
 daemon_stop
 snapshot "$TMP/after"
 same "$TMP/before" "$TMP/after" "after a stop"
