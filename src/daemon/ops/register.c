@@ -217,9 +217,11 @@ void op_register(struct ctx *x)
 	proto_add(&x->out, "rule", req->role[0] ? req->role : "default");
 	add_sched(&x->out, &t->applied);
 	add_cap(&x->out, &g.cap);
-	task_sched_format(&t->applied, msg, sizeof(msg));
-	log_info("registered tid %d (pid %d) for uid %u, rule %s: %s", (int)t->tid, (int)t->pid,
-		 (unsigned)x->peer->uid, req->role[0] ? req->role : "default", msg);
+	if (log_enabled(LOG_LEVEL_INFO)) {
+		task_sched_format(&t->applied, msg, sizeof(msg));
+		log_info("registered tid %d (pid %d) for uid %u, rule %s: %s", (int)t->tid, (int)t->pid,
+			 (unsigned)x->peer->uid, req->role[0] ? req->role : "default", msg);
+	}
 	send_buf(x);
 }
 

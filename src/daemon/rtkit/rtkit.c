@@ -317,10 +317,12 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 		return refuse(rk, err, error_name(g.code), proto_error_code(g.code), "%s%s%s", g.diag,
 			      g.diag[0] ? ": " : "", msg);
 	rk->grants++;
-	task_sched_format(&g.applied, msg, sizeof(msg));
-	log_info("rtkit: %s for uid %u (pid %d): tid %d (pid %d): %s",
-		 realtime ? "MakeThreadRealtime" : "MakeThreadHighPriority", (unsigned)peer.uid, (int)peer.pid,
-		 (int)g.tid, (int)g.pid, msg);
+	if (log_enabled(LOG_LEVEL_INFO)) {
+		task_sched_format(&g.applied, msg, sizeof(msg));
+		log_info("rtkit: %s for uid %u (pid %d): tid %d (pid %d): %s",
+			 realtime ? "MakeThreadRealtime" : "MakeThreadHighPriority", (unsigned)peer.uid,
+			 (int)peer.pid, (int)g.tid, (int)g.pid, msg);
+	}
 	return sd_bus_reply_method_return(m, NULL);
 }
 
