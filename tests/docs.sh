@@ -7,6 +7,8 @@
 #   from the code's own tables by tests/docs-facts;
 # - the exit statuses of rtschedd and rtschedctl: from running them into
 #   each case (and their --help);
+# - every drop-in README.md and doc/*.md tell people to write in
+#   /etc/rtschedd.d: beside the shipped file, rtschedd --test-config passes;
 # - as root, the columns and row kinds of `rtschedctl list` and `jitter`:
 #   from a real run of examples/demo.sh (make demo), which the README's
 #   samples come from (make docs-samples writes them).
@@ -123,6 +125,8 @@ plant json-number "JSON number fields (rtschedctl.c): missing scan_us" man/rtsch
 	'/^\.BR scan_us ,$/d'
 plant issue-number "README.md names the tracker (Issue 15)" README.md \
 	'0,/^## /s/^## \(.*\)$/Issue 15 says so.\n\n## \1/'
+plant dropin-key "README.md: the drop-in /etc/rtschedd.d/50-ola.conf fails rtschedd --test-config" README.md \
+	's/^thread-name = libusb_event$/thread-nam = libusb_event/'
 if [ -f "$F/demo.out" ]; then
 	plant list-column "rtschedctl(1) list: columns of the real output not described: OBSERVED TIMER99 WAKE99" \
 		man/rtschedctl.1 '/^\.BR OBSERVED ", " TIMER99 ", " WAKE99$/d'
