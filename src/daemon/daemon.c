@@ -588,9 +588,9 @@ static void svc_status(void *ud, struct service_status *st)
 
 /* rtkit_ctx: the bus service's calls go to dispatch too (ud: &d->svc). */
 static int rk_grant(void *ud, const struct peer *p, pid_t tid, const struct grant_request *req,
-		    struct frontend_grant *out, char *msg, size_t len)
+		    const struct frontend_task *known, struct frontend_grant *out, char *msg, size_t len)
 {
-	return dispatch_register(ud, p, tid, req, REG_SOURCE_RTKIT, out, msg, len);
+	return dispatch_register(ud, p, tid, req, REG_SOURCE_RTKIT, known, out, msg, len);
 }
 
 static size_t rk_reset(void *ud, bool all)

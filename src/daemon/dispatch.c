@@ -249,7 +249,8 @@ void dispatch_request(struct service *s, const struct peer *p, const void *data,
  * user and groups, which dispatch's gate gives a control-socket register,
  * then register_grant(). */
 int dispatch_register(struct service *s, const struct peer *p, pid_t tid, const struct grant_request *req,
-		      enum reg_source source, struct frontend_grant *out, char *msg, size_t len)
+		      enum reg_source source, const struct frontend_task *known, struct frontend_grant *out,
+		      char *msg, size_t len)
 {
 	struct grant_subject subj;
 	struct register_granted g;
@@ -266,7 +267,7 @@ int dispatch_register(struct service *s, const struct peer *p, pid_t tid, const 
 		subj.has_nice_floor = true;
 		subj.nice_floor = s->config->rtkit.min_nice;
 	}
-	e = register_grant(s, p, &subj, tid, false, req, source, &g, msg, len);
+	e = register_grant(s, p, &subj, tid, false, req, source, known, &g, msg, len);
 	if (e != 0) {
 		out->code = ops_wire_error(e);
 		snprintf(out->diag, sizeof(out->diag), "%s", g.diag);

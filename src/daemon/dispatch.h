@@ -30,9 +30,11 @@ void dispatch_request(struct service *s, const struct peer *p, const void *data,
  * control-socket register of thread `tid` goes through (ownership, the
  * rule, the watchdog's cooldown, the limits, the registry). Returns 0 when
  * granted (out->tid, pid, applied), else 1 with out->code, out->diag and msg
- * saying why; msg may hold a warning after a grant too. */
+ * saying why; msg may hold a warning after a grant too. known: what the
+ * front end has just read about tid (NULL: nothing), not read again. */
 int dispatch_register(struct service *s, const struct peer *p, pid_t tid, const struct grant_request *req,
-		      enum reg_source source, struct frontend_grant *out, char *msg, size_t len);
+		      enum reg_source source, const struct frontend_task *known, struct frontend_grant *out,
+		      char *msg, size_t len);
 
 /* Give the threads that `source` granted their scheduling back (all: every
  * managed thread; a registered process goes with its threads), then let the

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -346,6 +347,54 @@ START_TEST(test_task_owner)
 }
 END_TEST
 
+/* A pinned process: its threads' rlimits as /proc/PID/limits has them, read
+ * afresh each time, and their owner as proc_task_owner() says; not another
+ * process's thread; nothing once the process is gone (its descriptors name
+ * that process, not the pid). */
+START_TEST(test_pin)
+{
+	struct proc_pin pin = PROC_PIN_NONE;
+	struct proc_rlimits l, want;
+	struct rlimit old, rl;
+	uid_t owner = (uid_t)-1;
+	pid_t child;
+
+	ck_assert_int_eq(proc_pin_read_limits(&pin, gettid(), &l, NULL), -ESRCH);   /* not open */
+	ck_assert_int_eq(proc_pin_open(&pin, getpid()), 0);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, gettid(), &l, &owner), 0);
+	ck_assert_int_eq(proc_read_limits(getpid(), &want), 0);
+	ck_assert(memcmp(&l, &want, sizeof(l)) == 0);
+	ck_assert_uint_eq(owner, geteuid());
+	/* afresh: a lowered soft RLIMIT_RTTIME shows at the next read */
+	ck_assert_int_eq(getrlimit(RLIMIT_RTTIME, &old), 0);
+	rl = old;
+	rl.rlim_cur = old.rlim_max == RLIM_INFINITY || old.rlim_max > 12345 ? 12345 : old.rlim_max - 1;
+	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &rl), 0);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, gettid(), &l, NULL), 0);
+	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &old), 0);
+	ck_assert_uint_eq(l.rttime_soft, rl.rlim_cur);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, getppid(), &l, NULL), -ESRCH);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, 0x3fffffff, &l, NULL), -ESRCH);
+	proc_pin_close(&pin);
+	ck_assert_int_eq(pin.dir_fd, -1);
+	proc_pin_close(&pin);
+
+	/* a child pinned, then gone and reaped */
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(proc_pin_open(&pin, child), 0);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, child, &l, &owner), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, child, &l, &owner), -ESRCH);
+	proc_pin_close(&pin);
+}
+END_TEST
+
 /* The same of a process whose effective uid changed, so not dumpable: root
  * only (main). */
 START_TEST(test_task_owner_not_dumpable)
@@ -438,6 +487,7 @@ int main(void)
 	tcase_add_test(r, test_read_fixture);
 	tcase_add_test(r, test_read_self);
 	tcase_add_test(r, test_task_owner);
+	tcase_add_test(r, test_pin);
 	if (geteuid() == 0)
 		tcase_add_test(r, test_task_owner_not_dumpable);
 	else

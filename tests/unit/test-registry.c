@@ -672,6 +672,36 @@ START_TEST(test_rttime_zero)
 }
 END_TEST
 
+/* The rlimits a front end has just read for a thread (rtkit's RLIMIT_RTTIME
+ * contract) stand in for the registry's own read of /proc/PID/limits, for
+ * that thread only and until they are cleared: given with a soft
+ * RLIMIT_RTTIME of 0 (the process's own is not 0), the grant is refused as
+ * if the kernel had said so; another thread, and the same one afterwards,
+ * are read from /proc and granted. */
+START_TEST(test_limits_known)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct proc_rlimits l;
+	struct worker a, b;
+	char msg[512];
+
+	worker_start(&a);
+	worker_start(&b);
+	ck_assert_int_eq(proc_read_limits(getpid(), &l), 0);
+	ck_assert_uint_ne(l.rttime_soft, 0);
+	l.rttime_soft = 0;
+	registry_limits_known(r, a.tid, &l);
+	ck_assert_int_eq(registry_add_thread(r, a.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
+					     sizeof(msg)), REFUSE_RTTIME_ZERO);
+	ck_assert_uint_eq(sched_record_n(), 0);
+	add(b.tid, 0, &s);
+	registry_limits_known(r, 0, NULL);
+	add(a.tid, 0, &s);
+	worker_stop(&a);
+	worker_stop(&b);
+}
+END_TEST
+
 /* A reload: registrations are resolved and checked again; a role that is
  * gone, or limits that no longer allow a thread, put its original back. */
 START_TEST(test_reapply)
@@ -863,6 +893,7 @@ int main(void)
 	tcase_add_test(tc, test_exit_paths);
 	tcase_add_test(tc, test_write_fails);
 	tcase_add_test(tc, test_rttime_zero);
+	tcase_add_test(tc, test_limits_known);
 	tcase_add_test(tc, test_reapply);
 	tcase_add_test(tc, test_reapply_rttime_per_pass);
 	tcase_add_test(tc, test_hold_and_promote);

@@ -30,6 +30,7 @@
 #include <systemd/sd-bus.h>
 
 #include "daemon/rtkit/rtkit.h"
+#include "daemon/sys/proc.h"
 #include "shared/protocol.h"
 #include "unit-util.h"
 
@@ -60,6 +61,8 @@ static struct {
 	struct peer peer;
 	pid_t tid;
 	struct grant_request req;
+	bool has_known;             /* the service passed what it read */
+	struct frontend_task known;
 	bool refuse;                /* answer with this refusal, not a grant */
 	int code;
 	char diag[32], msg[128];
@@ -69,12 +72,15 @@ static struct {
 } G;
 
 static int on_grant(void *ud, const struct peer *p, pid_t tid, const struct grant_request *req,
-		    struct frontend_grant *out, char *msg, size_t len)
+		    const struct frontend_task *known, struct frontend_grant *out, char *msg, size_t len)
 {
 	G.n++;
 	G.peer = *p;
 	G.tid = tid;
 	G.req = *req;
+	G.has_known = known != NULL;
+	if (known)
+		G.known = *known;
 	memset(out, 0, sizeof(*out));
 	if (G.refuse) {
 		out->code = (enum proto_error)G.code;
@@ -291,6 +297,15 @@ START_TEST(test_identity_and_cap)
 	ck_assert(G.req.has_policy && G.req.has_priority);
 	ck_assert_int_eq(G.req.policy, SCHED_RR);
 	ck_assert_int_eq(G.req.priority, 10);
+	/* what was read for rtkit's RLIMIT_RTTIME contract goes to the grant
+	 * path, which does not read it again: the caller's limits as set up,
+	 * and (through its process held open) that the thread is its own */
+	ck_assert(G.has_known);
+	ck_assert_int_eq(G.known.tid, k.tid);
+	ck_assert_uint_eq(G.known.limits.rttime_hard, 200000);
+	ck_assert_uint_eq(G.known.limits.rttime_soft, 200000);
+	ck_assert_int_eq(G.known.pid, getpid());
+	ck_assert_uint_eq(G.known.owner, geteuid());
 	/* above MaxRealtimePriority: capped, not refused */
 	ck_assert_str_eq(realtime(b, 0, 50, &k), "");
 	ck_assert_int_eq(G.req.priority, 20);
@@ -299,6 +314,7 @@ START_TEST(test_identity_and_cap)
 	call(&k);
 	ck_assert_str_eq(k.name, "");
 	ck_assert(G.req.has_nice && !G.req.has_priority);
+	ck_assert(!G.has_known);    /* no contract, nothing read */
 	ck_assert_int_eq(G.req.policy, SCHED_OTHER);
 	ck_assert_int_eq(G.req.nice, -15);
 	/* WithPID: the process named is the one checked */
@@ -307,6 +323,10 @@ START_TEST(test_identity_and_cap)
 	ck_assert_str_eq(k.name, "");
 	ck_assert_int_eq(G.peer.pid, 4242);
 	ck_assert_uint_eq(G.peer.uid, geteuid());
+	/* the thread's limits read from /proc/TID: it is not claimed to be a
+	 * thread of 4242, the grant path finds that out itself */
+	ck_assert(G.has_known);
+	ck_assert_int_eq(G.known.pid, 0);
 	struct rtkit_stats st;
 	rtkit_stats(rk, &st);
 	ck_assert_uint_eq(st.calls, 4);

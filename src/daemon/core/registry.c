@@ -201,11 +201,18 @@ bool registry_same_thread(const struct reg_thread *t)
 	return proc_read_stat(t->tid, &st) == 0 && st.starttime == t->starttime;
 }
 
-/* pid's rlimits: from /proc, or within one reapply pass from the last read
- * of the same process (the pass takes a few ms; threads come grouped by
- * process). 0 or -errno. */
-static int thread_limits(struct registry *r, pid_t pid, struct proc_rlimits *l)
+/* t's process's rlimits: those a front end has just read for t's tid
+ * (registry_limits_known()), from /proc, or within one reapply pass from the
+ * last read of the same process (the pass takes a few ms; threads come
+ * grouped by process). 0 or -errno. */
+static int thread_limits(struct registry *r, const struct reg_thread *t, struct proc_rlimits *l)
 {
+	pid_t pid = t->pid;
+
+	if (r->known_tid && r->known_tid == t->tid) {
+		*l = r->known;
+		return 0;
+	}
 	if (!r->limits_pass)
 		return proc_read_limits(pid, l);
 	if (r->limits_pid != pid) {
@@ -247,7 +254,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	if (policy_is_realtime(want.policy)) {
 		/* RLIMIT_RTTIME 0: the kernel SIGKILLs a real-time task at its first tick */
 		struct proc_rlimits l;
-		if (thread_limits(t->reg, t->pid, &l) == 0 && l.rttime_soft == 0) {
+		if (thread_limits(t->reg, t, &l) == 0 && l.rttime_soft == 0) {
 			/* the soft limit can go up to the hard one without CAP_SYS_RESOURCE */
 			char hard[32];
 			rlim_t soft = l.rttime_hard == RLIM_INFINITY || l.rttime_hard > 200000 ? 200000 : l.rttime_hard;
@@ -824,6 +831,13 @@ void registry_reapply(struct registry *r, const struct config *c)
 		}
 	}
 	r->limits_pass = false;
+}
+
+void registry_limits_known(struct registry *r, pid_t tid, const struct proc_rlimits *l)
+{
+	r->known_tid = l ? tid : 0;
+	if (l)
+		r->known = *l;
 }
 
 void registry_free(struct registry *r, bool restore)

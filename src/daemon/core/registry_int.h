@@ -47,6 +47,10 @@ struct registry {
 	pid_t limits_pid;
 	int limits_err;
 	struct proc_rlimits limits;
+	/* during one front end's grant only: the rlimits it has just read for
+	 * thread known_tid (0: none), so they are not read again */
+	pid_t known_tid;
+	struct proc_rlimits known;
 };
 
 /* Tell the observer (the state journal) what changed. */

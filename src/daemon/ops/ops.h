@@ -89,10 +89,11 @@ struct register_granted {
  * cooldown, [user]/[group] limits and rtprio-cap, then the registry
  * (restore on exit, watchdog, jitter). Returns 0 when granted (*out
  * filled), else a refusal (enum refusal) or -errno with msg saying why and
- * what to do; msg may hold a warning after a grant too. */
+ * what to do; msg may hold a warning after a grant too. known: what the
+ * front end has just read about thread id (NULL: nothing), not read again. */
 int register_grant(struct service *s, const struct peer *peer, const struct grant_subject *subj, pid_t id,
 		   bool is_pid, const struct grant_request *req, enum reg_source source,
-		   struct register_granted *out, char *msg, size_t len);
+		   const struct frontend_task *known, struct register_granted *out, char *msg, size_t len);
 
 /* The ops (see rtschedd-protocol(7)), one per request's op=. */
 void op_version(struct ctx *x);

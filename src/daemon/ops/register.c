@@ -75,13 +75,22 @@ int may_act_on(const struct peer *peer, const struct grant_subject *subj, const 
  * process's thread, a setuid program, which runs as root) is read from its
  * status: the thread group for a privileged caller, the real and effective
  * uid for the refusal's message. The status read was a quarter of the
- * daemon's time per registration. */
+ * daemon's time per registration. A front end that has just made that stat
+ * (known) is taken at its word: the rtkit service, through the caller's
+ * process held open. */
 static int task_identity(const struct peer *peer, const struct grant_subject *subj, pid_t id,
-			 struct proc_status *ps)
+			 const struct frontend_task *known, struct proc_status *ps)
 {
 	uid_t owner;
+	int r;
 
-	if (proc_task_owner(peer->pid, id, &owner) == 0 && (subj->privileged || owner == subj->uid)) {
+	if (known && known->tid == id && known->pid && known->pid == peer->pid) {
+		owner = known->owner;
+		r = 0;
+	} else {
+		r = proc_task_owner(peer->pid, id, &owner);
+	}
+	if (r == 0 && (subj->privileged || owner == subj->uid)) {
 		ps->tgid = peer->pid;
 		ps->pid = id;
 		ps->uid = ps->euid = owner;
@@ -94,7 +103,7 @@ static int task_identity(const struct peer *peer, const struct grant_subject *su
  * filled), else a refusal or -errno with msg. */
 int register_grant(struct service *s, const struct peer *peer, const struct grant_subject *subj, pid_t id,
 		   bool is_pid, const struct grant_request *req_in, enum reg_source source,
-		   struct register_granted *out, char *msg, size_t len)
+		   const struct frontend_task *known, struct register_granted *out, char *msg, size_t len)
 {
 	struct grant_request req = *req_in;
 	struct sched_spec spec;
@@ -104,7 +113,7 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
-	if ((r = task_identity(peer, subj, id, &ps)) < 0) {
+	if ((r = task_identity(peer, subj, id, known, &ps)) < 0) {
 		snprintf(msg, len, "%s %d: %s", is_pid ? "pid" : "tid", (int)id,
 			 r == -ESRCH ? "no such task" : strerror(-r));
 		return REFUSE_NO_SUCH_THREAD;
@@ -151,11 +160,14 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 			len);
 	if (e != 0)
 		return e;
-	if (is_pid)
+	if (is_pid) {
 		e = registry_add_process(s->registry, id, subj->uid, &req, &spec, &out->process, msg, len);
-	else
+	} else {
+		registry_limits_known(s->registry, known ? known->tid : 0, known ? &known->limits : NULL);
 		e = registry_add_thread(s->registry, id, ps.tgid, subj->uid, source, &req, &spec, NULL, &out->thread,
 					msg, len);
+		registry_limits_known(s->registry, 0, NULL);
+	}
 	if (e == REFUSE_APPLY_FAILED)
 		snprintf(out->diag, sizeof(out->diag), "%s", registry_last_diag(s->registry));
 	if (e != 0)
@@ -187,7 +199,8 @@ void op_register(struct ctx *x)
 			return;
 		}
 	}
-	e = register_grant(x->svc, x->peer, &x->subj, (pid_t)id, is_pid, req, source, &g, msg, sizeof(msg));
+	e = register_grant(x->svc, x->peer, &x->subj, (pid_t)id, is_pid, req, source, NULL, &g, msg,
+			   sizeof(msg));
 	if (e != 0) {
 		refuse_msg(x, ops_wire_error(e), g.diag, msg);
 		return;
@@ -216,9 +229,11 @@ void op_register(struct ctx *x)
 	proto_add(&x->out, "rule", req->role[0] ? req->role : "default");
 	add_sched(&x->out, &t->applied);
 	add_cap(&x->out, &g.cap);
-	task_sched_format(&t->applied, msg, sizeof(msg));
-	log_info("registered tid %d (pid %d) for uid %u, rule %s: %s", (int)t->tid, (int)t->pid,
-		 (unsigned)x->peer->uid, req->role[0] ? req->role : "default", msg);
+	if (log_enabled(LOG_LEVEL_INFO)) {
+		task_sched_format(&t->applied, msg, sizeof(msg));
+		log_info("registered tid %d (pid %d) for uid %u, rule %s: %s", (int)t->tid, (int)t->pid,
+			 (unsigned)x->peer->uid, req->role[0] ? req->role : "default", msg);
+	}
 	send_buf(x);
 }
 

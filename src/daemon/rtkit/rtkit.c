@@ -45,7 +45,9 @@ enum { NAME_PRIMARY = 1, NAME_IN_QUEUE = 2, NAME_EXISTS = 3, NAME_ALREADY_OWNER 
  * bus daemon on the event loop, the larger part of a grant's cost, so the
  * answers of the last SENDER_CACHE senders are kept, each dropped when the
  * bus says its connection is gone (NameOwnerChanged) or when a newer sender
- * needs the slot. */
+ * needs the slot. Each also holds the sender's process open for rtkit's
+ * RLIMIT_RTTIME check of its threads (struct proc_pin, from its first
+ * MakeThreadRealtime on). */
 #define SENDER_CACHE 64
 struct sender {
 	char name[48];                /* the unique name; "" = a free slot */
@@ -53,6 +55,7 @@ struct sender {
 	gid_t gid;
 	pid_t pid;
 	unsigned long used;           /* the call counter when last used: the oldest goes first */
+	struct proc_pin pin;          /* /proc/PID and its limits, open; PROC_PIN_NONE until used */
 };
 
 enum rtkit_state { RK_CONNECTING, RK_OWNED, RK_NOT_OWNED, RK_LOST, RK_RELEASED, RK_FAILED };
@@ -111,22 +114,31 @@ static struct sender *sender_find(struct rtkit *rk, const char *name)
 	return NULL;
 }
 
+/* Free a slot: its name and its process's descriptors. */
+static void sender_drop(struct sender *s)
+{
+	s->name[0] = '\0';
+	proc_pin_close(&s->pin);
+}
+
 /* Keep what the bus said about `name` in a free slot, else the least
- * recently used one. A name too long for a slot is not kept. */
-static void sender_keep(struct rtkit *rk, const char *name, const struct peer *p)
+ * recently used one; NULL for a name too long for a slot (not kept). */
+static struct sender *sender_keep(struct rtkit *rk, const char *name, const struct peer *p)
 {
 	struct sender *s = &rk->senders[0];
 
 	if (strlen(name) >= sizeof(s->name))
-		return;
+		return NULL;
 	for (size_t i = 0; i < SENDER_CACHE && s->name[0]; i++)
 		if (!rk->senders[i].name[0] || rk->senders[i].used < s->used)
 			s = &rk->senders[i];
+	sender_drop(s);
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->uid = p->uid;
 	s->gid = p->gid;
 	s->pid = p->pid;
 	s->used = rk->calls;
+	return s;
 }
 
 /* A connection left the bus: its unique name will never call again. */
@@ -139,14 +151,15 @@ static int on_owner_changed(sd_bus_message *m, void *ud, sd_bus_error *unused)
 	if (sd_bus_message_read(m, "sss", &name, &old, &new) < 0 || !name || name[0] != ':' || (new && new[0]))
 		return 0;
 	if ((s = sender_find(rk, name)))
-		s->name[0] = '\0';
+		sender_drop(s);
 	return 0;
 }
 
 /* Who called: uid and pid as the bus daemon recorded them when the caller
  * connected (never read back from /proc, which a caller could race), asked
- * once per connection (struct sender). */
-static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_error *err)
+ * once per connection (struct sender; *slot, if asked for, is its slot or
+ * NULL when it is not kept). */
+static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, struct sender **slot, sd_bus_error *err)
 {
 	const char *name = sd_bus_message_get_sender(m);
 	sd_bus_creds *c = NULL;
@@ -159,11 +172,15 @@ static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_er
 	memset(p, 0, sizeof(*p));
 	/* no pidfd from dbus-daemon 1.14: the grant path's uid check stands in for it */
 	p->pidfd = -1;
+	if (slot)
+		*slot = NULL;
 	if (name && (s = sender_find(rk, name))) {
 		s->used = rk->calls;
 		p->pid = s->pid;
 		p->uid = s->uid;
 		p->gid = s->gid;
+		if (slot)
+			*slot = s;
 		return 0;
 	}
 	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_PID | SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID, &c);
@@ -174,8 +191,8 @@ static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_er
 		p->uid = uid;
 		pw = getpwuid(uid);
 		p->gid = pw ? pw->pw_gid : (gid_t)-1;
-		if (name && name[0] == ':')
-			sender_keep(rk, name, p);
+		if (name && name[0] == ':' && (s = sender_keep(rk, name, p)) && slot)
+			*slot = s;
 		return 0;
 	}
 	sd_bus_creds_unref(c);
@@ -185,12 +202,31 @@ static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_er
 }
 
 /* rtkit's contract: a real-time thread's process must carry an RLIMIT_RTTIME
- * hard limit no higher than RTTimeUSecMax, so the kernel stops a runaway. */
-static int check_rttime(struct rtkit *rk, pid_t tid, sd_bus_error *err)
+ * hard limit no higher than RTTimeUSecMax, so the kernel stops a runaway.
+ * A thread of the caller's own process (pid) is read through the process
+ * its connection holds open (s, if kept), which also says that tid is one
+ * of its threads and whom it runs as; any other from /proc/TID/limits. The
+ * same limits either way; what was read is left in *known for the grant
+ * path. */
+static int check_rttime(struct rtkit *rk, struct sender *s, pid_t pid, pid_t tid, struct frontend_task *known,
+			sd_bus_error *err)
 {
 	long max = rk->config->rtkit.rttime_usec_max;
 	struct proc_rlimits l;
-	int r = proc_read_limits(tid, &l);
+	uid_t owner;
+	int r = -ESRCH;
+
+	memset(known, 0, sizeof(*known));
+	if (s && s->pid == pid) {
+		if (s->pin.dir_fd < 0)
+			proc_pin_open(&s->pin, pid);   /* if it fails: /proc/TID/limits below */
+		if ((r = proc_pin_read_limits(&s->pin, tid, &l, &owner)) == 0) {
+			known->pid = pid;
+			known->owner = owner;
+		}
+	}
+	if (r < 0)
+		r = proc_read_limits(tid, &l);
 
 	if (r == -ESRCH || r == -ENOENT)
 		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_NO_SUCH_THREAD),
@@ -210,6 +246,8 @@ static int check_rttime(struct rtkit *rk, pid_t tid, sd_bus_error *err)
 			      "unit, or prlimit --rttime=%ld --pid PID), or raise rttime-usec-max in [rtkit]",
 			      (int)tid, hard, max, max, max, max);
 	}
+	known->tid = tid;
+	known->limits = l;
 	return 0;
 }
 
@@ -220,6 +258,8 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 	const struct rtkit_conf *conf = &rk->config->rtkit;
 	struct grant_request req;
 	struct frontend_grant g;
+	struct frontend_task known, *read = NULL;
+	struct sender *slot;
 	struct peer peer;
 	uint64_t process = 0, thread = 0;
 	uint32_t prio = 0;
@@ -236,7 +276,7 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 			       sd_bus_message_read(m, "ti", &thread, &nice);
 	if (r < 0)
 		return r;
-	if ((r = sender(rk, m, &peer, err)) < 0)
+	if ((r = sender(rk, m, &peer, &slot, err)) < 0)
 		return r;
 	if (thread == 0 || thread > INT32_MAX || (with_pid && (process == 0 || process > INT32_MAX)))
 		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
@@ -253,8 +293,9 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 			return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
 				      "priority %" PRIu32 " is not a real-time priority; ask for 1..%d "
 				      "(MaxRealtimePriority)", prio, conf->max_priority);
-		if ((r = check_rttime(rk, (pid_t)thread, err)) < 0)
+		if ((r = check_rttime(rk, slot, peer.pid, (pid_t)thread, &known, err)) < 0)
 			return r;
+		read = &known;
 		req.policy = conf->policy;
 		req.has_priority = true;
 		/* capped, not refused: clients ask for what they like and adapt to
@@ -269,17 +310,19 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 		req.has_nice = true;
 		req.nice = nice < conf->min_nice ? conf->min_nice : nice;
 	}
-	e = rk->ctx.grant(rk->ctx.ud, &peer, (pid_t)thread, &req, &g, msg, sizeof(msg));
+	e = rk->ctx.grant(rk->ctx.ud, &peer, (pid_t)thread, &req, read, &g, msg, sizeof(msg));
 	/* the message starts with the error code, then, when the kernel refused,
 	 * the diagnosed cause's code: "rtschedd: apply-failed: rtprio-zero: ..." */
 	if (e != 0)
 		return refuse(rk, err, error_name(g.code), proto_error_code(g.code), "%s%s%s", g.diag,
 			      g.diag[0] ? ": " : "", msg);
 	rk->grants++;
-	task_sched_format(&g.applied, msg, sizeof(msg));
-	log_info("rtkit: %s for uid %u (pid %d): tid %d (pid %d): %s",
-		 realtime ? "MakeThreadRealtime" : "MakeThreadHighPriority", (unsigned)peer.uid, (int)peer.pid,
-		 (int)g.tid, (int)g.pid, msg);
+	if (log_enabled(LOG_LEVEL_INFO)) {
+		task_sched_format(&g.applied, msg, sizeof(msg));
+		log_info("rtkit: %s for uid %u (pid %d): tid %d (pid %d): %s",
+			 realtime ? "MakeThreadRealtime" : "MakeThreadHighPriority", (unsigned)peer.uid,
+			 (int)peer.pid, (int)g.tid, (int)g.pid, msg);
+	}
 	return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -312,7 +355,7 @@ static int admin_only(struct rtkit *rk, sd_bus_message *m, const char *what, sd_
 	int r;
 
 	rk->calls++;
-	if ((r = sender(rk, m, &p, err)) < 0)
+	if ((r = sender(rk, m, &p, NULL, err)) < 0)
 		return r;
 	grant_subject_init(&s, rk->config, p.uid, p.gid, p.pid);
 	if (!s.privileged)
@@ -537,6 +580,8 @@ int rtkit_start(struct rtkit **ret, const struct rtkit_ctx *ctx, const struct co
 	rk->ctx = *ctx;
 	rk->config = c;
 	rk->state = RK_CONNECTING;
+	for (size_t i = 0; i < SENDER_CACHE; i++)
+		rk->senders[i].pin = PROC_PIN_NONE;
 	*ret = rk;
 	if ((r = sd_bus_open_system_with_description(&rk->bus, "rtschedd-rtkit")) < 0) {
 		snprintf(rk->detail, sizeof(rk->detail), "cannot connect to the system bus: %s", strerror(-r));
@@ -583,6 +628,8 @@ void rtkit_stop(struct rtkit *rk)
 		sd_bus_detach_event(rk->bus);
 		sd_bus_flush_close_unref(rk->bus);
 	}
+	for (size_t i = 0; i < SENDER_CACHE; i++)
+		proc_pin_close(&rk->senders[i].pin);
 	free(rk);
 }
 

@@ -21,9 +21,11 @@ struct rtkit_ctx {
 	sd_event *event;
 	/* Register thread tid for the caller p with req, as every front end's
 	 * register (dispatch_register()): 0 when granted (out->tid, pid,
-	 * applied), else 1 with out->code, out->diag and msg saying why. */
+	 * applied), else 1 with out->code, out->diag and msg saying why. known:
+	 * what the service has just read about tid for rtkit's RLIMIT_RTTIME
+	 * contract (NULL: nothing), so the grant path does not read it again. */
 	int (*grant)(void *ud, const struct peer *p, pid_t tid, const struct grant_request *req,
-		     struct frontend_grant *out, char *msg, size_t len);
+		     const struct frontend_task *known, struct frontend_grant *out, char *msg, size_t len);
 	/* Give the threads granted over the bus (all: every managed thread)
 	 * their scheduling back; returns how many. */
 	size_t (*reset)(void *ud, bool all);

@@ -36,6 +36,11 @@ void log_set_level(int level)
 	log_threshold = level;
 }
 
+bool log_enabled(int level)
+{
+	return level <= log_threshold;
+}
+
 int log_level_from_string(const char *s)
 {
 	for (int i = LOG_LEVEL_ERR; i <= LOG_LEVEL_DEBUG; i++)

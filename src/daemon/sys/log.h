@@ -7,6 +7,7 @@
 #ifndef RTSCHED_LOG_H
 #define RTSCHED_LOG_H
 
+#include <stdbool.h>
 #include <stdnoreturn.h>
 
 /* Syslog levels, as sd-daemon.h and journald number them. */
@@ -22,6 +23,9 @@ enum log_level {
 void log_init(const char *progname, int level);
 /* Change the threshold (on reload). */
 void log_set_level(int level);
+/* Whether a line of this level would be written now: to skip building the
+ * text of one that would be dropped. */
+bool log_enabled(int level);
 /* Parse "err", "warning", "notice", "info", "debug"; -EINVAL otherwise. */
 int log_level_from_string(const char *s);
 /* Name of a level, for printing the effective configuration. */

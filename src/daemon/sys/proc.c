@@ -146,6 +146,70 @@ int proc_read_limits_at(const char *root, pid_t pid, struct proc_rlimits *out)
 	return proc_parse_limits(buf, out);
 }
 
+int proc_pin_open(struct proc_pin *pin, pid_t pid)
+{
+	char path[32];
+
+	*pin = PROC_PIN_NONE;
+	if (pid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	pin->dir_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pin->dir_fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* relative to the directory: the same process, even if pid was reused
+	 * between the two opens */
+	pin->limits_fd = openat(pin->dir_fd, "limits", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (pin->limits_fd < 0) {
+		int r = errno == ENOENT ? -ESRCH : -errno;
+		proc_pin_close(pin);
+		return r;
+	}
+	return 0;
+}
+
+void proc_pin_close(struct proc_pin *pin)
+{
+	if (pin->limits_fd >= 0)
+		close(pin->limits_fd);
+	if (pin->dir_fd >= 0)
+		close(pin->dir_fd);
+	*pin = PROC_PIN_NONE;
+}
+
+int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlimits *out, uid_t *owner)
+{
+	char path[32], buf[SMALL_MAX];
+	struct stat st;
+	size_t off = 0;
+
+	if (pin->dir_fd < 0 || pin->limits_fd < 0 || tid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "task/%d", (int)tid);
+	if (fstatat(pin->dir_fd, path, &st, 0) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
+	if (owner)
+		*owner = st.st_uid;
+	/* the kernel formats the file afresh for a read from offset 0 */
+	for (;;) {
+		ssize_t n = pread(pin->limits_fd, buf + off, sizeof(buf) - 1 - off, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		off += (size_t)n;
+		if (off == sizeof(buf) - 1)
+			return -EFBIG;
+	}
+	if (off == 0)
+		return -ESRCH;
+	buf[off] = '\0';
+	return proc_parse_limits(buf, out);
+}
+
 int proc_read_cgroup_at(const char *root, pid_t pid, struct proc_cgroup *out)
 {
 	char *buf;
