@@ -201,7 +201,8 @@ EX="$top_srcdir/conf/examples"
 if command -v gst-launch-1.0 >/dev/null && command -v olad >/dev/null && [ -d "$EX" ]; then
 	mkdir -p "$TMP/ex/rtschedd.d"
 	printf '[daemon]\nrate-limit = 0\n' >"$TMP/ex/rtschedd.conf"
-	for f in "$EX"/*.conf; do sed -E 's/^#(\[|[a-z-]+ = )/\1/' "$f" >"$TMP/ex/rtschedd.d/${f##*/}"; done
+	# the rtschedd.d drop-ins (NN-name.conf); rtschedd-*.conf are systemd unit drop-ins
+	for f in "$EX"/[0-9][0-9]-*.conf; do sed -E 's/^#(\[|[a-z-]+ = )/\1/' "$f" >"$TMP/ex/rtschedd.d/${f##*/}"; done
 	run "$RTSCHEDD" --test-config --config "$TMP/ex/rtschedd.conf"
 	[ "$RC" -eq 0 ] && [ -z "$ERR" ] && pass "the example drop-ins, uncommented, are valid and draw no warning" ||
 		fail "the example drop-ins: exit $RC: $ERR"
