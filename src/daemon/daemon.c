@@ -32,6 +32,7 @@
 #include "daemon/core/rules.h"
 #include "daemon/sys/safefile.h"
 #include "daemon/rtkit/rtkit.h"
+#include "daemon/testhook.h"
 #include "daemon/watchdog/safety.h"
 #include "daemon/core/state.h"
 
@@ -159,6 +160,14 @@ void daemon_scan(struct daemon *d, bool force)
 			 d->svc.config->n_auto_rules, d->svc.config->n_auto_rules == 1 ? "" : "s",
 			 d->scan_usec / 1000.0,
 			 registry_n_threads(d->svc.registry), registry_n_threads(d->svc.registry) == 1 ? "" : "s");
+}
+
+/* SIGUSR2 with RTSCHEDD_TEST_HOLD_LOCKS set (testhook.h): the main loop
+ * blocks inside glibc's locks, for the watchdog test. */
+static int on_sigusr2(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	testhook_hold_locks();
+	return 0;
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -695,10 +704,13 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	if (testhook_hold_armed())
+		sigaddset(&mask, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if ((r = sd_event_add_signal(d->event, NULL, SIGTERM, on_exit_signal, d)) < 0 ||
 	    (r = sd_event_add_signal(d->event, NULL, SIGINT, on_exit_signal, d)) < 0 ||
-	    (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_sighup, d)) < 0) {
+	    (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_sighup, d)) < 0 ||
+	    (testhook_hold_armed() && (r = sd_event_add_signal(d->event, NULL, SIGUSR2, on_sigusr2, d)) < 0)) {
 		log_errno(LOG_LEVEL_ERR, r, "cannot watch signals");
 		return r;
 	}

@@ -17,6 +17,7 @@
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
+#include "daemon/testhook.h"
 #include "daemon/watchdog/safety.h"
 
 /* Where the ceiling came from, and whether the priority was clamped to it. */
@@ -116,6 +117,7 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 	}
 	if (may_act_on(peer, subj, &ps, is_pid ? "pid" : "tid", id, msg, len) < 0)
 		return REFUSE_NOT_OWN_THREAD;
+	testhook_pause("after-check");
 	if ((e = grant_resolve(s->config, &req, &spec, msg, len)) != 0)
 		return e;
 	/* during a cooldown, the runaway's own process (with watchdog-demote =
