@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "shared/client.h"
+#include "shared/escape.h"
 #include "shared/protocol.h"
 #include "shared/report.h"
 
@@ -77,18 +78,22 @@ static bool numeric_key(const char *k)
 	return false;
 }
 
+/* A value from the daemon as JSON: it may hold a thread's name, any bytes. */
 static void json_string(const char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
+	escape_json(stdout, s);
+}
+
+/* A value from the daemon for the terminal (escape.h), NULL as "-"; eight
+ * can be in use at once, for one printf. */
+static const char *tv(const char *v)
+{
+	static char ring[8][4 * PROTO_MSG_MAX + 1];
+	static unsigned next;
+
+	if (!v)
+		return "-";
+	return escape_text(ring[next++ % 8], sizeof(ring[0]), v);
 }
 
 static void json_object(const struct proto_msg *m)
@@ -142,24 +147,22 @@ static int on_list(void *ud, const struct proto_msg *m)
 		       "WAKE99");
 		first_row = false;
 	}
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
-		const char *v = proto_get(m, cols[i]);
-		printf("%-*s ", width[i], v ? v : "-");
-	}
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+		printf("%-*s ", width[i], tv(proto_get(m, cols[i])));
 	/* applied, demoted by the watchdog with the cooldown left, refused
 	 * with the code (--json has the message), or restored */
 	const char *state = proto_get(m, "state");
 	if (state && strcmp(state, "demoted") == 0) {
-		snprintf(b, sizeof(b), "demoted:%ss", proto_get(m, "state_left_s") ?: "?");
+		snprintf(b, sizeof(b), "demoted:%ss", tv(proto_get(m, "state_left_s") ?: "?"));
 		printf("%-12s ", b);
 	} else if (state && strcmp(state, "refused") == 0) {
-		snprintf(b, sizeof(b), "refused:%s", proto_get(m, "state_code") ?: "?");
+		snprintf(b, sizeof(b), "refused:%s", tv(proto_get(m, "state_code") ?: "?"));
 		printf("%-12s ", b);
 	} else {
-		printf("%-12s ", state ?: "-");
+		printf("%-12s ", tv(state));
 	}
 	/* the BPF observer's p99s since registration: timer lateness, wake-up latency */
-	printf("%-9s", proto_get(m, "observed") ?: "-");
+	printf("%-9s", tv(proto_get(m, "observed")));
 	printf(" %8s", ns_str(proto_get(m, "bpf_timer_p99_ns"), b, sizeof(b)));
 	printf(" %8s\n", ns_str(proto_get(m, "bpf_wakeup_p99_ns"), b, sizeof(b)));
 	return 0;
@@ -195,15 +198,15 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 			       "P99", "P99.9", "MAX", "MEAN", "STDDEV", "OVERR", "P99%");
 			first_row = false;
 		}
-		printf("%-10s %-15s %-7s %-6s %-4s %-6s %-8s %8s", proto_get(m, "kind") ?: "-", proto_get(m, "name") ?: "-",
-		       proto_get(m, "tid") ?: "-", proto_get(m, "policy") ?: "-", proto_get(m, "priority") ?: "-",
-		       proto_get(m, "cpus") ?: "-",
+		printf("%-10s %-15s %-7s %-6s %-4s %-6s %-8s %8s", tv(proto_get(m, "kind")), tv(proto_get(m, "name")),
+		       tv(proto_get(m, "tid")), tv(proto_get(m, "policy")), tv(proto_get(m, "priority")),
+		       tv(proto_get(m, "cpus")),
 		       strcmp(proto_get(m, "period_ns") ?: "0", "0") ? ns_str(proto_get(m, "period_ns"), b, sizeof(b)) : "-",
-		       proto_get(m, "samples") ?: "0");
+		       tv(proto_get(m, "samples") ?: "0"));
 		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 			printf(" %8s", ns_str(proto_get(m, cols[i]), b, sizeof(b)));
 		v = proto_get(m, "overruns");
-		printf(" %5s %6s\n", v ? v : "-", proto_get(m, "p99_pct") ?: "-");
+		printf(" %5s %6s\n", tv(v), tv(proto_get(m, "p99_pct")));
 		return 0;
 	}
 	if (strcmp(m->head, "OK") == 0 && !json) {
@@ -211,8 +214,8 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 			printf("no jitter sources: use rtsched_timer in a worker, a [probe NAME], or register a thread\n");
 		printf("measured under: preemption %s, /dev/cpu_dma_latency %s; bpf-timer rows: timer expiry to "
 		       "running, bpf-wakeup rows: wake-up to running (BPF, from outside); schedstat rows (no BPF): "
-		       "the mean run-queue wait per run since registration\n", proto_get(m, "preempt") ?: "?",
-		       proto_get(m, "cpu_dma_latency") ?: "?");
+		       "the mean run-queue wait per run since registration\n", tv(proto_get(m, "preempt") ?: "?"),
+		       tv(proto_get(m, "cpu_dma_latency") ?: "?"));
 	}
 	return 0;
 }
@@ -264,7 +267,7 @@ static void draw_hist(struct bins *b)
 		return;
 	}
 	printf("%s of %s, %llu samples\n", !strcmp(b->kind, "bpf-timer") ? "timer lateness (BPF)" :
-	       !strcmp(b->kind, "bpf-wakeup") ? "wake-up latency (BPF)" : "wake-up lateness", b->name, total);
+	       !strcmp(b->kind, "bpf-wakeup") ? "wake-up latency (BPF)" : "wake-up lateness", tv(b->name), total);
 	for (int i = first; i <= last; i++) {
 		int w = (int)(50.0 * (double)b->n[i] / (double)max + 0.5);
 		snprintf(lo, sizeof(lo), "%g", b->edge[i] / 1e3);
@@ -285,7 +288,7 @@ static int on_fields(void *ud, const struct proto_msg *m)
 		return 0;
 	}
 	for (size_t i = 0; i < m->n; i++)
-		printf("%-20s %s\n", m->f[i].key, m->f[i].value);
+		printf("%-20s %s\n", tv(m->f[i].key), tv(m->f[i].value));
 	return 0;
 }
 
@@ -298,7 +301,7 @@ static int on_check(void *ud, const struct proto_msg *m)
 	long n;
 
 	if (strcmp(m->head, "ERR") == 0) {
-		fprintf(stderr, "rtschedctl: refused: %s\n", m->rest);
+		fprintf(stderr, "rtschedctl: refused: %s\n", tv(m->rest));
 		return 0;
 	}
 	if (strcmp(m->head, "ROW") == 0) {
@@ -328,7 +331,7 @@ static int on_metrics(void *ud, const struct proto_msg *m)
 	const char *l = proto_get(m, "line");
 
 	if (strcmp(m->head, "ROW") == 0 && l)
-		printf("%s\n", l);
+		printf("%s\n", tv(l));
 	return 0;
 }
 
@@ -365,10 +368,10 @@ static int on_any(void *ud, const struct proto_msg *m)
 			}
 			printf("}\n");
 		} else {
-			fprintf(stderr, "rtschedctl: refused: %s\n", m->rest);
+			fprintf(stderr, "rtschedctl: refused: %s\n", tv(m->rest));
 			if (proto_get(m, "diag"))
 				fprintf(stderr, "rtschedctl: diagnosis: %s (rtschedctl check shows the whole report)\n",
-					proto_get(m, "diag"));
+					tv(proto_get(m, "diag")));
 		}
 		return 0;
 	}

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "daemon/sys/log.h"
+#include "shared/escape.h"
 #include "daemon/sys/policy.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
@@ -307,13 +308,17 @@ const char *daemon_pmqos_state(struct daemon *d)
 	return buf;
 }
 
-/* STATUS= for systemctl status: what is managed and the worst p99 seen. */
+/* STATUS= for systemctl status: what is managed and the worst p99 seen,
+ * with its source's name, which a thread chose: escaped, or a newline in it
+ * would be an assignment of its own (STOPPING=1) to systemd. */
 static void notify_status(struct daemon *d)
 {
+	char who[4 * sizeof(d->worst_who)];
+
 	if (d->worst_p99_ns >= 0)
 		sd_notifyf(0, "STATUS=%zu thread%s managed, worst p99 %.1f us (%s)",
 			   registry_n_threads(d->svc.registry), registry_n_threads(d->svc.registry) == 1 ? "" : "s",
-			   d->worst_p99_ns / 1000.0, d->worst_who);
+			   d->worst_p99_ns / 1000.0, escape_text(who, sizeof(who), d->worst_who));
 	else
 		sd_notifyf(0, "STATUS=%zu thread%s managed", registry_n_threads(d->svc.registry),
 			   registry_n_threads(d->svc.registry) == 1 ? "" : "s");

@@ -14,6 +14,7 @@
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
+#include "shared/escape.h"
 #include "shared/waiter.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
@@ -340,18 +341,11 @@ int64_t jitter_worst_p99(struct jitter *j, char *who, size_t len)
 	return worst;
 }
 
-/* Prometheus label values escape backslash, double quote and newline. */
+/* A label: its value may be a thread's name, any bytes (escape.h). */
 static void label(FILE *f, const char *key, const char *v, bool last)
 {
 	fprintf(f, "%s=\"", key);
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(f, "\\%c", *v);
-		else if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
+	escape_prom(f, v);
 	fprintf(f, "\"%s", last ? "" : ",");
 }
 
