@@ -452,6 +452,7 @@ rtkit_stage() {
 [user *]
 max-priority = 20
 policies = rr,other
+min-nice = -15
 [rtkit]
 enable = yes
 EOC

@@ -28,6 +28,7 @@
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
 #include "daemon/privs.h"
+#include "daemon/sys/closer.h"
 #include "daemon/sys/procev.h"
 #include "daemon/core/registry.h"
 #include "daemon/core/rules.h"
@@ -148,12 +149,19 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	return 0;
 }
 
+/* What a rule's grant goes through (rules.h). */
+static struct rules_ctx rules_of(struct daemon *d)
+{
+	return (struct rules_ctx){ d->svc.registry, d->svc.config, d->svc.ratelimit };
+}
+
 void daemon_scan(struct daemon *d, bool force)
 {
+	struct rules_ctx x = rules_of(d);
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	d->scan_tasks = rules_scan(d->svc.registry, d->svc.config, force);
+	d->scan_tasks = rules_scan(&x, force);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	d->scan_usec = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000);
 	if (d->svc.config->n_auto_rules)
@@ -182,28 +190,32 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 static void ev_fork(void *ud, pid_t tid, pid_t tgid)
 {
 	struct daemon *d = ud;
+	struct rules_ctx x = rules_of(d);
 
 	if (tid != tgid)
 		registry_on_new_thread(d->svc.registry, d->svc.config, tid, tgid);
-	rules_on_task(d->svc.registry, d->svc.config, tid, tgid, NULL, false);
+	rules_on_task(&x, tid, tgid, NULL, false);
 }
 
 static void ev_exec(void *ud, pid_t tid, pid_t tgid)
 {
 	struct daemon *d = ud;
+	struct rules_ctx x = rules_of(d);
 
-	rules_on_process(d->svc.registry, d->svc.config, tgid);
+	registry_on_exec(d->svc.registry, tgid);
+	rules_on_process(&x, tgid);
 }
 
 /* A thread renamed itself; the main thread's name is the process name too. */
 static void ev_comm(void *ud, pid_t tid, pid_t tgid, const char *comm)
 {
 	struct daemon *d = ud;
+	struct rules_ctx x = rules_of(d);
 
 	if (tid == tgid && (d->svc.config->match_needs & MATCH_NEED_PROCESS_NAME))
-		rules_on_process(d->svc.registry, d->svc.config, tgid);
+		rules_on_process(&x, tgid);
 	else
-		rules_on_task(d->svc.registry, d->svc.config, tid, tgid, comm, false);
+		rules_on_task(&x, tid, tgid, comm, false);
 }
 
 static void ev_exit(void *ud, pid_t tid, pid_t tgid)
@@ -217,9 +229,10 @@ static void ev_exit(void *ud, pid_t tid, pid_t tgid)
 static void ev_overrun(void *ud)
 {
 	struct daemon *d = ud;
+	struct rules_ctx x = rules_of(d);
 
 	registry_rescan(d->svc.registry, d->svc.config);
-	rules_scan(d->svc.registry, d->svc.config, false);
+	rules_scan(&x, false);
 }
 
 /* Fallback for a kernel or a sandbox without the connector: rescan the task
@@ -227,9 +240,10 @@ static void ev_overrun(void *ud)
 static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
+	struct rules_ctx x = rules_of(d);
 
 	registry_rescan(d->svc.registry, d->svc.config);
-	rules_scan(d->svc.registry, d->svc.config, false);
+	rules_scan(&x, false);
 	daemon_changed(d);
 	return 0;
 }
@@ -632,7 +646,7 @@ static struct rtkit_ctx bus_ctx(struct daemon *d)
 }
 
 /* control_handlers: the control socket's requests go to dispatch. */
-static void on_request(void *ud, const struct peer *p, const void *data, size_t len, int fd, reply_fn reply,
+static void on_request(void *ud, const struct peer *p, const void *data, size_t len, int *fd, reply_fn reply,
 		       void *reply_ud)
 {
 	dispatch_request(ud, p, data, len, fd, reply, reply_ud);
@@ -641,6 +655,20 @@ static void on_request(void *ud, const struct peer *p, const void *data, size_t 
 static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid)
 {
 	return dispatch_privileged(ud, uid, gid, pid);
+}
+
+static uid_t on_account(void *ud, uid_t uid)
+{
+	return grant_account(uid);
+}
+
+/* The closer finished a close: clients paused for it may be read again. */
+static void on_closed(void *ud)
+{
+	struct daemon *d = ud;
+
+	if (d->control)
+		control_resume_closed(d->control);
 }
 
 /* Load the BPF observer while CAP_BPF and CAP_PERFMON are still held, and
@@ -748,8 +776,11 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	sd_event_source_set_enabled(d->tick, SD_EVENT_OFF);
 	/* the socket before the journal: a second rtschedd on the same socket
 	 * must stop here, before it touches the first one's threads or state */
-	static const struct control_handlers ch = { .request = on_request, .privileged = on_privileged };
-	r = control_new(&d->control, d->event, c->socket_path, &ch, &d->svc);
+	if ((r = closer_new(&d->closer, d->event, on_closed, d)) < 0)
+		return r;
+	static const struct control_handlers ch = { .request = on_request, .privileged = on_privileged,
+						    .account = on_account };
+	r = control_new(&d->control, d->event, c->socket_path, &ch, &d->svc, d->closer);
 	if (r < 0)
 		return r;
 	/* what a previous rtschedd managed (a restart or a crash) comes first,
@@ -818,6 +849,9 @@ void daemon_free(struct daemon *d)
 		return;
 	rtkit_stop(d->rtkit);
 	control_free(d->control);
+	d->control = NULL;
+	/* after the clients: their connections are closed through it */
+	closer_free(d->closer);
 	/* a start that failed half-way leaves threads and journal to the next
 	 * rtschedd (or to the one already running) */
 	if (!d->started)
