@@ -261,6 +261,10 @@ static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct re
 	struct daemon *d = ud;
 
 	state_observe(d->state, ev, t, p);
+	/* the watchdog may demote a new real-time thread before the next
+	 * publication (at most 100 ms away) lists it */
+	if (t && ev == REG_EV_THREAD_SET && policy_is_realtime(t->applied.policy))
+		safety_granted(d->svc.safety, t->tid, t->pid, t->starttime);
 	/* the BPF observer's tid filter follows the registry */
 	if (t && ev == REG_EV_THREAD_SET)
 		observer_watch(d->svc.observer, t->tid);
@@ -407,22 +411,31 @@ static void safety_publish(struct daemon *d)
 }
 
 /* The watchdog demoted a runaway: record it in the registry, hold back its
- * process (or everyone, with watchdog-demote = all) and say who. */
+ * user's grants (its rule's and its process's for a rule match, root's
+ * process only; everyone's with watchdog-demote = all) and say who. */
 static void on_demoted(void *ud, const struct safety_trip *trip)
 {
 	struct daemon *d = ud;
 	char held[512];
 	size_t n = 0;
 
-	if (trip->demote_all || !trip->demoted) {
+	if (trip->demote_all) {
 		n = registry_demote(d->svc.registry, &trip->starved);
 		registry_hold_all(d->svc.registry);
-	} else {
-		for (size_t i = 0; i < trip->n_demoted; i++) {
-			struct reg_thread *t = registry_demote_thread(d->svc.registry, trip->demoted[i].tid,
-								      trip->demoted[i].starttime);
-			if (t && registry_hold_thread(d->svc.registry, t) == 0)
-				n++;
+	}
+	for (size_t i = 0; i < trip->n; i++) {
+		const struct safety_culprit *c = &trip->c[i];
+		struct reg_thread *t;
+
+		if (!c->managed)
+			continue;
+		t = c->demoted ? registry_demote_thread(d->svc.registry, c->tid, c->starttime) : NULL;
+		if (t) {
+			n++;
+			registry_hold_thread(d->svc.registry, t);
+		} else if (!trip->demote_all) {
+			/* gone, or not the registry's any more: its user is held all the same */
+			registry_hold(d->svc.registry, grant_account(c->uid), c->pid, "");
 		}
 	}
 	registry_holds_text(d->svc.registry, held, sizeof(held));
