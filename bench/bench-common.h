@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BENCH_CDF_POINTS 200
 #define BENCH_CDF_TAIL_STEP 0.9111627561154887 /* 1e-4^(1/99): 100 tail points */
@@ -117,6 +120,28 @@ static inline FILE *bench_open_csv(const char *path, const char *header)
 	if (f && fresh)
 		fprintf(f, "%s\n", header);
 	return f;
+}
+
+/* A datagram socket bound to path (replacing a stale one), as systemd's
+ * NOTIFY_SOCKET for a daemon started by a benchmark; the fd or -errno. */
+static inline int bench_notify_socket(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd, e;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		e = -errno;
+		close(fd);
+		return e;
+	}
+	return fd;
 }
 
 #endif

@@ -9,14 +9,21 @@
  *       many tasks the whole machine created meanwhile (/proc/stat
  *       "processes").
  *
- *   bench-footprint -p PID -s SOCKET -C RTSCHEDCTL [-P PROCS] [-b SECS] [-l LABEL] [-o CSV] scale N
+ *   bench-footprint -p PID -s SOCKET -C RTSCHEDCTL [-P PROCS] [-b SECS] [-l LABEL] [-N NOTIFY] [-o CSV] scale N
  *       Creates N idle threads (spread over PROCS processes, default 1),
  *       registers each through librtsched
  *       (rtsched_register with its tid, role bench-a: FIFO 10), then times
  *       `rtschedctl reload` (re-applies all), `rtschedctl list` and
  *       `rtschedctl --json jitter` (each run 3 times, the median; once if
  *       the first run takes over a second), with
- *       `rtschedctl version` as the cost of starting rtschedctl itself, and
+ *       `rtschedctl version` as the cost of starting rtschedctl itself; with
+ *       -N NOTIFY (the path of the daemon's NOTIFY_SOCKET, which this
+ *       program binds) also SIGHUP -> READY=1 (the reload as systemd's
+ *       Type=notify-reload sees it end: every thread re-applied, /proc
+ *       rescanned), beside two floors: the reapply's kernel calls alone
+ *       (sched_setattr + sched_getattr + sched_getaffinity per thread, as
+ *       the daemon makes them, from here) and the rescan's walk alone (every
+ *       /proc/PID/task directory listed), each the median of 3; and
  *       reports the daemon's RSS growth per managed thread and the daemon's
  *       own CPU time for each step. Finally lets the threads exit and times
  *       how long rtschedd takes to notice that all N are gone. Registering
@@ -33,6 +40,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -40,6 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -275,6 +286,160 @@ static double time_ctl(const char *ctl, const char *sock, pid_t dpid, const char
 }
 
 /* Threads of ours that the kernel reports as SCHED_FIFO. */
+/* -N: the daemon's NOTIFY_SOCKET, bound and read here all along, as
+ * systemd does: sd_notify() blocks once the socket's queue is full (the
+ * daemon sends STATUS= as its thread count changes), which stalled the
+ * registrations before this thread drained it. It counts the READY=1 that
+ * end a reload (the first after a RELOADING=1) and when the last came. */
+static int notify_fd = -1;
+static atomic_int reloads_ready;
+static _Atomic double ready_at_us;
+
+static void *notify_drain(void *arg)
+{
+	char buf[4096];
+	int reloading = 0;
+
+	(void)arg;
+	for (;;) {
+		ssize_t n = recv(notify_fd, buf, sizeof(buf) - 1, 0);
+		double t = bench_now_us();
+
+		if (n < 0 && errno != EINTR)
+			return NULL;
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		if (strstr(buf, "RELOADING=1"))
+			reloading = 1;
+		if (reloading && (strncmp(buf, "READY=1", 7) == 0 || strstr(buf, "\nREADY=1"))) {
+			reloading = 0;
+			atomic_store(&ready_at_us, t);
+			atomic_fetch_add(&reloads_ready, 1);
+		}
+	}
+}
+
+/* Bind the daemon's notification socket and start draining it; 0 or -errno. */
+static int notify_bind(const char *path)
+{
+	pthread_t th;
+
+	notify_fd = bench_notify_socket(path);
+	if (notify_fd < 0)
+		return notify_fd;
+	if (pthread_create(&th, NULL, notify_drain, NULL) != 0)
+		return -EAGAIN;
+	pthread_detach(th);
+	return 0;
+}
+
+/* SIGHUP to the daemon, then the time until it says READY=1 after its
+ * RELOADING=1 (when the drain thread received it), in us; -1 if that takes
+ * over 60 s. */
+static double sighup_ready(pid_t dpid)
+{
+	int before;
+	double t0;
+
+	usleep(50000); /* what an earlier reload sent is counted by now */
+	before = atomic_load(&reloads_ready);
+	t0 = bench_now_us();
+
+	if (kill(dpid, SIGHUP) < 0)
+		return -1;
+	while (atomic_load(&reloads_ready) == before) {
+		if (bench_now_us() - t0 > 60e6)
+			return -1;
+		usleep(200);
+	}
+	return atomic_load(&ready_at_us) - t0;
+}
+
+/* The kernel's struct sched_attr, SCHED_ATTR_SIZE_VER0 (as task.c). */
+struct bench_sched_attr {
+	uint32_t size, sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+/* The reapply's kernel calls alone, from here: per thread what the daemon
+ * sets (its policy as read, written back) and reads back; in us. */
+static double reapply_floor(int n)
+{
+	double t0 = bench_now_us();
+	cpu_set_t cpus;
+
+	for (int i = 0; i < n; i++) {
+		struct bench_sched_attr a = { .size = sizeof(a) };
+
+		if (syscall(SYS_sched_getattr, sh->tids[i], &a, sizeof(a), 0) < 0)
+			return -1;
+		a.size = sizeof(a);
+		if (syscall(SYS_sched_setattr, sh->tids[i], &a, 0) < 0 ||
+		    syscall(SYS_sched_getattr, sh->tids[i], &a, sizeof(a), 0) < 0 ||
+		    sched_getaffinity(sh->tids[i], sizeof(cpus), &cpus) < 0)
+			return -1;
+	}
+	return bench_now_us() - t0;
+}
+
+/* The rescan's walk alone: every task's directory listed under /proc (what
+ * any rescan must read; the daemon reads the name only of tasks it does
+ * not manage yet); in us. */
+static double scan_floor(void)
+{
+	double t0 = bench_now_us();
+	struct dirent *de;
+	DIR *proc = opendir("/proc"), *task;
+	char path[300];
+	long n = 0;
+
+	if (!proc)
+		return -1;
+	while ((de = readdir(proc))) {
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/task", de->d_name);
+		if ((fd = openat(dirfd(proc), path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			continue;
+		if (!(task = fdopendir(fd))) {
+			close(fd);
+			continue;
+		}
+		while (readdir(task))
+			n++;
+		closedir(task);
+	}
+	closedir(proc);
+	return n > 0 ? bench_now_us() - t0 : -1;
+}
+
+/* Median of REPEAT runs of f (us), and the daemon's CPU time per run; -1
+ * if one failed. */
+static double median3(double (*f)(void *), void *arg, pid_t dpid, double *cpu_ms)
+{
+	double t[REPEAT];
+	struct usage u0, u1;
+
+	usage_of(dpid, &u0);
+	for (int i = 0; i < REPEAT; i++)
+		if ((t[i] = f(arg)) < 0)
+			return -1;
+	usage_of(dpid, &u1);
+	*cpu_ms = (double)(u1.run_ns - u0.run_ns) / 1e6 / REPEAT;
+	qsort(t, REPEAT, sizeof(double), bench_cmp);
+	return t[REPEAT / 2];
+}
+
+static double f_sighup(void *arg) { return sighup_ready(*(pid_t *)arg); }
+static double f_reapply(void *arg) { return reapply_floor(*(int *)arg); }
+static double f_scan(void *arg) { (void)arg; return scan_floor(); }
+
 static int count_fifo(int n)
 {
 	int c = 0;
@@ -384,6 +549,21 @@ static int cmd_scale(int argc, char **argv, const char *csvpath, pid_t dpid, con
 	bad += ms < 0 || (done == n && fifo != n);
 	snprintf(note, sizeof(note), "re-applies all; %d of %d FIFO after", fifo, n);
 	print_step(csv, layout, "rtschedctl reload", ms < 0 ? -1 : ms / 1000, cpu, note);
+	if (notify_fd >= 0) {
+		ms = median3(f_sighup, &dpid, dpid, &cpu);
+		fifo = count_fifo(n);
+		bad += ms < 0 || (done == n && fifo != n);
+		snprintf(note, sizeof(note), "Type=notify-reload's view; %d of %d FIFO after", fifo, n);
+		print_step(csv, layout, "SIGHUP -> READY=1 (reapplied)", ms < 0 ? -1 : ms / 1000, cpu, note);
+		ms = median3(f_reapply, &done, dpid, &cpu);
+		bad += ms < 0;
+		print_step(csv, layout, "floor: reapply's kernel calls alone", ms < 0 ? -1 : ms / 1000, cpu,
+			   "sched_setattr + sched_getattr + sched_getaffinity per thread, from the bench");
+		ms = median3(f_scan, NULL, dpid, &cpu);
+		bad += ms < 0;
+		print_step(csv, layout, "floor: rescan's walk alone", ms < 0 ? -1 : ms / 1000, cpu,
+			   "every /proc/PID/task listed, from the bench");
+	}
 	ms = time_ctl(ctl, sock, dpid, "list", NULL, &cpu);
 	print_step(csv, layout, "rtschedctl list", ms < 0 ? -1 : ms / 1000, cpu,
 		   ms < 0 ? "rtschedctl gave up (its 5 s reply timeout?)" : "");
@@ -431,8 +611,14 @@ int main(int argc, char **argv)
 	int opt, nproc = 1;
 	pid_t dpid = 0;
 
-	while ((opt = getopt(argc, argv, "+o:p:s:C:P:b:l:x:")) != -1) {
+	while ((opt = getopt(argc, argv, "+o:p:s:C:P:b:l:x:N:")) != -1) {
 		switch (opt) {
+		case 'N':
+			if (notify_bind(optarg) < 0) {
+				perror(optarg);
+				return 1;
+			}
+			break;
 		case 'x': exit_cap_s = atof(optarg); break;
 		case 'l': suffix = optarg; break;
 		case 'P': nproc = atoi(optarg); break;

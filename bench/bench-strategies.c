@@ -399,11 +399,13 @@ int main(int argc, char **argv)
 	       policy == SCHED_FIFO ? " (+ one RT period of rest after rounds over 50% CPU)" : "");
 	printf("hybrid: guard %.0f us, threshold %.0f us; busy: sched_yield every %d clock reads; "
 	       "adaptive: guard tracks the sleep lateness that keeps misses (sleeps waking after the deadline) "
-	       "at %.1f%%, halving in %.0f ms without misses, in [%.0f us, min(%.0f us, %d%% of the period)]; "
+	       "at %.2f%% (no step for sleeps later than the largest guard; %.1f%% while those are over %.2f%%), "
+	       "halving in %.0f ms without misses (at least %d periods), in [%.0f us, min(%.0f us, %d%% of the period)]; "
 	       "fixedN: guard N us; miss = share of sleeps that woke after the deadline\n\n",
 	       (double)WAITER_HYBRID_GUARD_NS / 1000, (double)WAITER_HYBRID_THRESHOLD_NS / 1000,
-	       WAITER_BUSY_YIELD_EVERY, WAITER_ADAPT_MISS_PPM / 1e4, (double)WAITER_ADAPT_HALVE_NS / 1e6,
-	       (double)WAITER_ADAPT_MIN_GUARD_NS / 1000, (double)WAITER_ADAPT_MAX_GUARD_NS / 1000,
+	       WAITER_BUSY_YIELD_EVERY, WAITER_ADAPT_MISS_PPM / 1e4, WAITER_ADAPT_BODY_MISS_PPM / 1e4,
+	       WAITER_ADAPT_REACH_PPM / 1e4, (double)WAITER_ADAPT_HALVE_NS / 1e6,
+	       WAITER_ADAPT_MIN_STEPS, (double)WAITER_ADAPT_MIN_GUARD_NS / 1000, (double)WAITER_ADAPT_MAX_GUARD_NS / 1000,
 	       WAITER_ADAPT_BUDGET_PCT);
 	printf("%9s  %-8s %8s %9s %9s %9s %9s %9s %8s %7s %8s %7s\n", "period", "strategy", "samples", "p50", "p90",
 	       "p99", "p99.9", "max", "overruns", "CPU", "guard", "miss");

@@ -194,13 +194,49 @@ plot() {
 		echo "set key noenhanced"
 		cat
 	} | gnuplot 2>"$TMP/gnuplot-$name.err" && echo "plot: $RESULTS/$name.png" ||
-		{ echo "plot $name failed:"; cat "$TMP/gnuplot-$name.err"; }
+		{ broken "plot $name failed"; cat "$TMP/gnuplot-$name.err"; }
+}
+
+# A section that could not produce its figures (a program failed, a table
+# or plot is missing): said at once, listed at the end, and `make bench`
+# exits 1. A missed target is not a break: its verdict line says so.
+BROKEN=()
+broken() {
+	echo "BROKEN: $*"
+	BROKEN+=("section ${SECTION:-?}: $*")
+}
+
+# A part of a section that cannot run here (a tool or program missing): said
+# with why; with BENCH_STRICT=1 (tests/all.sh: every tool the README installs
+# is there) it is a break too.
+skipped() {
+	echo "SKIPPED: $*"
+	[ "${BENCH_STRICT:-0}" = 1 ] && BROKEN+=("section ${SECTION:-?}: skipped: $*")
+	return 0
+}
+
+# bench_run SECS PROGRAM ARGS...: a benchmark program bounded in time; a
+# non-zero exit (or the timeout) breaks the section. Returns its status.
+bench_run() {
+	local secs=$1 rc=0
+	shift
+	timeout -k 5 "$secs" "$@" || rc=$?
+	[ "$rc" = 0 ] || broken "$(basename "$1") exited $rc$([ "$rc" = 124 ] && echo " (timed out after $secs s)")"
+	return "$rc"
+}
+
+# expect FILE...: the files a section must have written (tables, plots).
+expect() {
+	local f
+	for f in "$@"; do
+		[ -s "$RESULTS/$f" ] || broken "it wrote no $f"
+	done
 }
 
 # Is a benchmark program built? Says how to build it if not.
 have() {
 	[ -x "$B/$1" ] && return 0
-	echo "SKIPPED: $B/$1 is not built (make $(basename "$B")/$1, or add it to BENCH_BINS)"
+	skipped "$B/$1 is not built (make $(basename "$B")/$1, or add it to BENCH_BINS)"
 	return 1
 }
 

@@ -16,12 +16,19 @@
 #      against rtschedd's BPF observation of the same thread, idle and under
 #      stress-ng; cyclictest's p99 with the observer on vs off; the
 #      programs' run time per traced event (kernel.bpf_stats_enabled)
+#   9. start-up (issue 28): exec -> READY=1 with and without the BPF
+#      observer, against the exec floor and the BPF load alone (the reload,
+#      SIGHUP -> READY=1 with 10,000 threads, is in section 4)
 # Each prints a table and the machine it ran on, and writes CSV and PNG
 # files under bench/results/ (summary.md: the README's tables).
 # BENCH_QUICK=1: about 50 seconds instead of about 5 minutes.
 # BENCH_ONLY="1 4": run only those sections (daemon and header always).
-# Needs (Debian): rtkit dbus polkitd rt-tests stress-ng gnuplot-nox jq bpftool; a
-# section whose tools or programs are missing says SKIPPED and why.
+# Needs (Debian): rtkit dbus polkitd rt-tests stress-ng gnuplot-nox jq bpftool
+# (all in the README's test command); a part whose tools or programs are
+# missing says SKIPPED and why (with BENCH_STRICT=1, as tests/all.sh runs it,
+# a skip is a break). Exit status: 1 if a section BROKE (a benchmark program
+# failed or timed out, a table or plot was not written), listed at the end;
+# a missed target only prints its verdict (NOT MET).
 set -u
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_srcdir=${top_srcdir:-$top_builddir}
@@ -186,7 +193,7 @@ rtschedd_dbus() {
 	bg_start pid "$RTSCHEDD" --config "$TMP/bench-rtkit.conf" --socket "$TMP/control-rtkit" 2>"$TMP/rtschedd-dbus.log"
 	for _ in $(seq 100); do bus_has org.freedesktop.RealtimeKit1 && break; sleep 0.1; done
 	if ! bus_has org.freedesktop.RealtimeKit1; then
-		echo "rtschedd-over-D-Bus SKIPPED: rtschedd did not take the name: $(tail -2 "$TMP/rtschedd-dbus.log" | tr '\n' ' ')"
+		broken "rtschedd-over-D-Bus: rtschedd did not take the name: $(tail -2 "$TMP/rtschedd-dbus.log" | tr '\n' ' ')"
 		bg_stop "$pid"
 		return
 	fi
@@ -194,8 +201,8 @@ rtschedd_dbus() {
 	grep rtkit, "$RESULTS/register.csv" >"$csv.rtkit"
 	# -P: interleaved with the bus alone, Peer.Ping to the same name
 	# (answered by sd-bus in rtschedd with no work behind it), row bus-ping
-	timeout -k 5 120 "$B/bench-rtkit" -P -l rtschedd-dbus -o "$csv" -c "$cdf" "$1"
-	timeout -k 5 120 "$B/bench-rtkit" -l rtschedd-dbus -n -o "$csv" -c "$cdf" "$2"
+	bench_run 120 "$B/bench-rtkit" -P -l rtschedd-dbus -o "$csv" -c "$cdf" "$1"
+	bench_run 120 "$B/bench-rtkit" -l rtschedd-dbus -n -o "$csv" -c "$cdf" "$2"
 	bg_stop "$pid"
 	cat "$csv.rtkit" >>"$csv"
 	rm -f "$csv.rtkit"
@@ -263,15 +270,15 @@ bench_register() {
 	echo "run.sh) and its burst limit raised."
 	echo
 	printf '%-10s %-20s %8s %6s %9s %9s %9s %9s %9s %10s\n' system connection samples failed p50_us p90_us p99_us max_us mean_us "req/s"
-	timeout -k 5 300 "$B/bench-register" -o "$csv" -c "$cdf" "$n"
+	bench_run 300 "$B/bench-register" -o "$csv" -c "$cdf" "$n"
 	if ! have bench-rtkit; then
 		rk=0
 	elif ! rtkit_start >"$TMP/rtkit-start.txt" 2>&1; then
-		echo "rtkit side SKIPPED: $(tail -1 "$TMP/rtkit-start.txt")"
+		skipped "rtkit side: $(tail -1 "$TMP/rtkit-start.txt")"
 		rk=0
 	else
-		timeout -k 5 120 "$B/bench-rtkit" -o "$csv" -c "$cdf" "$nr" || tail -3 "$TMP/rtkit.log"
-		timeout -k 5 120 "$B/bench-rtkit" -n -o "$csv" -c "$cdf" "$nn"
+		bench_run 120 "$B/bench-rtkit" -o "$csv" -c "$cdf" "$nr" || tail -3 "$TMP/rtkit.log"
+		bench_run 120 "$B/bench-rtkit" -n -o "$csv" -c "$cdf" "$nn"
 		echo "rtkit-daemon flags: $RTKIT_FLAGS"
 		echo "rtkit-daemon said at start: $(grep -E 'chroot|privileges|Running' "$TMP/rtkit.log" | sed 's/^rtkit-daemon\[[0-9]*\]: //' | tr '\n' ' ')"
 		echo "rtkit's D-Bus properties: MaxRealtimePriority $(rtkit_prop MaxRealtimePriority), RTTimeUSecMax $(rtkit_prop RTTimeUSecMax), MinNiceLevel $(rtkit_prop MinNiceLevel)"
@@ -352,7 +359,7 @@ rtkit_version() {
 
 STRESS_PID=
 stress_start() {
-	command -v stress-ng >/dev/null || { echo "stress-ng missing (apt-get install stress-ng)"; return 1; }
+	command -v stress-ng >/dev/null || { skipped "stress-ng missing (apt-get install stress-ng)"; return 1; }
 	bg_start STRESS_PID stress-ng --cpu "$(nproc)" --timeout "$1" --quiet
 	sleep 1
 }
@@ -365,7 +372,7 @@ bench_jitter() {
 	local n csv=$RESULTS/jitter.csv cpid pol s p50 p90 p99 p999 mx ovf mode
 	section "2. Jitter gain under load: SCHED_OTHER vs SCHED_FIFO 10 through rtschedd"
 	have bench-jitter || return
-	command -v cyclictest >/dev/null || { echo "SKIPPED: cyclictest missing (apt-get install rt-tests)"; return; }
+	command -v cyclictest >/dev/null || { skipped "cyclictest missing (apt-get install rt-tests)"; return; }
 	n=$(q 1500 10000)
 	echo "A 1 kHz worker waits with librtsched's timer (strategy sleep: clock_nanosleep to absolute deadlines,"
 	echo "like cyclictest) for $n periods as SCHED_OTHER, then $n more after rtsched_register_self() made it"
@@ -374,7 +381,7 @@ bench_jitter() {
 	echo
 	stress_start $(( $(q 12 60) + 4 * n / 1000 )) || return
 	printf '%-34s %-26s %8s %6s %9s %9s %9s %9s %9s\n' series "ran as" samples missed p50 p90 p99 p99.9 max
-	timeout -k 5 $(( 60 + 3 * n / 1000 )) "$B/bench-jitter" -n "$n" -o "$csv"
+	bench_run $(( 60 + 3 * n / 1000 )) "$B/bench-jitter" -n "$n" -o "$csv"
 	for mode in other fifo; do
 		if [ $mode = other ]; then
 			bg_start cpid timeout -k 5 $(( 30 + 2 * n / 1000 )) cyclictest -q -t1 -i1000 -l"$n" -h 20000
@@ -383,7 +390,7 @@ bench_jitter() {
 		fi >"$TMP/cyc-$mode.txt" 2>&1
 		sleep 0.5
 		pol=$(cyc_policy "$(pgrep -P "$cpid" -x cyclictest | head -1)")
-		wait "$cpid"
+		wait "$cpid" || broken "cyclictest ($mode) exited $?: $(tail -2 "$TMP/cyc-$mode.txt" | tr '\n' ' ')"
 		read -r s p50 p90 p99 p999 mx ovf < <(cyc_pct "$TMP/cyc-$mode.txt")
 		printf '%-34s %-26s %8s %6s %9s %9s %9s %9s %9s\n' "cyclictest" "$pol" "$s" "-" "$p50" "$p90" "$p99" "$p999" "$mx"
 		echo "cyclictest,$pol,$s,,$p50,$p90,$p99,$p999,$mx," >>"$csv"
@@ -444,19 +451,19 @@ bench_strategies() {
 	section "3. Wait strategies: sleep, hybrid, busy, adaptive at 10 ms .. 100 µs (GStreamer's packet rates); under load with fixed-guard baselines"
 	have bench-strategies || return
 	echo "bench-strategies (src/shared/waiter.c), one thread, no added load, SCHED_OTHER as GStreamer's table:"
-	BENCH_QUICK=$QUICK BENCH_SECONDS=$(q 0.3 1.5) timeout -k 5 $(q 60 200) "$B/bench-strategies" "$csv"
+	BENCH_QUICK=$QUICK BENCH_SECONDS=$(q 0.3 1.5) bench_run $(q 60 200) "$B/bench-strategies" "$csv"
 	[ -s "$csv" ] || return
 	awk -F, '
 		NR == 1 { next }
-		{ per = $1; st = $2; p99[per, st] = $6 / 1000; cpu[per, st] = $10; if (!(per in seen)) { seen[per] = 1; order[++np] = per }
+		{ per = $1; st = $2; p99[per, st] = $6 / 1000; p999[per, st] = $7 / 1000; cpu[per, st] = $10; if (!(per in seen)) { seen[per] = 1; order[++np] = per }
 		  if (!(st in sseen)) { sseen[st] = 1; sorder[++ns] = st } }
 		function us(x) { return x >= 1000 ? sprintf("%.2f ms", x / 1000) : sprintf("%.1f µs", x) }
 		END {
-			printf "| period (packets/s) |"; for (j = 1; j <= ns; j++) printf " %s p99 / CPU |", sorder[j]; print ""
+			printf "| period (packets/s) |"; for (j = 1; j <= ns; j++) printf " %s p99 / p99.9 / CPU |", sorder[j]; print ""
 			printf "|---|"; for (j = 1; j <= ns; j++) printf "---|"; print ""
 			for (i = 1; i <= np; i++) {
 				printf "| %s µs (%d) |", order[i], 1e6 / order[i]
-				for (j = 1; j <= ns; j++) printf " %s / %.1f%% |", us(p99[order[i], sorder[j]]), cpu[order[i], sorder[j]]
+				for (j = 1; j <= ns; j++) printf " %s / %s / %.1f%% |", us(p99[order[i], sorder[j]]), us(p999[order[i], sorder[j]]), cpu[order[i], sorder[j]]
 				print ""
 			}
 		}' "$csv" >"$RESULTS/strategies.md"
@@ -464,7 +471,7 @@ bench_strategies() {
 	cat "$RESULTS/strategies.md"
 	{
 		echo
-		echo "### Wait strategies (one thread, SCHED_OTHER, no load): p99 lateness / CPU used"
+		echo "### Wait strategies (one thread, SCHED_OTHER, no load): p99 / p99.9 lateness / CPU used"
 		echo
 		cat "$RESULTS/strategies.md"
 		echo
@@ -509,7 +516,7 @@ bench_strategies_loaded() {
 	echo "rounds taken in turn (each strategy keeps its waiter and histogram across its rounds), so load changes hit"
 	echo "all alike. fixedN sleeps to N µs before the deadline, then spins: the baselines adaptive is judged against."
 	stress_start $(( 7 * secs + 3 * rounds + 20 )) || return
-	BENCH_SECONDS=$secs timeout -k 5 $(( 7 * secs + 3 * rounds + 60 )) "$B/bench-strategies" --fifo 10 --cpu "$cpu" \
+	BENCH_SECONDS=$secs bench_run $(( 7 * secs + 3 * rounds + 60 )) "$B/bench-strategies" --fifo 10 --cpu "$cpu" \
 		--period 1000 --strategies sleep,hybrid,busy,adaptive,fixed50,fixed100,fixed200 --rounds "$rounds" "$csv"
 	stress_stop
 	[ -s "$csv" ] || return
@@ -531,6 +538,8 @@ bench_strategies_loaded() {
 				printf "| adaptive p99 <= fixed 100 µs guard p99 (under 100 ns counts as equal) | %s vs %s | %s |\n", us(p99["adaptive"]), us(p99["fixed100"]), p99["adaptive"] <= p99["fixed100"] || p99["adaptive"] < 100 ? "met" : "NOT MET"
 				printf "| adaptive CPU <= fixed 100 µs guard CPU + 2 points | %.1f%% vs %.1f%% + 2 | %s |\n", cpu["adaptive"], cpu["fixed100"], cpu["adaptive"] <= cpu["fixed100"] + 2 ? "met" : "NOT MET"
 				printf "| moonshot: adaptive p99 <= 5 µs at <= 12%% CPU | %s at %.1f%% | %s |\n", us(p99["adaptive"]), cpu["adaptive"], p99["adaptive"] <= 5000 && cpu["adaptive"] <= 12 ? "met" : "NOT MET"
+				# issue 28: the tail, at no more CPU than the fixed guard (no allowance)
+				printf "| adaptive p99.9 <= fixed 100 µs guard p99.9 (under 100 ns counts as equal) at no more than its CPU | %s vs %s, CPU %.1f%% vs %.1f%% | %s |\n", us(p999["adaptive"]), us(p999["fixed100"]), cpu["adaptive"], cpu["fixed100"], (p999["adaptive"] <= p999["fixed100"] || p999["adaptive"] < 100) && cpu["adaptive"] <= cpu["fixed100"] ? "met" : "NOT MET"
 			}
 		}' "$csv" >"$RESULTS/strategies-loaded.md"
 	echo
@@ -567,10 +576,10 @@ bench_fidelity() {
 	EOC
 	printf '[daemon]\nrate-limit = 0\nlog-level = warning\n' >"$TMP/fid-none.conf"
 	if ! "$RTSCHEDD" --test-config --config "$TMP/fid-probe.conf" >/dev/null 2>&1; then
-		echo "SKIPPED: this rtschedd does not accept [probe NAME] sections"
+		skipped "this rtschedd does not accept [probe NAME] sections"
 		return
 	fi
-	command -v cyclictest >/dev/null || { echo "SKIPPED: cyclictest missing (apt-get install rt-tests)"; return; }
+	command -v cyclictest >/dev/null || { skipped "cyclictest missing (apt-get install rt-tests)"; return; }
 	echo "Probe [probe fidelity]: cpu $cpu, fifo 10, period 1000 µs, strategy sleep, mode latency; read with"
 	echo "rtschedctl --json jitter (and --histogram). cyclictest -t1 -a$cpu -p10 --policy=fifo -i1000 -h20000 --secaligned=500."
 	echo "Both wake at the same phase, whole milliseconds + 500 µs in CLOCK_MONOTONIC (the probe's phase for a 1 ms"
@@ -586,7 +595,7 @@ bench_fidelity() {
 	echo
 	cp "$TMP/fid-none.conf" "$TMP/fid.conf"
 	bg_start fpid "$RTSCHEDD" --config "$TMP/fid.conf" --socket "$TMP/fid-control"
-	wait_for "$TMP/fid-control" 5 || { echo "SKIPPED: second rtschedd did not start"; return; }
+	wait_for "$TMP/fid-control" 5 || { broken "the second rtschedd did not start"; return; }
 	stress_start "$(awk -v r="$rounds" -v s="$secs" 'BEGIN { printf "%d", r * (2 * s + 5) + 15 }')" || return
 	echo "round,tool,ran_as,samples,p50_us,p90_us,p99_us,p999_us,max_us" >"$csv"
 	: >"$TMP/probe-hist.txt"
@@ -701,6 +710,9 @@ bench_fidelity() {
 
 # --- 4. footprint and scale -------------------------------------------------------
 
+# section 4's reload target: SIGHUP -> READY=1 at most this many times the
+# floor (the reapply's kernel calls and the rescan's walk of /proc, from the bench)
+RELOAD_FACTOR=2
 bench_footprint() {
 	local secs csv=$RESULTS/footprint-idle.csv scsv=$RESULTS/footprint-scale.csv d1 d2 layout n procs budget conf extra
 	section "4. Footprint and scale"
@@ -737,18 +749,23 @@ bench_footprint() {
 	for layout in $(q "1000:1:20:bench" "1000:1:30:bench 10000:100:40:bench 10000:100:40:nowd 10000:1:5:bench"); do
 		IFS=: read -r n procs budget conf <<<"$layout"
 		rm -f "$TMP/scale-control"
-		bg_start d2 "$RTSCHEDD" --config "$TMP/$conf.conf" --socket "$TMP/scale-control"
-		wait_for "$TMP/scale-control" 5 || { echo "rtschedd did not start"; continue; }
+		bg_start d2 env NOTIFY_SOCKET="$TMP/scale-notify" "$RTSCHEDD" --config "$TMP/$conf.conf" --socket "$TMP/scale-control"
+		wait_for "$TMP/scale-control" 5 || { broken "rtschedd did not start"; continue; }
 		sleep 0.3
 		extra=()
 		[ "$conf" = nowd ] && extra=(-l "(no watchdog)")
-		timeout -k 5 $(( budget + 150 )) "$B/bench-footprint" -p "$d2" -s "$TMP/scale-control" -C "$RTSCHEDCTL" \
-			-P "$procs" -b "$budget" -x 10 -o "$scsv" "${extra[@]}" scale "$n"
+		bench_run $(( budget + 150 )) "$B/bench-footprint" -p "$d2" -s "$TMP/scale-control" -C "$RTSCHEDCTL" \
+			-P "$procs" -b "$budget" -x 10 -N "$TMP/scale-notify" -o "$scsv" "${extra[@]}" scale "$n"
 		bg_stop "$d2"
 	done
 	# issue 15's target on every 10,000-thread layout: the worst one is judged
-	awk -F, '$2 ~ /^memory per managed thread/ && $1 ~ /^10000 / {
+	awk -F, -v quick="$QUICK" -v k="$RELOAD_FACTOR" '$2 ~ /^memory per managed thread/ && $1 ~ /^10000 / {
 			n++; v = $3 + 0; if (n == 1 || v > worst) worst = v; list = list sep $1 " " v " B"; sep = ", " }
+		# the reload of the shipped defaults (watchdog on) with the most threads
+		# (the first such layout: 10,000 threads in 100 processes)
+		$2 ~ /^SIGHUP/ && $1 !~ /watchdog/ { if ($1 + 0 > nt) { nt = $1 + 0; lay = $1 }; hup[$1] = $3 }
+		$2 ~ /^floor: reapply/ { fa[$1] = $3 } $2 ~ /^floor: rescan/ { fs[$1] = $3 }
+		function ms(x) { return x >= 100 ? sprintf("%.0f ms", x) : sprintf("%.1f ms", x) }
 		END {
 			print "| target | measured | verdict |"
 			print "|---|---|---|"
@@ -756,6 +773,11 @@ bench_footprint() {
 				printf "| memory per thread <= 1 KiB (10,000 threads, worst layout) | %d B (%s) | %s |\n", worst, list, (worst <= 1024 ? "met" : "NOT MET")
 			else
 				print "| memory per thread <= 1 KiB (10,000 threads) | not measured: no 10,000-thread layout ran (BENCH_QUICK) | n/a |"
+			if (lay != "" && hup[lay] > 0 && fa[lay] > 0 && fs[lay] > 0)
+				printf "| SIGHUP -> READY=1 <= %sx its floor (the reapply'"'"'s kernel calls + the rescan'"'"'s walk of /proc alone), %s%s | %s vs %s (%s + %s): %.2fx | %s |\n", k, lay, quick ? " (BENCH_QUICK: 10,000 in the full run)" : "",
+					ms(hup[lay]), ms(fa[lay] + fs[lay]), ms(fa[lay]), ms(fs[lay]), hup[lay] / (fa[lay] + fs[lay]), (hup[lay] <= k * (fa[lay] + fs[lay]) ? "met" : "NOT MET")
+			else
+				print "| SIGHUP -> READY=1 against its floor | not measured | n/a |"
 		}' "$scsv" >"$RESULTS/footprint-target.md"
 	echo
 	cat "$RESULTS/footprint-target.md"
@@ -881,8 +903,9 @@ bench_match() {
 	echo "Rule bench-m (thread-name = $MATCH_PREFIX-*, a prefix of this run's own; FIFO 12); the thread itself"
 	echo "polls sched_getscheduler; $m each."
 	echo
-	timeout -k 5 120 "$B/bench-match" -p "$MATCH_PREFIX" -o "$csv" -c "$RESULTS/match-cdf.csv" rename "$m"
-	timeout -k 5 120 "$B/bench-match" -p "$MATCH_PREFIX" -o "$csv" -c "$RESULTS/match-cdf.csv" create "$m" | tail -2
+	bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -o "$csv" -c "$RESULTS/match-cdf.csv" rename "$m"
+	bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -o "$csv" -c "$RESULTS/match-cdf.csv" create "$m" >"$TMP/match-create.txt"
+	tail -2 "$TMP/match-create.txt"
 	# issue 15: a thread gets its policy within 100 µs of prctl(PR_SET_NAME) at p99
 	# (rename, and a new thread naming itself); from pthread_create it also
 	# includes the new thread's own start-up, judged too for completeness
@@ -940,12 +963,69 @@ bench_match() {
 	EOF
 }
 
+# --- 9. start-up: exec -> READY=1 -------------------------------------------------------
+
+# The target: rtschedd's own share of its start-up (beyond the exec floor,
+# and beyond the BPF load alone when the observer loads) at most this, p50
+STARTUP_OWN_MS=3
+bench_startup() {
+	local rounds csv=$RESULTS/startup.csv
+	section "9. Start-up: exec -> READY=1, with and without the BPF observer, against its floors"
+	have bench-startup || return
+	rounds=$(q 5 30)
+	mkdir -p "$TMP/startup"
+	# the shipped daemon settings but a private socket and state (rules: none, so the start-up
+	# scan reads no task's name; the observer: 64 slots, the default)
+	printf '[daemon]\nlog-level = warning\n' >"$TMP/startup-on.conf"
+	printf '[daemon]\nlog-level = warning\nobserve-threads = 0\n' >"$TMP/startup-off.conf"
+	echo "rtschedd --config C --socket DIR/control started $rounds times per series with NOTIFY_SOCKET set; timed from"
+	echo "posix_spawn to its READY=1 (the control socket listens, the observer is loaded, privileges are dropped),"
+	echo "then stopped with SIGTERM (it must exit 0). Floors: the bench itself re-executed, sending READY=1 as its"
+	echo "first act (fork, exec, dynamic linking, one notification), and the BPF observer loaded alone in-process"
+	echo "(bpfobs_new, 64 slots). The four series in interleaved rounds, one untimed start of each first."
+	echo
+	bench_run 300 "$B/bench-startup" -n "$rounds" -o "$csv" -c "$RESULTS/startup-cdf.csv" -d "$RTSCHEDD" -s "$TMP/startup" \
+		"$TMP/startup-on.conf" "$TMP/startup-off.conf"
+	[ -s "$csv" ] || return
+	awk -F, -v own="$STARTUP_OWN_MS" '
+		NR == 1 { next }
+		{ p50[$1] = $4 / 1000; p90[$1] = $5 / 1000; mx[$1] = $7 / 1000; n[$1] = $2; f[$1] = $3 }
+		function ms(x) { return sprintf("%.1f ms", x) }
+		function row(k, what) { if (k in p50) printf "| %s | %s (%s) | %s | %s | %s |\n", what, n[k], f[k], ms(p50[k]), ms(p90[k]), ms(mx[k]) }
+		END {
+			print "| exec -> READY=1 | samples (failed) | p50 | p90 | max |"
+			print "|---|---|---|---|---|"
+			row("rtschedd-on", "rtschedd, BPF observer on (the default)"); row("rtschedd-off", "rtschedd, observer off (observe-threads = 0)")
+			row("floor-exec", "floor: exec + READY=1 at once"); row("bpf-load", "floor: the BPF load alone (bpfobs_new, in-process)")
+			print ""
+			print "| target | measured | verdict |"
+			print "|---|---|---|"
+			if (("rtschedd-off" in p50) && ("floor-exec" in p50))
+				printf "| observer off: p50 <= exec floor + %d ms | %s vs %s + %d ms (own share %s) | %s |\n", own, ms(p50["rtschedd-off"]), ms(p50["floor-exec"]), own, ms(p50["rtschedd-off"] - p50["floor-exec"]), p50["rtschedd-off"] <= p50["floor-exec"] + own ? "met" : "NOT MET"
+			if (("rtschedd-on" in p50) && ("floor-exec" in p50) && ("bpf-load" in p50))
+				printf "| observer on: p50 <= exec floor + BPF load alone + %d ms | %s vs %s + %s + %d ms (own share %s) | %s |\n", own, ms(p50["rtschedd-on"]), ms(p50["floor-exec"]), ms(p50["bpf-load"]), own, ms(p50["rtschedd-on"] - p50["floor-exec"] - p50["bpf-load"]), p50["rtschedd-on"] <= p50["floor-exec"] + p50["bpf-load"] + own ? "met" : "NOT MET"
+			else
+				print "| observer on: p50 <= exec floor + BPF load alone + " own " ms | not measured (no BPF here) | n/a |"
+		}' "$csv" >"$RESULTS/startup.md"
+	echo
+	cat "$RESULTS/startup.md"
+	{
+		echo
+		echo "### Start-up: exec -> READY=1"
+		echo
+		cat "$RESULTS/startup.md"
+		echo
+		echo "$rounds interleaved rounds of each; no rules (the start-up scan reads no task names), a private socket and state. CDF in startup-cdf.csv."
+	} >>"$SUMMARY"
+}
+
 # --- 7. histogram cost -----------------------------------------------------------------
 
 bench_hist() {
 	section "7. Latency histogram: cost of recording and reading"
 	have bench-hist || return
-	timeout -k 5 60 "$B/bench-hist" | tee "$RESULTS/hist.txt"
+	bench_run 60 "$B/bench-hist" >"$RESULTS/hist.txt"
+	cat "$RESULTS/hist.txt"
 }
 
 # --- 8. observed vs self-measured: cyclictest against rtschedd's BPF observer -----------
@@ -1086,8 +1166,8 @@ cyc_trim() {
 bench_observed() {
 	local loops rounds csv=$RESULTS/observed.csv load r o order f s p50 p90 p99 p999 mx pol oth j
 	section "8. Observed vs self-measured: cyclictest's own histogram against rtschedd's BPF observation of the same thread; the observer's cost"
-	command -v cyclictest >/dev/null || { echo "SKIPPED: cyclictest missing (apt-get install rt-tests)"; return; }
-	command -v bpftool >/dev/null || { echo "SKIPPED: bpftool missing (apt-get install bpftool)"; return; }
+	command -v cyclictest >/dev/null || { skipped "cyclictest missing (apt-get install rt-tests)"; return; }
+	command -v bpftool >/dev/null || { skipped "bpftool missing (apt-get install bpftool)"; return; }
 	# watchdog off: on this shared machine other programs' real-time threads
 	# starve a CPU now and then, and the watchdog would demote cyclictest
 	printf '[daemon]\nrate-limit = 0\nlog-level = warning\nwatchdog = no\n' >"$TMP/obs-on.conf"
@@ -1095,7 +1175,7 @@ bench_observed() {
 	j=$("$RTSCHEDD" --config "$TMP/obs-on.conf" --check 2>&1 | grep -E '^[A-Z]+ +bpf-')
 	case $j in
 	OK*bpf-observer*) ;;
-	*) echo "SKIPPED: this rtschedd cannot observe with BPF here: ${j:-rtschedd --check says nothing about it}"; return ;;
+	*) skipped "this rtschedd cannot observe with BPF here: ${j:-rtschedd --check says nothing about it}"; return ;;
 	esac
 	OBS_CPU=$(( $(nproc) - 1 ))
 	loops=$(q 2000 5000)
@@ -1127,7 +1207,7 @@ bench_observed() {
 			[ $((r % 2)) = 0 ] && order="off on"
 			for o in $order; do
 				f=$TMP/obs-$load-$r-$o
-				obs_run "$TMP/obs-$o.conf" "$loops" "$f" || continue
+				obs_run "$TMP/obs-$o.conf" "$loops" "$f" || { broken "observed run $load/$r/$o failed"; continue; }
 				pol=$(cat "$f.pol"); oth=$(cat "$f.others")
 				read -r s p50 p90 p99 p999 mx _ < <(cyc_pct "$f.trim")
 				echo "$load,$r,$o,cyclictest,$pol,$s,$p50,$p90,$p99,$p999,$mx,$oth" >>"$csv"
@@ -1151,7 +1231,7 @@ bench_observed() {
 		[ $load = stress ] && stress_stop
 	done
 	bg_start DPID "$RTSCHEDD" --config "$TMP/bench.conf" --socket "$TMP/control"
-	wait_for "$TMP/control" 5 || echo "the bench's rtschedd did not start again"
+	wait_for "$TMP/control" 5 || broken "the bench's rtschedd did not start again"
 	cp "$TMP/obs-stats.txt" "$RESULTS/observed-cost.txt"
 	# pooled histograms per load: cyclictest's (observer on and off apart) and rtschedd's
 	for load in idle stress; do
@@ -1262,12 +1342,13 @@ foreign_rt() {
 		"$TMP/rtwatch.log"
 }
 
-for sec in 1 2 3 4 5 6 7 8; do
+for sec in 1 2 3 4 5 6 7 8 9; do
 	want $sec || continue
 	ts=$(date +%s)
+	SECTION=$sec
 	read -r up0 _ </proc/uptime
 	read -r load0 _ </proc/loadavg
-	prefix=(x register jitter strategies footprint match fidelity hist observed)
+	prefix=(x register jitter strategies footprint match fidelity hist observed startup)
 	rm -f "$RESULTS/${prefix[$sec]}"*
 	case $sec in
 	1) bench_register ;;
@@ -1278,6 +1359,19 @@ for sec in 1 2 3 4 5 6 7 8; do
 	6) bench_fidelity ;;
 	7) bench_hist ;;
 	8) bench_observed ;;
+	9) bench_startup ;;
+	esac
+	SECTION=$sec
+	case $sec in
+	1) expect register.md register.png ;;
+	2) expect jitter.md jitter.png ;;
+	3) expect strategies.md strategies.png strategies-loaded.md ;;
+	4) expect footprint-idle.csv footprint-target.md footprint.png config-load.md ;;
+	5) expect match-target.md match.png ;;
+	6) expect fidelity.md fidelity.png ;;
+	7) expect hist.txt ;;
+	8) expect observed.md ;;
+	9) expect startup.md ;;
 	esac
 	read -r up1 _ </proc/uptime
 	foreign_rt "$up0" "$up1" "$TMP/foreign-short.txt"
@@ -1293,3 +1387,9 @@ echo "=== README summary (bench/results/summary.md)"
 cat "$SUMMARY"
 echo
 echo "all benchmarks took $(( $(date +%s) - STARTED )) s; results in $RESULTS"
+if [ "${#BROKEN[@]}" -gt 0 ]; then
+	echo
+	echo "bench: ${#BROKEN[@]} section part(s) BROKEN (a missed target is not one; its verdict says so):"
+	printf '  %s\n' "${BROKEN[@]}"
+	exit 1
+fi

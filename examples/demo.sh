@@ -40,7 +40,7 @@ CTL="$top_builddir/rtschedctl"
 	sleep 2
 	echo "=== rtschedctl list ==="
 	"$CTL" list
-	echo "=== rtschedctl jitter (the worker's timer, the probe, schedstat) ==="
+	echo "=== rtschedctl jitter (the worker's timer, the probe, and BPF's view of the worker) ==="
 	"$CTL" jitter
 	echo "=== rtschedctl jitter --histogram demo-worker ==="
 	"$CTL" jitter --histogram demo-worker

@@ -18,6 +18,8 @@
 #               that build's unit tests run in B, under valgrind and in
 #               make deb
 #   build/fuzz  clang + libFuzzer, --disable-bpf: every fuzz target for FUZZ_SECONDS (30)
+#   build/pkg   after stream B has ended: BENCH_QUICK=1 make bench, alone on
+#               the machine (fails if a section breaks, not on a missed target)
 # stream B, in the background, logged to build/stream-b.log and printed
 # at the end (its work is isolated: containers, a VM, tarballs):
 #   build/pkg   built first (stream A waits for it); the unit tests under
@@ -105,9 +107,22 @@ rc_b=0
 wait "$B_PID" || rc_b=$?
 trap - EXIT
 cat build/stream-b.log
+
+# last, alone on the machine (it loads both CPUs and makes threads
+# real-time): the benchmarks in their quick form on the plain build, so
+# `make bench` cannot rot. BENCH_STRICT=1: a part skipped for a missing tool
+# fails like a broken section; a missed performance target only prints
+# its verdict (figures from a run beside nothing else: `make bench`).
+rc_bench=0
+if [ "$rc_b" -eq 0 ]; then
+	step A "build/pkg: BENCH_QUICK=1 make bench (every section runs; verdicts print, do not fail)"
+	(cd build/pkg && BENCH_QUICK=1 BENCH_STRICT=1 make bench) || rc_bench=$?
+	step A done
+fi
 printf '\nstage times (total %d s; streams A and B ran at the same time):\n' $(($(date +%s) - T_ALL))
 cat build/A.times build/B.times 2>/dev/null || true
 [ "$rc_b" -eq 0 ] || { echo "stream B failed (exit $rc_b): see above"; exit 1; }
+[ "$rc_bench" -eq 0 ] || { echo "make bench failed (exit $rc_bench): a section broke, see above"; exit 1; }
 
 # one closing line for the record: the test counts of both make checks
 # (and tests/package.sh's: its last line counts its checks, or it skipped)

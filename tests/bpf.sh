@@ -126,19 +126,24 @@ run "${NOBODY[@]}" --inh-caps=-all "$TOOL" -s 0.1 1
 [ "$RC" -eq 1 ] && expect_in "$ERR" "Operation not permitted" "without capabilities: EPERM" ||
 	fail "without capabilities: exit $RC, $ERR"
 expect_in "$ERR" "CAP_BPF" "the reason names CAP_BPF"
-# up to 3 runs of one sleep: under heavy load one run has been seen with its
-# wake-up sampled but not its timer (cause not yet found; see the note of
-# stop 20); three misses in a row fail
-for attempt in 1 2 3; do
-	run "${NOBODY[@]}" --inh-caps=+bpf,+perfmon --ambient-caps=+bpf,+perfmon "$TOOL" -d -m -x -- sleep 1
-	H=$(echo "$OUT" | grep '^hist .*kind=timer')
-	[ "$(field count "$H")" -ge 1 ] 2>/dev/null && break
-	echo "# attempt $attempt: no timer sample for sleep 1"
-done
+# 20 timer sleeps of one thread (a Python loop: not built with the
+# sanitizers, so nothing traced by the tool's ptrace runs LeakSanitizer). Not
+# one: the observer's programs do not see every wake-up the kernel traces
+# (on this project's VM, 1992 to 1999 of 2001 sched_waking events perf stat
+# counted for one sleeping thread, no recursion miss, no lost count), so a
+# test resting on a single sample fails now and then; at least half of the
+# sleeps must give their timer sample, as section 1 asks of cyclictest's cycles
+SLEEPS=20
+run "${NOBODY[@]}" --inh-caps=+bpf,+perfmon --ambient-caps=+bpf,+perfmon "$TOOL" -d -m -x -- \
+	python3 -c "import time
+for _ in range($SLEEPS): time.sleep(0.02)"
 expect_rc 0 "as nobody with only CAP_BPF + CAP_PERFMON: loads, drops them, watches"
 expect_in "$OUT" "caps_held bpf=0 perfmon=0 sys_admin=0" "nobody's capabilities dropped before watching"
-[ "$(field count "$H")" -ge 1 ] 2>/dev/null && pass "sleep 1 woke by its timer: $(field count "$H") sample(s), $(field p50_ns "$H") ns late (attempt $attempt)" ||
-	fail "no timer sample for sleep 1 in 3 runs: $OUT"
+H=$(echo "$OUT" | grep '^hist .*kind=timer')
+N=$(field count "$H")
+[ -n "$N" ] && [ "$N" -le "$SLEEPS" ] && [ $((N * 2)) -ge "$SLEEPS" ] &&
+	pass "$SLEEPS sleeps woke by their timer: $N sample(s) (+$(field lost "$H") lost), p50 $(field p50_ns "$H") ns late" ||
+	fail "timer samples for $SLEEPS sleeps: ${N:-none}: $OUT"
 
 # --- 3. GStreamer ------------------------------------------------------------------
 gst-launch-1.0 -q audiotestsrc is-live=true ! audioconvert ! fakesink sync=true >/dev/null 2>&1 &

@@ -95,6 +95,10 @@ has rtschedd /usr/share/rtschedd/dbus-1/system-services/org.freedesktop.Realtime
 for m in man1/rtschedctl.1 man5/rtschedd.conf.5 man7/rtschedd-protocol.7 man8/rtschedd.8; do
 	has rtschedd "/usr/share/man/$m.gz"
 done
+# the drop-in directory the docs write to; the docs the man pages name, uncompressed
+has rtschedd /etc/rtschedd.d/
+has rtschedd /usr/share/doc/rtschedd/rtkit.md
+has rtschedd /usr/share/doc/rtschedd/security.md
 MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 has librtsched0 "/usr/lib/$MA/librtsched.so.0"
 has librtsched-dev /usr/include/rtsched.h

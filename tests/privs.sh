@@ -32,6 +32,8 @@ daemon_start "$CONF"
 [ "$(awk '$1 == "Uid:" { print $2 }' "/proc/$DPID/status")" = "$(id -u nobody)" ] &&
 	pass "runs as nobody" || fail "uid $(awk '$1 == "Uid:" { print $2 }' "/proc/$DPID/status")"
 [ "$(field CapEff)" = "$NICE" ] && pass "as nobody it keeps CAP_SYS_NICE only" || fail "CapEff $(field CapEff)"
+[ "$(field CapBnd)" = "$NICE" ] && pass "and its bounding set too (the means of switching dropped after the switch)" ||
+	fail "CapBnd $(field CapBnd)"
 helper_start
 T=$(spawn w2)
 ctl register --tid "$T" --policy rr --priority 15

@@ -80,13 +80,20 @@ BP=$(spawn byproc-1)
 wait_for sh -c "'$HELPER' query $BP | grep -q 'policy=rr priority=30'" &&
 	pass "more specific rule (process-name + thread-name) wins" || fail "byproc: $(q "$BP")"
 
-# an explicit registration is not touched by rules
+# an explicit registration is not touched by rules. The proof that the
+# daemon has seen the rename: another thread renamed after it, to a name a
+# rule matches, gets the rule (the daemon takes the kernel's events in order,
+# and a rescan reads both names at once)
 EX=$(spawn rt-demo-x)
+MK=$(spawn marker)
 wait_for sh -c "'$HELPER' query $EX | grep -q 'policy=fifo'"
 ctl register --tid "$EX" --policy rr --priority 44
 h rename rt-demo-x nomatch
-sleep 0.3
+h rename marker rt-demo-mark
+wait_for sh -c "'$HELPER' query $MK | grep -q 'policy=fifo priority=20'" &&
+	pass "a thread renamed after it got the rule: the daemon has seen both renames" || fail "marker: $(q "$MK")"
 expect_sched "$EX" "policy=rr priority=44" "explicit registration survives a rename"
+h exit rt-demo-mark
 
 # a matched thread that exits leaves the registry
 h exit byproc-1

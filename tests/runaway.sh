@@ -54,7 +54,25 @@ ran_since() { [ "$(runs "$1")" -gt "$2" ]; }
 started() { wait_for grep -q '^tid ' "$2"; awk '/^tid / { print $2; exit }' "$2"; }
 # list_row TID: the JSON row of TID in rtschedctl list --all
 list_row() { "$RTSCHEDCTL" --socket "$SOCK" --json list --all | jq -c ".[] | select(.tid == $1)"; }
-wait_log() { for _ in $(seq $(($2 * 20))); do grep -Eq "$1" "$DLOG" && return 0; sleep 0.05; done; return 1; }
+# wait_log PATTERN: until the daemon logs PATTERN (HANG_S bounds a hang;
+# WAITED is how long it took, reported, never judged)
+wait_log() {
+	local t0=$SECONDS
+	wait_for grep -Eq "$1" "$DLOG"
+	local rc=$?
+	WAITED=$((SECONDS - t0))
+	return $rc
+}
+# wd_ticks: how often the watchdog thread has waited for its next check
+# (voluntary context switches of rtsd-watchdog): one per check, and more only
+# when it is kicked for a change of the managed threads
+wd_ticks() {
+	local f
+	for f in /proc/"$DPID"/task/*; do
+		[ "$(cat "$f/comm" 2>/dev/null)" = rtsd-watchdog ] && awk '/^voluntary_ctxt_switches/ { print $2 }' "$f/status"
+	done
+}
+wd_past() { [ "$(wd_ticks)" -ge "$1" ]; }
 ms_of() { t0=$(date +%s%N); "$@" >/dev/null 2>&1; echo $((($(date +%s%N) - t0) / 1000000)); }
 
 daemon_start "$CONF"
@@ -82,21 +100,27 @@ wait_for sh -c "'$RTSCHEDCTL' --socket '$SOCK' status | grep -q 'watchdog  *watc
 	pass "status: the watchdog is watching" || fail "status: $("$RTSCHEDCTL" --socket "$SOCK" status | grep watchdog)"
 
 # 10 ms of every 20 ms, and the steady 1 ms of 10 ms, for longer than a window
-# (4 x threshold): no trip
-sleep 5
+# (4 x threshold, 32 checks): no trip. Not a guess of how long that takes:
+# the watchdog thread's own count of checks, a window and a half (48) more
+# than now (the margin for the wake-ups that were kicks, not checks)
+w0=$(wd_ticks)
+[ -n "$w0" ] || fail "no rtsd-watchdog thread in the daemon"
+wait_for wd_past $((${w0:-0} + 48)) &&
+	pass "the watchdog checked more than a window of the load ($w0 -> $(wd_ticks) waits)" ||
+	fail "the watchdog thread does not check: $w0 -> $(wd_ticks) waits"
 grep -q 'watchdog: CPU' "$DLOG" && fail "a 50% duty real-time load (with the steady 10%) tripped the watchdog" ||
 	pass "a 50% duty real-time load (with the steady 10%) does not trip it"
 expect_sched "$STID" "policy=fifo priority=50" "the duty-cycle thread kept SCHED_FIFO 50"
 
 # the runaway
 kill -USR1 "$SPID"
-sleep 0.5
+wait_for grep -q '^spinning' "$TMP/spin.out" || fail "the runaway did not start spinning"
 # responsiveness without a timing threshold: work pinned there completes
 # (within run's bound), and how long it took is only reported
 MS=$(ms_of taskset -c "$LASTCPU" true)
 run taskset -c "$LASTCPU" sh -c 'echo alive'
 expect_in "$OUT" alive "CPU $LASTCPU runs other work while CPU 0 spins (took ${MS} ms)"
-wait_log 'watchdog: CPU 0: tid' 10 && pass "the watchdog tripped within 10 s of spinning" || fail "no trip; log: $(cat "$DLOG")"
+wait_log 'watchdog: CPU 0: tid' && pass "the watchdog tripped ($WAITED s after the spinning began)" || fail "no trip; log: $(cat "$DLOG")"
 expect_sched "$STID" "policy=other priority=0" "the runaway is SCHED_OTHER now"
 expect_sched "$I" "policy=fifo priority=40" "the other program's steady thread on CPU 0 kept SCHED_FIFO 40"
 r0=$(runs "$I")
@@ -154,7 +178,7 @@ ctl reload
 expect_sched "$STID" "policy=other priority=0" "a reload during the cooldown does not make the runaway real-time again"
 
 # after the cooldown the thread is promoted again
-wait_log "promoted back" $((COOLDOWN + 6)) && pass "promoted after the cooldown" || fail "not promoted: $(tail -3 "$DLOG")"
+wait_log "promoted back" && pass "promoted after the cooldown ($WAITED s later)" || fail "not promoted: $(tail -3 "$DLOG")"
 expect_sched "$STID" "policy=fifo priority=50" "SCHED_FIFO 50 again"
 # a runaway rtschedd does not manage: the managed (idle) thread on that CPU
 # is not to blame and keeps its real-time policy
@@ -162,7 +186,7 @@ kill -STOP "$SPID" 2>/dev/null   # the managed thread now does nothing
 # (named so that no rule matches it)
 chrt -f 60 "$SPIN" --cpu 0 --name foreign --mode spin --seconds 20 >"$TMP/foreign.out" &
 FPID=$!
-wait_log "nothing demoted" 15 && pass "a starved CPU with no managed thread running: logged, nothing demoted" ||
+wait_log "nothing demoted" && pass "a starved CPU with no managed thread running: logged, nothing demoted" ||
 	fail "no 'nothing demoted' line: $(grep watchdog "$DLOG" | tail -2)"
 kill -KILL "$FPID"; wait "$FPID" 2>/dev/null
 expect_sched "$STID" "policy=fifo priority=50" "the managed thread kept SCHED_FIFO 50"
@@ -174,7 +198,7 @@ sed -i 's/^watchdog = yes$/watchdog = yes\nwatchdog-demote = all/' "$CONF"
 ctl reload
 expect_rc 0 "reload with watchdog-demote = all"
 kill -USR1 "$SPID"
-wait_log 'to SCHED_OTHER \(watchdog-demote = all\)' 15 && pass "watchdog-demote = all: tripped" || fail "no trip: $(grep watchdog "$DLOG" | tail -3)"
+wait_log 'to SCHED_OTHER \(watchdog-demote = all\)' && pass "watchdog-demote = all: tripped" || fail "no trip: $(grep watchdog "$DLOG" | tail -3)"
 expect_sched "$STID" "policy=other priority=0" "the runaway is SCHED_OTHER"
 expect_sched "$I" "policy=other priority=0" "and so is the other program's steady thread on CPU 0"
 kill -USR2 "$SPID"

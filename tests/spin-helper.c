@@ -8,7 +8,8 @@
  * "tid TID pid PID" on stdout once it exists. Its work: "spin" burns the CPU
  * forever, "duty" burns B ms (10) of every P ms (20) (a steady, well-behaved
  * real-time load: 50% by default), "idle" sleeps. SIGUSR1 switches it to spin, SIGUSR2 to
- * idle. With --register it first asks rtschedd for real-time scheduling
+ * idle; each time it starts to spin it prints "spinning" (a test's proof
+ * that the CPU is now taken, not a guess of how long that takes). With --register it first asks rtschedd for real-time scheduling
  * through librtsched (ROLE "-": the daemon's default) and prints
  * "registered POLICY PRIO" or "err ERRNO". Whatever happens, the process
  * exits after S seconds (60): a test that dies cannot leave a spinner behind.
@@ -114,6 +115,7 @@ static void *worker(void *arg)
 		double t = now_s();
 
 		if (m == MODE_SPIN) {
+			printf("spinning\n");
 			while (atomic_load(&mode) == MODE_SPIN && now_s() < end)
 				;
 		} else if (m == MODE_DUTY) {

@@ -308,6 +308,9 @@ expect_in "$out" "fix: $RU is a transient unit (systemd-run): systemctl stop $RU
 sctl stop "$RU"
 cin systemd-run --quiet --unit="$RU" chrt -f 10 sleep 600
 RP=$(sctl show -P MainPID "$RU")
+# systemd-run returns once the unit started, maybe before chrt has set the
+# policy: it has when it has become sleep (exec after sched_setscheduler)
+wait_for cin grep -qx sleep "/proc/$RP/comm"
 expect_sched "$RP" "policy=fifo priority=10" "started again without the property, the process makes itself SCHED_FIFO 10"
 case "$(ctl_in check --pid "$RP")" in
 *restrict-realtime*) fail "check still reports restrict-realtime after the fix" ;;

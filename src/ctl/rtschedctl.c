@@ -24,25 +24,94 @@ enum { EXIT_REFUSED = 1, EXIT_UNREACHABLE = 2, EXIT_USAGE = 64 };
 static bool json;
 static bool first_row = true;
 
+/* One option of a command: --NAME, with a value named ARG in --help, or a
+ * flag (arg NULL). With a field, the value (a flag's "1") goes into the
+ * request as FIELD=VALUE, in the order given; the handler reads any option
+ * with opt(). */
+struct ctl_opt {
+	const char *name;
+	const char *arg;
+	const char *field;
+};
+
+#define CTL_OPTS_MAX 16
+
+struct ctl_cmd;
+
+/* The command being run: its row, the request (op=NAME and the options'
+ * fields) and each option's value ("" for a flag; NULL if not given). */
+struct ctl {
+	const struct ctl_cmd *cmd;
+	const char *socket;
+	struct proto_buf req;
+	const char *val[CTL_OPTS_MAX];
+};
+
+/* A command: a row of the table below. run() sends the request and prints
+ * the reply, and returns the exit status; a usage error exits 64 before
+ * anything is sent. */
+struct ctl_cmd {
+	const char *name;
+	const char *synopsis; /* its options in --help ("\n" continues the line) */
+	const char *help;     /* what it does, in --help ("\n" for more lines) */
+	const struct ctl_opt *opts; /* ends with { NULL }; --json is every command's */
+	int (*run)(struct ctl *c);
+};
+
+static const struct ctl_cmd *const commands[];
+
+/* The value of option NAME of the command being run, NULL if not given. */
+static const char *opt(const struct ctl *c, const char *name)
+{
+	for (size_t i = 0; c->cmd->opts[i].name; i++)
+		if (strcmp(c->cmd->opts[i].name, name) == 0)
+			return c->val[i];
+	return NULL;
+}
+
+/* Lines of LEFT (a command and its options) with HELP beside the last one
+ * that leaves room, as --help shows a command. */
+static void usage_row(FILE *f, const char *left, const char *help)
+{
+	const int col = 41;
+	const char *nl;
+	int len;
+
+	for (;;) {
+		nl = strchr(left, '\n');
+		len = nl ? (int)(nl - left) : (int)strlen(left);
+		if (nl) {
+			fprintf(f, "  %.*s\n", len, left);
+			left = nl + 1;
+			continue;
+		}
+		break;
+	}
+	if (len < col)
+		fprintf(f, "  %-*.*s ", col - 1, len, left);
+	else
+		fprintf(f, "  %.*s\n  %*s", len, left, col, "");
+	for (;;) {
+		nl = strchr(help, '\n');
+		fprintf(f, "%.*s\n", nl ? (int)(nl - help) : (int)strlen(help), help);
+		if (!nl)
+			break;
+		help = nl + 1;
+		fprintf(f, "  %*s", col, "");
+	}
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: rtschedctl [--socket PATH] [--json] COMMAND [OPTIONS]\n"
-		"Commands:\n"
-		"  register (--tid TID | --pid PID) [--role NAME] [--policy P] [--priority N]\n"
-		"           [--nice N] [--cpus LIST]      give a thread or process its scheduling\n"
-		"  unregister (--tid TID | --pid PID)      give back what it had before\n"
-		"  list [--all]                             the managed threads (--all: and the last refused\n"
-		"                                           or restored ones that still exist)\n"
-		"  status                                   the daemon's state\n"
-		"  reload                                   reload the configuration\n"
-		"  version                                  versions of rtschedctl and rtschedd\n"
-		"  jitter [--histogram [KIND:]NAME|TID] [--reset]  observed wake-up latency per thread and probe\n"
-		"  metrics                                  the Prometheus text exposition\n"
-		"  check [--pid PID | --user USER] [--policy P] [--priority N] [--cpus LIST]\n"
-		"                                           why a thread can or cannot be real-time,\n"
-		"                                           each finding with its fix (exit 1 on errors)\n"
-		"Exit codes: 0 success, 1 refused by rtschedd, 2 rtschedd unreachable, 64 usage.\n");
+	char left[256];
+
+	fprintf(f, "Usage: rtschedctl [--socket PATH] [--json] COMMAND [OPTIONS]\nCommands:\n");
+	for (size_t i = 0; commands[i]; i++) {
+		snprintf(left, sizeof(left), "%s%s%s", commands[i]->name, commands[i]->synopsis[0] ? " " : "",
+			 commands[i]->synopsis);
+		usage_row(f, left, commands[i]->help);
+	}
+	fprintf(f, "Exit codes: 0 success, 1 refused by rtschedd, 2 rtschedd unreachable, 64 usage.\n");
 }
 
 __attribute__((format(printf, 1, 2), noreturn))
@@ -112,12 +181,16 @@ static void json_object(const struct proto_msg *m)
 	putchar('}');
 }
 
-/* One ROW of a --json list: the objects of an array the caller opens and closes. */
-static int json_row(const struct proto_msg *m)
+/* --json list and jitter: every ROW as an object of one array, closed by the OK. */
+static int on_array(void *ud, const struct proto_msg *m)
 {
-	printf("%s", first_row ? "" : ",");
-	json_object(m);
-	first_row = false;
+	if (strcmp(m->head, "ROW") == 0) {
+		printf("%s", first_row ? "[" : ",");
+		json_object(m);
+		first_row = false;
+	} else if (strcmp(m->head, "OK") == 0) {
+		printf("%s\n", first_row ? "[]" : "]");
+	}
 	return 0;
 }
 
@@ -130,7 +203,7 @@ static int on_list(void *ud, const struct proto_msg *m)
 	const int width[] = { 7, 7, 16, 6, 4, 4, 10, 12, 7, 5 };
 	char b[32];
 
-	if (strcmp(m->head, "OK") == 0 && !json) {
+	if (strcmp(m->head, "OK") == 0) {
 		long n;
 		if (proto_get_long(m, "unmanaged", 1, 1L << 30, &n) == 0)
 			fprintf(stderr, "(%ld more not managed: refused or restored; rtschedctl list --all shows them)\n",
@@ -139,8 +212,6 @@ static int on_list(void *ud, const struct proto_msg *m)
 	}
 	if (strcmp(m->head, "ROW") != 0)
 		return 0;
-	if (json)
-		return json_row(m);
 	if (first_row) {
 		printf("%-7s %-7s %-16s %-6s %-4s %-4s %-10s %-12s %-7s %-5s %-12s %-9s %8s %8s\n", "TID", "PID", "COMM",
 		       "POLICY", "PRIO", "NICE", "CPUS", "RULE", "SOURCE", "OWNER", "STATE", "OBSERVED", "TIMER99",
@@ -190,8 +261,6 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 	const char *v;
 
 	if (strcmp(m->head, "ROW") == 0) {
-		if (json)
-			return json_row(m);
 		if (first_row) {
 			printf("%-10s %-15s %-7s %-6s %-4s %-6s %-8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %5s %6s\n",
 			       "KIND", "NAME", "TID", "POLICY", "PRIO", "CPUS", "PERIOD", "SAMPLES", "MIN", "P50", "P90",
@@ -209,7 +278,7 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 		printf(" %5s %6s\n", tv(v), tv(proto_get(m, "p99_pct")));
 		return 0;
 	}
-	if (strcmp(m->head, "OK") == 0 && !json) {
+	if (strcmp(m->head, "OK") == 0) {
 		if (first_row)
 			printf("no jitter sources: use rtsched_timer in a worker, a [probe NAME], or register a thread\n");
 		printf("measured under: preemption %s, /dev/cpu_dma_latency %s; bpf-timer rows: timer expiry to "
@@ -292,18 +361,12 @@ static int on_fields(void *ud, const struct proto_msg *m)
 	return 0;
 }
 
-static struct diag_report report;
-
 /* check: rebuild the daemon's report to print it as rtschedd --check does. */
 static int on_check(void *ud, const struct proto_msg *m)
 {
 	struct diag_report *r = ud;
 	long n;
 
-	if (strcmp(m->head, "ERR") == 0) {
-		fprintf(stderr, "rtschedctl: refused: %s\n", tv(m->rest));
-		return 0;
-	}
 	if (strcmp(m->head, "ROW") == 0) {
 		int sev = diag_severity_from_name(proto_get(m, "severity") ?: "");
 		diag_report_add(r, proto_get(m, "code") ?: "?", sev < 0 ? DIAG_INFO : (enum diag_severity)sev,
@@ -335,47 +398,261 @@ static int on_metrics(void *ud, const struct proto_msg *m)
 	return 0;
 }
 
-/* jitter --histogram --json: every ROW as an object. */
-static int on_raw(void *ud, const struct proto_msg *m)
+/* A refusal (ERR): its code and message, and the diagnosis, JSON or text. */
+static void print_refusal(const struct proto_msg *m)
 {
-	if (strcmp(m->head, "ROW") == 0) {
-		printf("%s", first_row ? "[" : ",");
-		json_object(m);
-		first_row = false;
-	} else if (strcmp(m->head, "OK") == 0) {
-		printf("%s\n", first_row ? "[]" : "]");
+	const char *sp = strchr(m->rest, ' '), *diag = proto_get(m, "diag");
+	char code[32];
+
+	if (!json) {
+		fprintf(stderr, "rtschedctl: refused: %s\n", tv(m->rest));
+		if (diag)
+			fprintf(stderr, "rtschedctl: diagnosis: %s (rtschedctl check shows the whole report)\n", tv(diag));
+		return;
 	}
-	return 0;
+	snprintf(code, sizeof(code), "%.*s", sp ? (int)(sp - m->rest) : (int)strlen(m->rest), m->rest);
+	printf("{\"error\":");
+	json_string(code);
+	printf(",\"message\":");
+	json_string(sp ? sp + 1 : "");
+	if (diag) {
+		printf(",\"diag\":");
+		json_string(diag);
+	}
+	printf("}\n");
 }
 
-/* ERR messages: print the code and message, JSON or text. */
-static int on_any(void *ud, const struct proto_msg *m)
+/* A command's reply handler and its data; an ERR is printed for all. */
+struct reply {
+	int (*on_msg)(void *ud, const struct proto_msg *m);
+	void *ud;
+};
+
+static int on_reply(void *ud, const struct proto_msg *m)
 {
-	int (*inner)(void *, const struct proto_msg *) = ud;
+	const struct reply *x = ud;
 
 	if (strcmp(m->head, "ERR") == 0) {
-		if (json) {
-			const char *sp = strchr(m->rest, ' ');
-			char code[32];
-			snprintf(code, sizeof(code), "%.*s", sp ? (int)(sp - m->rest) : (int)strlen(m->rest), m->rest);
-			printf("{\"error\":");
-			json_string(code);
-			printf(",\"message\":");
-			json_string(sp ? sp + 1 : "");
-			if (proto_get(m, "diag")) {
-				printf(",\"diag\":");
-				json_string(proto_get(m, "diag"));
-			}
-			printf("}\n");
-		} else {
-			fprintf(stderr, "rtschedctl: refused: %s\n", tv(m->rest));
-			if (proto_get(m, "diag"))
-				fprintf(stderr, "rtschedctl: diagnosis: %s (rtschedctl check shows the whole report)\n",
-					tv(proto_get(m, "diag")));
-		}
+		print_refusal(m);
 		return 0;
 	}
-	return inner(NULL, m);
+	return x->on_msg(x->ud, m);
+}
+
+/* Send the command's request, hand each reply message to ON_MSG with UD;
+ * the exit status: 0, EXIT_REFUSED (an ERR, printed) or EXIT_UNREACHABLE. */
+static int exchange(const struct ctl *c, int (*on_msg)(void *ud, const struct proto_msg *m), void *ud)
+{
+	struct reply x = { on_msg, ud };
+	int fd, r, perr = -1;
+
+	fd = client_connect(c->socket);
+	if (fd == -EPERM) {
+		fprintf(stderr, "rtschedctl: %s is served by a process that is neither root, user %s nor you: "
+			"not trusting its answers; remove the file and restart rtschedd, or use --socket\n",
+			client_socket_path(c->socket), RTSCHED_DAEMON_USER);
+		return EXIT_UNREACHABLE;
+	}
+	if (fd < 0) {
+		fprintf(stderr, "rtschedctl: cannot connect to %s: %s; is rtschedd running?\n",
+			client_socket_path(c->socket), strerror(-fd));
+		return EXIT_UNREACHABLE;
+	}
+	r = client_call(fd, c->req.data, c->req.len, on_reply, &x, &perr);
+	close(fd);
+	if (r == 0)
+		return 0;
+	if (perr >= 0) /* the daemon answered ERR: already printed */
+		return EXIT_REFUSED;
+	fprintf(stderr, "rtschedctl: %s: %s\n", client_socket_path(c->socket), strerror(-r));
+	return EXIT_UNREACHABLE;
+}
+
+/* register, unregister: a target is required. */
+static int cmd_target(struct ctl *c)
+{
+	if (!opt(c, "tid") && !opt(c, "pid"))
+		usage_error("%s needs --tid TID or --pid PID", c->cmd->name);
+	return exchange(c, on_fields, NULL);
+}
+
+/* status, reload: the reply's fields. */
+static int cmd_fields(struct ctl *c)
+{
+	return exchange(c, on_fields, NULL);
+}
+
+/* version: rtschedctl's own, then the daemon's fields. */
+static int cmd_version(struct ctl *c)
+{
+	if (!json)
+		printf("rtschedctl %s\n", PACKAGE_VERSION);
+	return exchange(c, on_fields, NULL);
+}
+
+static int cmd_list(struct ctl *c)
+{
+	int r = exchange(c, json ? on_array : on_list, NULL);
+
+	if (r == 0 && !json && first_row)
+		printf("no managed threads\n");
+	return r;
+}
+
+static int cmd_metrics(struct ctl *c)
+{
+	return exchange(c, on_metrics, NULL);
+}
+
+/* jitter: the rows; --reset clears them instead; --histogram draws one. */
+static int cmd_jitter(struct ctl *c)
+{
+	struct bins bins = { .count = 0 };
+	int r;
+
+	if (opt(c, "reset") && opt(c, "histogram"))
+		usage_error("jitter takes --reset or --histogram, not both");
+	if (opt(c, "reset")) {
+		proto_begin(&c->req, PROTO_REQUEST_HEAD);
+		proto_add(&c->req, "op", "jitter-reset");
+		return exchange(c, on_fields, NULL);
+	}
+	if (json)
+		return exchange(c, on_array, NULL);
+	if (!opt(c, "histogram"))
+		return exchange(c, on_jitter, NULL);
+	/* 1-2-5 bins from 100 ns to 10 s */
+	for (double dec = 100; dec < 1e10 && bins.count < 38; dec *= 10)
+		for (int k = 0; k < 3; k++)
+			bins.edge[bins.count++] = dec * (k == 0 ? 1 : k == 1 ? 2 : 5);
+	bins.edge[0] = 0;
+	r = exchange(c, on_hist, &bins);
+	if (r == 0)
+		draw_hist(&bins);
+	return r;
+}
+
+/* check: the daemon's report, printed as rtschedd --check does; exit 1
+ * when a finding is an error. */
+static int cmd_check(struct ctl *c)
+{
+	struct diag_report report;
+	int r;
+
+	diag_report_init(&report);
+	r = exchange(c, on_check, &report);
+	if (r == 0) {
+		if (json)
+			diag_print_json(&report, stdout);
+		else
+			diag_print_text(&report, stdout);
+		if (diag_report_worst(&report) == DIAG_ERROR)
+			r = EXIT_REFUSED;
+	}
+	diag_report_free(&report);
+	return r;
+}
+
+/* The commands: to add one, a row here and its handler above (and its
+ * entry in rtschedctl(1)). */
+static const struct ctl_opt target_opts[] = {
+	{ "tid", "TID", "tid" }, { "pid", "PID", "pid" }, { NULL },
+};
+static const struct ctl_opt no_opts[] = { { NULL } };
+
+static const struct ctl_cmd cmd_register = {
+	"register",
+	"(--tid TID | --pid PID) [--role NAME] [--policy P] [--priority N]\n"
+	"         [--nice N] [--cpus LIST]",
+	"give a thread or process its scheduling",
+	(const struct ctl_opt[]){
+		{ "tid", "TID", "tid" }, { "pid", "PID", "pid" }, { "role", "NAME", "role" },
+		{ "policy", "P", "policy" }, { "priority", "N", "priority" }, { "nice", "N", "nice" },
+		{ "cpus", "LIST", "cpus" }, { NULL },
+	},
+	cmd_target,
+};
+static const struct ctl_cmd cmd_unregister = {
+	"unregister", "(--tid TID | --pid PID)", "give back what it had before", target_opts, cmd_target,
+};
+static const struct ctl_cmd cmd_list_row = {
+	"list", "[--all]",
+	"the managed threads (--all: and the last refused\nor restored ones that still exist)",
+	(const struct ctl_opt[]){ { "all", NULL, "all" }, { NULL } }, cmd_list,
+};
+static const struct ctl_cmd cmd_status = { "status", "", "the daemon's state", no_opts, cmd_fields };
+static const struct ctl_cmd cmd_reload = { "reload", "", "reload the configuration", no_opts, cmd_fields };
+static const struct ctl_cmd cmd_version_row = {
+	"version", "", "versions of rtschedctl and rtschedd", no_opts, cmd_version,
+};
+static const struct ctl_cmd cmd_jitter_row = {
+	"jitter", "[--histogram [KIND:]NAME|TID] [--reset]", "observed wake-up latency per thread and probe",
+	(const struct ctl_opt[]){ { "histogram", "NAME", "histogram" }, { "reset", NULL, NULL }, { NULL } },
+	cmd_jitter,
+};
+static const struct ctl_cmd cmd_metrics_row = {
+	"metrics", "", "the Prometheus text exposition", no_opts, cmd_metrics,
+};
+static const struct ctl_cmd cmd_check_row = {
+	"check", "[--pid PID | --user USER] [--policy P] [--priority N] [--cpus LIST]",
+	"why a thread can or cannot be real-time,\neach finding with its fix (exit 1 on errors)",
+	(const struct ctl_opt[]){
+		{ "pid", "PID", "pid" }, { "user", "USER", "user" }, { "policy", "P", "policy" },
+		{ "priority", "N", "priority" }, { "cpus", "LIST", "cpus" }, { NULL },
+	},
+	cmd_check,
+};
+static const struct ctl_cmd *const commands[] = {
+	&cmd_register, &cmd_unregister, &cmd_list_row, &cmd_status, &cmd_reload, &cmd_version_row,
+	&cmd_jitter_row, &cmd_metrics_row, &cmd_check_row, NULL,
+};
+
+/* "--a, --b or --json": the options of command C, for an error message. */
+static void opt_names(const struct ctl_cmd *c, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; c->opts[i].name && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "--%s, ", c->opts[i].name);
+	if (n < len)
+		snprintf(buf + n, len - n, "--json");
+}
+
+/* The command's options (after its name, argv[0]) into c->val and the request. */
+static void parse_cmd_opts(struct ctl *c, int argc, char **argv)
+{
+	enum { OPT_JSON = 1, OPT_ROW = 256 };
+	struct option lo[CTL_OPTS_MAX + 2];
+	const struct ctl_opt *o = c->cmd->opts;
+	char names[256];
+	size_t n;
+	int k;
+
+	for (n = 0; o[n].name; n++)
+		lo[n] = (struct option){ o[n].name, o[n].arg ? required_argument : no_argument, NULL, OPT_ROW + (int)n };
+	lo[n++] = (struct option){ "json", no_argument, NULL, OPT_JSON };
+	lo[n] = (struct option){ 0 };
+	optind = 1;
+	while ((k = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+		if (k == OPT_JSON) {
+			json = true;
+		} else if (k == ':') {
+			usage_error("%s needs a value", argv[optind - 1]);
+		} else if (k < OPT_ROW) {
+			opt_names(c->cmd, names, sizeof(names));
+			usage_error("unknown option '%s' for %s (it takes %s)", argv[optind - 1], c->cmd->name, names);
+		} else {
+			k -= OPT_ROW;
+			c->val[k] = optarg ? optarg : "";
+			if (o[k].field)
+				proto_add(&c->req, o[k].field, optarg ? optarg : "1");
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (c->req.overflow)
+		usage_error("request too long");
 }
 
 int main(int argc, char **argv)
@@ -384,188 +661,30 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { 0 },
 	};
-	static const struct option cmdopts[] = {
-		{ "tid", required_argument, NULL, 't' }, { "pid", required_argument, NULL, 'p' },
-		{ "role", required_argument, NULL, 'r' }, { "policy", required_argument, NULL, 'P' },
-		{ "priority", required_argument, NULL, 'n' }, { "nice", required_argument, NULL, 'N' },
-		{ "cpus", required_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' }, { 0 },
-	};
-	const char *socket = NULL, *cmd, *hist_of = NULL;
-	bool checking = false;
-	struct bins bins = { .count = 0 };
-	int (*handler)(void *, const struct proto_msg *) = on_fields;
-	struct proto_buf b;
-	int opt, fd, r, perr = -1;
+	struct ctl c = { .cmd = NULL };
+	int o;
 
 	opterr = 0; /* our own one-line messages */
 	/* global options stop at the command name */
-	while ((opt = getopt_long(argc, argv, "+s:jhV", global, NULL)) != -1) {
-		switch (opt) {
-		case 's': socket = optarg; break;
+	while ((o = getopt_long(argc, argv, "+:s:jhV", global, NULL)) != -1) {
+		switch (o) {
+		case 's': c.socket = optarg; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("rtschedctl %s\n", PACKAGE_VERSION); return 0;
+		case ':': usage_error("%s needs a value", argv[optind - 1]);
 		default: usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
 		usage_error("no command given");
-	cmd = argv[optind];
-	argv += optind;
-	argc -= optind;
-	optind = 1;
-
-	proto_begin(&b, PROTO_REQUEST_HEAD);
-	proto_add(&b, "op", cmd);
-	if (strcmp(cmd, "register") == 0 || strcmp(cmd, "unregister") == 0) {
-		bool reg = cmd[0] == 'r', target = false;
-		while ((opt = getopt_long(argc, argv, "", cmdopts, NULL)) != -1) {
-			const char *key = NULL;
-			switch (opt) {
-			case 't': key = "tid"; target = true; break;
-			case 'p': key = "pid"; target = true; break;
-			case 'r': key = "role"; break;
-			case 'P': key = "policy"; break;
-			case 'n': key = "priority"; break;
-			case 'N': key = "nice"; break;
-			case 'c': key = "cpus"; break;
-			case 'j': json = true; continue;
-			case ':': usage_error("%s needs a value", argv[optind - 1]);
-			default: usage_error("unknown option '%s' for %s", argv[optind - 1], cmd);
-			}
-			if (!reg && opt != 't' && opt != 'p')
-				usage_error("unregister takes only --tid or --pid");
-			proto_add(&b, key, optarg);
-		}
-		if (!target)
-			usage_error("%s needs --tid TID or --pid PID", cmd);
-	} else if (strcmp(cmd, "jitter") == 0) {
-		static const struct option jopts[] = {
-			{ "histogram", required_argument, NULL, 'H' }, { "reset", no_argument, NULL, 'R' },
-			{ "json", no_argument, NULL, 'j' }, { 0 },
-		};
-		bool reset = false;
-		while ((opt = getopt_long(argc, argv, "", jopts, NULL)) != -1) {
-			switch (opt) {
-			case 'H': hist_of = optarg; break;
-			case 'R': reset = true; break;
-			case 'j': json = true; break;
-			default: usage_error("unknown option '%s' for jitter", argv[optind - 1]);
-			}
-		}
-		if (reset) {
-			proto_begin(&b, PROTO_REQUEST_HEAD);
-			proto_add(&b, "op", "jitter-reset");
-		} else {
-			handler = on_jitter;
-			if (hist_of) {
-				proto_add(&b, "histogram", hist_of);
-				handler = NULL;
-			}
-		}
-	} else if (strcmp(cmd, "check") == 0) {
-		static const struct option copts[] = {
-			{ "pid", required_argument, NULL, 'p' }, { "user", required_argument, NULL, 'u' },
-			{ "policy", required_argument, NULL, 'P' }, { "priority", required_argument, NULL, 'n' },
-			{ "cpus", required_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' }, { 0 },
-		};
-		while ((opt = getopt_long(argc, argv, "", copts, NULL)) != -1) {
-			const char *key = NULL;
-			switch (opt) {
-			case 'p': key = "pid"; break;
-			case 'u': key = "user"; break;
-			case 'P': key = "policy"; break;
-			case 'n': key = "priority"; break;
-			case 'c': key = "cpus"; break;
-			case 'j': json = true; continue;
-			case ':': usage_error("%s needs a value", argv[optind - 1]);
-			default: usage_error("unknown option '%s' for check", argv[optind - 1]);
-			}
-			proto_add(&b, key, optarg);
-		}
-		handler = NULL;
-		checking = true;
-	} else if (strcmp(cmd, "metrics") == 0) {
-		handler = on_metrics;
-	} else if (strcmp(cmd, "list") == 0) {
-		static const struct option lopts[] = {
-			{ "all", no_argument, NULL, 'a' }, { "json", no_argument, NULL, 'j' }, { 0 },
-		};
-		while ((opt = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-			switch (opt) {
-			case 'a': proto_add(&b, "all", "1"); break;
-			case 'j': json = true; break;
-			default: usage_error("unknown option '%s' for list", argv[optind - 1]);
-			}
-		}
-		handler = on_list;
-	} else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "reload") == 0 || strcmp(cmd, "version") == 0) {
-		while ((opt = getopt_long(argc, argv, "", cmdopts + 7, NULL)) != -1) {
-			if (opt != 'j')
-				usage_error("%s takes no options", cmd);
-			json = true;
-		}
-		if (cmd[0] == 'v' && !json)
-			printf("rtschedctl %s\n", PACKAGE_VERSION);
-	} else {
-		usage_error("unknown command '%s'", cmd);
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
-	if (b.overflow)
-		usage_error("request too long");
-
-	fd = client_connect(socket);
-	if (fd == -EPERM) {
-		fprintf(stderr, "rtschedctl: %s is served by a process that is neither root, user %s nor you: "
-			"not trusting its answers; remove the file and restart rtschedd, or use --socket\n",
-			client_socket_path(socket), RTSCHED_DAEMON_USER);
-		return EXIT_UNREACHABLE;
-	}
-	if (fd < 0) {
-		fprintf(stderr, "rtschedctl: cannot connect to %s: %s; is rtschedd running?\n",
-			client_socket_path(socket), strerror(-fd));
-		return EXIT_UNREACHABLE;
-	}
-	bool array = json && (handler == on_list || handler == on_jitter);
-	if (array)
-		printf("[");
-	if (checking) {
-		diag_report_init(&report);
-		r = client_call(fd, b.data, b.len, on_check, &report, &perr);
-		if (r == 0) {
-			if (json)
-				diag_print_json(&report, stdout);
-			else
-				diag_print_text(&report, stdout);
-			if (diag_report_worst(&report) == DIAG_ERROR)
-				r = -EPERM, perr = PE_INTERNAL;
-		}
-		diag_report_free(&report);
-	} else if (hist_of && !json) {
-		/* 1-2-5 bins from 100 ns to 10 s */
-		for (double dec = 100; dec < 1e10 && bins.count < 38; dec *= 10)
-			for (int k = 0; k < 3; k++)
-				bins.edge[bins.count++] = dec * (k == 0 ? 1 : k == 1 ? 2 : 5);
-		bins.edge[0] = 0;
-		r = client_call(fd, b.data, b.len, on_hist, &bins, &perr);
-		if (r == 0)
-			draw_hist(&bins);
-	} else {
-		r = client_call(fd, b.data, b.len, on_any, (void *)(handler ? handler : on_raw), &perr);
-	}
-	close(fd);
-	if (array)
-		printf("]\n");
-	if (handler == on_list && !json && first_row && r == 0)
-		printf("no managed threads\n");
-	if (r == 0)
-		return 0;
-	if (perr >= 0) /* the daemon answered ERR: already printed */
-		return EXIT_REFUSED;
-	{
-		fprintf(stderr, "rtschedctl: %s: %s\n", client_socket_path(socket), strerror(-r));
-		return EXIT_UNREACHABLE;
-	}
-	return EXIT_REFUSED;
+	for (size_t i = 0; commands[i] && !c.cmd; i++)
+		if (strcmp(commands[i]->name, argv[optind]) == 0)
+			c.cmd = commands[i];
+	if (!c.cmd)
+		usage_error("unknown command '%s'", argv[optind]);
+	proto_begin(&c.req, PROTO_REQUEST_HEAD);
+	proto_add(&c.req, "op", c.cmd->name);
+	parse_cmd_opts(&c, argc - optind, argv + optind);
+	return c.cmd->run(&c);
 }

@@ -40,11 +40,6 @@
 #define SO_PEERPIDFD 77
 #endif
 
-#define MAX_CLIENTS 4096
-#define RESERVED_PRIVILEGED 64  /* slots only root and admin-group may take */
-#define MAX_PER_UID 128         /* connections of one non-privileged uid */
-#define QUEUE_PAUSE (256u << 10) /* unread reply bytes above which we stop reading the client */
-#define MAX_QUEUED (64u << 20)  /* bytes of unread replies (one huge reply) before a client is dropped */
 #define MAX_PASSED 253          /* SCM_MAX_FD: the most descriptors one message can carry */
 
 struct outmsg {

@@ -11,6 +11,14 @@
 
 #include "daemon/frontend.h"
 
+/* What one user can hold (rtschedd-protocol(7), "Connections", lists these;
+ * tests/docs.sh checks that it does). */
+#define MAX_CLIENTS 4096
+#define RESERVED_PRIVILEGED 64  /* slots only root and admin-group may take */
+#define MAX_PER_UID 128         /* connections of one non-privileged uid */
+#define QUEUE_PAUSE (256u << 10) /* unread reply bytes above which we stop reading the client */
+#define MAX_QUEUED (64u << 20)  /* bytes of unread replies (one huge reply) before a client is dropped */
+
 struct control;
 struct closer;
 

@@ -97,6 +97,20 @@ out:
 	return r;
 }
 
+/* Drop from the bounding set every capability but keep[0..n) (needs
+ * CAP_SETPCAP in the effective set; without it nothing can be dropped and
+ * nothing is, which only an unprivileged daemon sees). */
+static void bound_keep_only(const cap_value_t *keep, int n)
+{
+	for (cap_value_t cap = 0; cap <= CAP_LAST_CAP && cap_get_bound(cap) >= 0; cap++) {
+		bool k = false;
+		for (int i = 0; i < n; i++)
+			k |= keep[i] == cap;
+		if (!k && cap_get_bound(cap) == 1 && cap_drop_bound(cap) < 0 && errno != EPERM)
+			log_warn("cannot drop capability %d from the bounding set", (int)cap);
+	}
+}
+
 int privs_drop(const struct config *c, bool subscribed)
 {
 	cap_value_t keep[8];
@@ -110,13 +124,7 @@ int privs_drop(const struct config *c, bool subscribed)
 	bool switching = pw && pw->pw_uid != geteuid();
 	n = wanted(c, subscribed, switching, keep);
 	/* the bounding set first: it needs CAP_SETPCAP, which goes next */
-	for (cap_value_t cap = 0; cap <= CAP_LAST_CAP && cap_get_bound(cap) >= 0; cap++) {
-		bool k = false;
-		for (int i = 0; i < n; i++)
-			k |= keep[i] == cap;
-		if (!k && cap_get_bound(cap) == 1 && cap_drop_bound(cap) < 0 && errno != EPERM)
-			log_warn("cannot drop capability %d from the bounding set", (int)cap);
-	}
+	bound_keep_only(keep, n);
 	cap_reset_ambient();
 	if ((r = set_proc(keep, n)) < 0)
 		return r;
@@ -127,7 +135,12 @@ int privs_drop(const struct config *c, bool subscribed)
 			log_errno(LOG_LEVEL_ERR, r, "cannot switch to user %s", c->run_user);
 			return r;
 		}
+		/* the means of switching leave the bounding set too, while
+		 * CAP_SETPCAP (still permitted) is effective to allow it */
+		if ((r = set_proc(keep, n)) < 0)
+			return r;
 		n = wanted(c, subscribed, false, keep);
+		bound_keep_only(keep, n);
 		if ((r = set_proc(keep, n)) < 0)
 			return r;
 		log_info("running as user %s", c->run_user);

@@ -149,7 +149,8 @@ EXPORT const char *rtsched_strerror(int err)
 	case ESTALE: return "the thread exited and its id was reused";
 	case EDQUOT: return "too many threads registered for this user";
 	case EAGAIN: return "rate limited: too many requests, try again later";
-	case EBUSY: return "real-time grants are paused after the watchdog demoted a runaway thread; try again later";
+	case EBUSY: return "refused: real-time grants are paused after the watchdog demoted a runaway thread "
+			   "(try again later), or the thread runs SCHED_DEADLINE";
 	case EPROTO: return "protocol version mismatch between librtsched and rtschedd";
 	case ETIMEDOUT: return "rtschedd did not answer in time";
 	case EIO: return "the kernel refused to apply the scheduling";

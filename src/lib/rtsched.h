@@ -92,9 +92,12 @@ const char *rtsched_last_diag(void);
  *   "busy"      spin on the clock, yielding now and then; a whole CPU.
  *   "adaptive"  clock_nanosleep to a learnt guard before the deadline, then
  *               spin to it: the guard tracks the sleep lateness that keeps
- *               misses (sleeps waking after the deadline) at 0.8%, within a
- *               quarter of the period; near-busy lateness for a few % of a
- *               CPU at 1 kHz.
+ *               misses (sleeps waking after the deadline) at 0.06%, so the
+ *               p99.9 is the spin's, within a quarter of the period; stalls
+ *               beyond that do not move it, and while they exceed 0.04%
+ *               of the sleeps (the p99.9 out of reach), misses are held at
+ *               0.8% (the p99).
+ *               Near-busy lateness for several % of a CPU at 1 kHz.
  * The histogram lives in a sealed memfd; rtsched_timer_attach hands it to
  * rtschedd, which reads it without a system call by the worker.
  * A timer belongs to the thread that waits on it: create, configure, attach

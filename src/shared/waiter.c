@@ -20,7 +20,10 @@
 #include "shared/waiter.h"
 
 #define NS_PER_S INT64_C(1000000000)
-_Static_assert(WAITER_ADAPT_MISS_PPM > 0 && WAITER_ADAPT_MISS_PPM < 10000, "misses must stay under 1%");
+_Static_assert(WAITER_ADAPT_MISS_PPM > 0 && WAITER_ADAPT_MISS_PPM < 1000, "misses must stay under 0.1%");
+_Static_assert(WAITER_ADAPT_BODY_MISS_PPM > 0 && WAITER_ADAPT_BODY_MISS_PPM < 10000, "misses must stay under 1%");
+_Static_assert(WAITER_ADAPT_REACH_PPM + WAITER_ADAPT_MISS_PPM <= 1000,
+	       "the tail's misses and the stalls it tolerates must stay within 0.1%");
 
 static const char *const names[WAIT__MAX] = {
 	[WAIT_SLEEP] = "sleep",
@@ -155,12 +158,28 @@ static int wait_hybrid(struct waiter *w, int64_t deadline, int64_t *now)
 	return 0;
 }
 
-/* One step of the tracker (waiter.h): up on a miss, down otherwise, held
- * within the bounds. */
+/* One step of the tracker (waiter.h): up on a miss, down otherwise, by the
+ * tail's factors while the p99.9 is within reach and the body's when it is
+ * not, held within the bounds; no step for a sleep later than any allowed
+ * guard, which counts towards that reach. */
 int waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns)
 {
-	int miss = sleep_late_ns > w->adapt_guard_ns;
-	double g = w->adapt_g * (miss ? w->adapt_up : w->adapt_down);
+	int miss = sleep_late_ns > w->adapt_guard_ns, beyond = sleep_late_ns > w->adapt_max_ns;
+	double g;
+
+	w->c.adapt_samples++;
+	w->c.adapt_misses += (uint64_t)miss;
+	w->adapt_beyond_share += ((double)beyond - w->adapt_beyond_share) / WAITER_ADAPT_REACH_SLEEPS;
+	if (beyond) {
+		w->c.adapt_beyond++;
+		return miss;
+	}
+	if (waiter_adapt_tail(w))
+		g = w->adapt_g * (miss ? w->adapt_up : w->adapt_down);
+	else {
+		w->c.adapt_body++;
+		g = w->adapt_g * (miss ? w->adapt_body_up : w->adapt_body_down);
+	}
 
 	if (g < (double)w->adapt_min_ns)
 		g = (double)w->adapt_min_ns;
@@ -168,8 +187,6 @@ int waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns)
 		g = (double)w->adapt_max_ns;
 	w->adapt_g = g;
 	w->adapt_guard_ns = (int64_t)(g + 0.5);
-	w->c.adapt_samples++;
-	w->c.adapt_misses += (uint64_t)miss;
 	return miss;
 }
 
@@ -238,21 +255,22 @@ int waiter_set_hybrid(struct waiter *w, int64_t guard_ns, int64_t threshold_ns)
 	return 0;
 }
 
-/* The step factors. Halving within `steps` sleeps that all come in time:
- * down = 2^(-1/steps). Balance at the target miss rate m: m ln(up) =
- * (1 - m) ln(1/down). At 1 kHz (500 steps) a miss multiplies the guard by
- * 1.19, each sleep in time by 0.9986. */
-static void adapt_steps(struct waiter *w)
+/* The step factors for a miss rate of ppm, halving within halve_ns or
+ * min_steps periods, whichever is more: down = 2^(-1/steps), and balance at
+ * the target rate m: m ln(up) = (1 - m) ln(1/down). At 1 kHz the tail's
+ * (5000 steps) multiply the guard by 1.26 per miss and 0.99986 per sleep in
+ * time, the body's (500 steps) by 1.19 and 0.9986. */
+static void adapt_steps(const struct waiter *w, int ppm, int64_t halve_ns, int min_steps, double *up, double *down)
 {
-	const double m = WAITER_ADAPT_MISS_PPM / 1e6;
-	double steps = (double)WAITER_ADAPT_HALVE_NS / (double)w->period_ns;
+	const double m = ppm / 1e6;
+	double steps = (double)halve_ns / (double)w->period_ns;
 	double ln_down;
 
-	if (steps < WAITER_ADAPT_MIN_STEPS)
-		steps = WAITER_ADAPT_MIN_STEPS;
+	if (steps < min_steps)
+		steps = min_steps;
 	ln_down = log(2.0) / steps;
-	w->adapt_down = exp(-ln_down);
-	w->adapt_up = exp(ln_down * (1 - m) / m);
+	*down = exp(-ln_down);
+	*up = exp(ln_down * (1 - m) / m);
 }
 
 int waiter_set_adaptive(struct waiter *w, int64_t min_guard_ns, int64_t max_guard_ns)
@@ -269,7 +287,11 @@ int waiter_set_adaptive(struct waiter *w, int64_t min_guard_ns, int64_t max_guar
 	w->adapt_max_ns = max_guard_ns;
 	w->adapt_guard_ns = g < min_guard_ns ? min_guard_ns : g > max_guard_ns ? max_guard_ns : g;
 	w->adapt_g = (double)w->adapt_guard_ns;
-	adapt_steps(w);
+	w->adapt_beyond_share = 0;
+	adapt_steps(w, WAITER_ADAPT_MISS_PPM, WAITER_ADAPT_HALVE_NS, WAITER_ADAPT_MIN_STEPS, &w->adapt_up,
+		    &w->adapt_down);
+	adapt_steps(w, WAITER_ADAPT_BODY_MISS_PPM, WAITER_ADAPT_BODY_HALVE_NS, WAITER_ADAPT_BODY_MIN_STEPS,
+		    &w->adapt_body_up, &w->adapt_body_down);
 	return 0;
 }
 

@@ -33,21 +33,37 @@
  *             balance when misses are WAITER_ADAPT_MISS_PPM of the sleeps.
  *             That is a stochastic-approximation (Robbins-Monro) tracker of
  *             the (1 - miss rate) quantile of this thread's sleep lateness:
- *             it needs no window, reads no magnitudes (one 5 ms stall of the
- *             machine is one miss, not a guard of 5 ms), and with misses at
- *             0.8% of the periods the lateness p99 stays at the spin's floor.
- *             Over n sleeps the misses are exactly m (n + ln(g_end /
- *             g_start) / ln(1 / down)) while the bounds do not bind: the
- *             share is held at m, not merely aimed at, so 0.8% keeps a
- *             margin under 1% and spends the least guard that does.
- *             The step sizes make the guard halve within
- *             WAITER_ADAPT_HALVE_NS when no sleep misses (load went away) and
- *             grow several-fold within the same time when misses come at
- *             several % (load came); at slow rates (under
- *             WAITER_ADAPT_MIN_STEPS periods in that time) they are sized
- *             for that many periods instead. The guard stays within
- *             [min_guard, max_guard], max_guard being at most
- *             WAITER_ADAPT_BUDGET_PCT of the period: the spin's budget.
+ *             it needs no window and reads no magnitudes but one: a sleep
+ *             that woke later than the largest guard allowed (max_guard)
+ *             is a miss no guard could have caught (a stall of the machine),
+ *             so it does not move the guard at all; one 5 ms stall is never
+ *             a guard of 5 ms.
+ *             Two targets, by what is within reach. The tail: misses held
+ *             at WAITER_ADAPT_MISS_PPM (0.06%), below 0.1%, so the lateness
+ *             is at the spin's floor at p99.9, not only at p99 (the first
+ *             design held 0.8%, which put the p99.9 among the misses: tens
+ *             of us). That is bought only while it can be had: when the
+ *             stalls beyond max_guard are themselves more than
+ *             WAITER_ADAPT_REACH_PPM of the recent sleeps (an exponential
+ *             average over WAITER_ADAPT_REACH_SLEEPS), they and the tail's
+ *             own misses pass 0.1%: the p99.9 is out of any guard's reach,
+ *             and spinning for it would be CPU for nothing; then the body:
+ *             misses held at
+ *             WAITER_ADAPT_BODY_MISS_PPM (0.8%), the p99 at the floor, as
+ *             the first design did. Over n sleeps within reach in one mode
+ *             the misses are exactly m (n + ln(g_end / g_start) / ln(1 /
+ *             down)) while the bounds do not bind: the share is held at m,
+ *             not merely aimed at.
+ *             A quantile as far out as the tail's needs many sleeps to
+ *             find: its steps make the guard halve within
+ *             WAITER_ADAPT_HALVE_NS when no sleep misses, but over no fewer
+ *             than WAITER_ADAPT_MIN_STEPS periods, which keeps a miss's step
+ *             near x1.26 and the guard steady between misses that come a
+ *             thousand or more sleeps apart; the body's halve within
+ *             WAITER_ADAPT_BODY_HALVE_NS (WAITER_ADAPT_BODY_MIN_STEPS).
+ *             The guard stays within [min_guard, max_guard], max_guard
+ *             being at most WAITER_ADAPT_BUDGET_PCT of the period: the
+ *             spin's budget.
  *             CPU: roughly (guard - typical sleep lateness) / period.
  *
  * Cost. waiter_wait allocates nothing and makes no system call besides the
@@ -76,13 +92,23 @@ enum waiter_strategy {
  * of spinning with a vDSO clock read of 20-50 ns. */
 #define WAITER_BUSY_YIELD_EVERY 1000
 /* Adaptive: the share of sleeps allowed to wake after the deadline (parts
- * per million; below 1% so the p99 of the lateness is the spin's; the lower,
- * the higher the guard and the CPU it costs), how fast
- * the guard halves when none does, and the fewest periods that adaptation
- * is spread over at slow rates (fewer would make each step too coarse). */
-#define WAITER_ADAPT_MISS_PPM 8000
-#define WAITER_ADAPT_HALVE_NS INT64_C(500000000)
-#define WAITER_ADAPT_MIN_STEPS 200
+ * per million; below 0.1% so the p99.9 of the lateness is the spin's; the
+ * lower, the higher the guard and the CPU it costs), how fast the guard
+ * halves when none does, and the fewest periods that adaptation is spread
+ * over (fewer would make each step too coarse for a quantile this far out:
+ * a miss multiplies the guard by 2^((1 - m) / (m steps))). The body's
+ * (below 1%: the p99 at the floor), when the tail is out of reach: stalls
+ * beyond the largest guard above WAITER_ADAPT_REACH_PPM of the last
+ * WAITER_ADAPT_REACH_SLEEPS or so sleeps (what the 0.1% budget leaves
+ * beside the tail's own misses). */
+#define WAITER_ADAPT_MISS_PPM 600
+#define WAITER_ADAPT_HALVE_NS INT64_C(5000000000)
+#define WAITER_ADAPT_MIN_STEPS 5000
+#define WAITER_ADAPT_BODY_MISS_PPM 8000
+#define WAITER_ADAPT_BODY_HALVE_NS INT64_C(500000000)
+#define WAITER_ADAPT_BODY_MIN_STEPS 200
+#define WAITER_ADAPT_REACH_PPM 400
+#define WAITER_ADAPT_REACH_SLEEPS 5000
 /* Adaptive bounds: below a few us the spin can't absorb a clock read plus a
  * context switch; the ceiling keeps a noisy machine from turning adaptive into
  * busy-waiting: at most WAITER_ADAPT_BUDGET_PCT of each period is spent
@@ -119,6 +145,8 @@ struct waiter_counters {
 	int64_t hybrid_entry_ns;   /* hybrid: the remaining wait it was chosen for, last time */
 	uint64_t adapt_samples; /* adaptive: sleeps learnt from */
 	uint64_t adapt_misses;  /* adaptive: of which woke after the deadline */
+	uint64_t adapt_beyond;  /* adaptive: of those, later than max_guard: no step */
+	uint64_t adapt_body;    /* adaptive: sleeps learnt with the body's target (tail out of reach) */
 };
 
 struct waiter {
@@ -135,8 +163,10 @@ struct waiter {
 	int64_t adapt_guard_ns; /* the guard in use (adapt_g rounded) */
 	int64_t adapt_min_ns, adapt_max_ns;
 	double adapt_g;         /* the guard, ns, as learnt */
-	double adapt_up;        /* factor per miss, > 1 */
+	double adapt_up;        /* factor per miss, > 1 (the tail's target) */
 	double adapt_down;      /* factor per sleep in time, < 1 */
+	double adapt_body_up, adapt_body_down; /* the same for the body's target */
+	double adapt_beyond_share; /* recent sleeps later than max_guard (average) */
 	struct waiter_counters c;
 };
 
@@ -177,7 +207,14 @@ static inline const struct waiter_counters *waiter_counters(const struct waiter 
 enum waiter_hybrid_branch waiter_hybrid_branch(const struct waiter *w, int64_t remaining_ns);
 /* Adaptive: learn from one sleep that aimed at deadline - guard (the guard in
  * use, waiter_adapt_guard()) and woke sleep_late_ns after that: a miss if it
- * woke after the deadline. Returns 1 for a miss, else 0. */
+ * woke after the deadline; beyond reach, and no step, if it woke later than
+ * the largest guard allowed. Returns 1 for a miss, else 0. */
+/* Adaptive: is the tail (the p99.9) within reach, so that the tail's target
+ * is in force, not the body's? */
+static inline int waiter_adapt_tail(const struct waiter *w)
+{
+	return w->adapt_beyond_share * 1e6 <= WAITER_ADAPT_REACH_PPM;
+}
 int waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns);
 /* CLOCK_MONOTONIC now, in ns; -errno on failure (never in practice). */
 int64_t waiter_now(void);

@@ -557,6 +557,26 @@ START_TEST(test_stale_and_gone)
 }
 END_TEST
 
+/* A reload that finds a managed thread gone before its exit was noticed
+ * (the daemon was stopped, or the notice is still queued): its tid, which
+ * may name another thread by now, is not written; the entry goes. */
+START_TEST(test_reapply_gone)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct worker wk;
+	size_t writes;
+
+	worker_start(&wk);
+	add(wk.tid, 0, &s);
+	writes = sched_record_n();
+	worker_stop(&wk);
+	registry_reapply(r, c);
+	ck_assert_uint_eq(sched_record_n(), writes);
+	ck_assert_ptr_null(registry_find(r, wk.tid));
+	ck_assert_uint_eq(registry_n_threads(r), 0);
+}
+END_TEST
+
 /* Exits noticed by the connector and by a rescan. */
 START_TEST(test_exit_paths)
 {
@@ -700,6 +720,52 @@ START_TEST(test_reapply)
 }
 END_TEST
 
+/* A reload reads a process's rlimits once for all its threads (they are per
+ * process), but afresh in every pass: RLIMIT_RTTIME lowered to 0 between
+ * two reloads restores every thread of the process at the second, and a
+ * registration after the pass reads the limit again. */
+START_TEST(test_reapply_rttime_per_pass)
+{
+	struct sched_spec s;
+	struct grant_request q = no_req;
+	struct task_sched before_a, before_b;
+	struct rlimit old, rl;
+	struct worker a, b;
+	char msg[512];
+
+	config_free(c);
+	c = unit_config(dir, "[rule audio]\npolicy = fifo\npriority = 30\n");
+	worker_start(&a);
+	worker_start(&b);
+	ck_assert_int_eq(task_sched_read(a.tid, &before_a), 0);
+	ck_assert_int_eq(task_sched_read(b.tid, &before_b), 0);
+	snprintf(q.role, sizeof(q.role), "audio");
+	ck_assert_int_eq(grant_resolve(c, &q, &s, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(registry_add_thread(r, a.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
+					     sizeof(msg)), 0);
+	ck_assert_int_eq(registry_add_thread(r, b.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
+					     sizeof(msg)), 0);
+	registry_reapply(r, c); /* the limits as they are: both stay */
+	ck_assert_ptr_nonnull(registry_find(r, a.tid));
+	ck_assert_ptr_nonnull(registry_find(r, b.tid));
+
+	ck_assert_int_eq(getrlimit(RLIMIT_RTTIME, &old), 0);
+	rl = old;
+	rl.rlim_cur = 0;
+	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &rl), 0);
+	registry_reapply(r, c);
+	ck_assert_ptr_null(registry_find(r, a.tid));
+	ck_assert_ptr_null(registry_find(r, b.tid));
+	assert_same(&sched_record_last(a.tid)->s, &before_a);
+	assert_same(&sched_record_last(b.tid)->s, &before_b);
+	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &old), 0);
+	ck_assert_int_eq(registry_add_thread(r, a.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
+					     sizeof(msg)), 0);
+	worker_stop(&a);
+	worker_stop(&b);
+}
+END_TEST
+
 /* The watchdog's cooldown: real time is held back, and given at promote. */
 START_TEST(test_hold_and_promote)
 {
@@ -831,10 +897,12 @@ int main(void)
 	tcase_add_test(tc, test_new_thread_limits);
 	tcase_add_test(tc, test_rescan_keeps_own_registration);
 	tcase_add_test(tc, test_stale_and_gone);
+	tcase_add_test(tc, test_reapply_gone);
 	tcase_add_test(tc, test_exit_paths);
 	tcase_add_test(tc, test_write_fails);
 	tcase_add_test(tc, test_rttime_zero);
 	tcase_add_test(tc, test_reapply);
+	tcase_add_test(tc, test_reapply_rttime_per_pass);
 	tcase_add_test(tc, test_hold_and_promote);
 	tcase_add_test(tc, test_hold_keys);
 	tcase_add_test(tc, test_observer);

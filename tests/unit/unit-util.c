@@ -3,10 +3,12 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -124,6 +126,81 @@ uint64_t unit_starttime(pid_t tid)
 	return st.starttime;
 }
 
+static int saved_stderr = -1;
+static char log_path[] = "/tmp/rtschedd-unit-log.XXXXXX";
+
+void unit_log_capture(void)
+{
+	int fd;
+
+	strcpy(log_path, "/tmp/rtschedd-unit-log.XXXXXX");
+	fd = mkstemp(log_path);
+	ck_assert_int_ge(fd, 0);
+	fflush(stderr);
+	saved_stderr = dup(2);
+	ck_assert_int_ge(saved_stderr, 0);
+	dup2(fd, 2);
+	close(fd);
+}
+
+const char *unit_log_captured(void)
+{
+	static char text[16384];
+	ssize_t n;
+	int fd;
+
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	unlink(log_path);
+	text[n > 0 ? n : 0] = '\0';
+	return text;
+}
+
+int unit_count(const char *text, const char *what)
+{
+	int k = 0;
+
+	for (const char *p = text; (p = strstr(p, what)); p++)
+		k++;
+	return k;
+}
+
+static unsigned skipped;
+
+void unit_skip(const char *what)
+{
+	fprintf(stderr, "SKIP: %s\n", what);
+	skipped++;
+}
+
+/* A thread that tries to make itself SCHED_FIFO 10, and goes. */
+static void *try_realtime(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 10 };
+
+	*(int *)arg = sched_setscheduler(0, SCHED_FIFO, &sp);
+	return NULL;
+}
+
+bool unit_can_realtime(void)
+{
+	pthread_t th;
+	int r = -1;
+
+	/* a thread of its own, not a child process: the kernel checks the
+	 * thread's privilege, and a child would end under valgrind with
+	 * memcheck's exit code for check's memory it never frees */
+	if (pthread_create(&th, NULL, try_realtime, &r) != 0)
+		return false;
+	pthread_join(th, NULL);
+	return r == 0;
+}
+
 int unit_run(Suite *s)
 {
 	SRunner *sr = srunner_create(s);
@@ -132,5 +209,7 @@ int unit_run(Suite *s)
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	return failed ? 1 : 0;
+	if (failed)
+		return 1;
+	return skipped ? 77 : 0;
 }

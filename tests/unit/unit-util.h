@@ -49,7 +49,23 @@ void worker_stop(struct worker *w);
 /* The start time of a live thread (/proc/TID/stat field 22). */
 uint64_t unit_starttime(pid_t tid);
 
-/* Run the suite s (freed here) and give main()'s exit status: 1 if a test failed. */
+/* What the daemon's code logs (to stderr) from unit_log_capture() on, as
+ * unit_log_captured() returns it, giving stderr back (a static buffer, the
+ * first 16 KiB). */
+void unit_log_capture(void);
+const char *unit_log_captured(void);
+/* How many times `what` occurs in text. */
+int unit_count(const char *text, const char *what);
+
+/* Cases that need what this run lacks (root, CAP_SYS_NICE) are not added to
+ * the suite; unit_skip() says which and why, on stderr. */
+void unit_skip(const char *what);
+/* Whether a thread of this process may make itself SCHED_FIFO 10 (what a
+ * real-time case needs: CAP_SYS_NICE or RLIMIT_RTPRIO), tried in a thread. */
+bool unit_can_realtime(void);
+/* Run the suite s (freed here) and give main()'s exit status: 1 if a test
+ * failed, else 77 (automake's SKIP) if unit_skip() left cases out, else 0:
+ * a run that could not test everything never reads as a pass. */
 int unit_run(Suite *s);
 
 #endif

@@ -10,6 +10,7 @@
 #include "daemon/config/config.h"
 #include "daemon/core/registry.h"
 #include "daemon/diag/diag.h"
+#include "daemon/sys/proc.h"
 
 #define REG_BUCKETS 4096
 
@@ -38,6 +39,13 @@ struct registry {
 	char last_diag[DIAG_CODE_MAX];            /* the diagnosis of the last apply that failed */
 	struct reg_recent recent[REG_RECENT_MAX]; /* a ring; recent_head is the next slot */
 	size_t recent_head, n_recent;
+	/* during registry_reapply only: the last process whose rlimits were read
+	 * (they are per process; reading /proc/PID/limits per thread was over
+	 * half of a reload of 10,000 threads) */
+	bool limits_pass;
+	pid_t limits_pid;
+	int limits_err;
+	struct proc_rlimits limits;
 };
 
 /* Tell the observer (the state journal) what changed. */

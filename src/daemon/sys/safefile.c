@@ -29,7 +29,7 @@ static bool safe_ancestor(const struct stat *st)
 
 int safefile_dir(const char *path, bool strict, bool create, char *base, size_t baselen, char *why, size_t whylen)
 {
-	char dir[PATH_MAX], real[PATH_MAX], *slash, *comp, *save = NULL;
+	char dir[PATH_MAX], real[PATH_MAX], at[PATH_MAX] = "/", *slash, *comp, *save = NULL;
 	int fd, r;
 
 	why[0] = '\0';
@@ -69,7 +69,7 @@ int safefile_dir(const char *path, bool strict, bool create, char *base, size_t 
 		if (strict && (last ? !private_dir(&st) : !safe_ancestor(&st))) {
 			snprintf(why, whylen, "%s: directory %s belongs to uid %u and has mode %04o; a file there can "
 				 "be replaced by others (make it root's and not group- or world-writable, or choose "
-				 "another path)", path, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+				 "another path)", path, at, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 			r = -EPERM;
 			goto fail;
 		}
@@ -92,6 +92,9 @@ int safefile_dir(const char *path, bool strict, bool create, char *base, size_t 
 		}
 		close(fd);
 		fd = nfd;
+		/* the path walked so far, for the message */
+		size_t n = strlen(at);
+		snprintf(at + n, sizeof(at) - n, "%s%s", n > 1 ? "/" : "", comp);
 	}
 fail:
 	close(fd);

@@ -1,0 +1,291 @@
+/* test-trip.c: the watchdog's choice of culprits at a trip (watchdog/trip.c,
+ * watchdog-demote = culprit), on real threads of the test measured by the
+ * watchdog's own /proc scan (scan.c): per starved CPU, the real-time threads
+ * that may run there and used its time since the scan began are named with
+ * what they ran, and those rtschedd manages are set to SCHED_OTHER by the
+ * kernel; an idle real-time thread on the same CPU, one that may only run on
+ * another CPU and a SCHED_OTHER one are not named; one rtschedd does not
+ * manage (a stale entry: its tid's start time changed) is named but keeps
+ * its policy; when the real-time threads together ran too little the trip
+ * blames no one. What each thread ran is real CPU time (each spins
+ * until its own clock says so), so nothing depends on the machine's speed.
+ * Needs a process that may be real-time (CAP_SYS_NICE): skipped without. */
+#include "autoconfig.h"
+
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/sys/proc.h"
+#include "daemon/watchdog/safety_int.h"
+
+/* unit-util.h's, which cannot come with safety_int.h (each has a struct worker) */
+void unit_skip(const char *what);
+bool unit_can_realtime(void);
+int unit_run(Suite *s);
+
+#define THRESHOLD_NS (20 * MSEC)
+#define SPIN_NS (60 * MSEC)
+
+/* A thread of the test: runs as told, spins SPIN_NS of its own CPU time at
+ * each `go`, and blocks in between (no wake-ups: an idle thread's run time
+ * stays near 0 however slow the machine). */
+struct spinner {
+	pthread_t th;
+	pid_t tid;
+	sem_t up, go, done;
+	volatile bool stop;
+};
+
+static void *spinner_main(void *arg)
+{
+	struct spinner *sp = arg;
+	struct timespec t0, t;
+
+	sp->tid = gettid();
+	sem_post(&sp->up);
+	for (;;) {
+		while (sem_wait(&sp->go) < 0)
+			;
+		if (sp->stop)
+			return NULL;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+		do
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+		while ((uint64_t)(t.tv_sec - t0.tv_sec) * NSEC + (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec < SPIN_NS);
+		sem_post(&sp->done);
+	}
+}
+
+/* Start it on `cpu` with policy/prio. */
+static void spinner_start(struct spinner *sp, int cpu, int policy, int prio)
+{
+	struct sched_param p = { .sched_priority = prio };
+	cpu_set_t one;
+
+	memset(sp, 0, sizeof(*sp));
+	sem_init(&sp->up, 0, 0);
+	sem_init(&sp->go, 0, 0);
+	sem_init(&sp->done, 0, 0);
+	ck_assert_int_eq(pthread_create(&sp->th, NULL, spinner_main, sp), 0);
+	while (sem_wait(&sp->up) < 0)
+		;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	ck_assert_int_eq(pthread_setaffinity_np(sp->th, sizeof(one), &one), 0);
+	ck_assert_int_eq(pthread_setschedparam(sp->th, policy, &p), 0);
+}
+
+static void spinner_spin(struct spinner *sp)
+{
+	sem_post(&sp->go);
+	while (sem_wait(&sp->done) < 0)
+		;
+}
+
+static void spinner_stop(struct spinner *sp)
+{
+	sp->stop = true;
+	sem_post(&sp->go);
+	pthread_join(sp->th, NULL);
+}
+
+static int policy_of(pid_t tid)
+{
+	return sched_getscheduler(tid) & ~SCHED_RESET_ON_FORK;
+}
+
+/* A watchdog that has published `sp` (each on `cpu[i]`'s CPU set), its
+ * scan started now and a first reading taken: just what trip.c reads. */
+static struct safety s;
+static struct snapshot snap;
+static struct safety_entry entries[8];
+static cpu_set_t sets[8];
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct safety_entry *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static void publish(struct spinner **sp, const int *cpu, size_t n, size_t stale)
+{
+	struct proc_stat st;
+	long tck = sysconf(_SC_CLK_TCK);
+
+	memset(&s, 0, sizeof(s));
+	atomic_store(&s.threshold_ns, THRESHOLD_NS);
+	s.notify = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(s.notify, 0);
+	s.clk_tck = tck > 0 ? tck : 100;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(proc_read_stat_at(NULL, getpid(), sp[i]->tid, &st), 0);
+		/* the stale one: its tid names another thread now */
+		entries[i] = (struct safety_entry){ sp[i]->tid, getpid(), st.starttime + (i == stale), i };
+		CPU_ZERO(&sets[i]);
+		CPU_SET(cpu[i], &sets[i]);
+	}
+	qsort(entries, n, sizeof(entries[0]), by_tid);
+	snap = (struct snapshot){ .n = n, .n_cpusets = n, .threads = entries, .cpusets = sets };
+	atomic_store(&s.snap, &snap);
+	s.scan = calloc(1, sizeof(*s.scan));
+	ck_assert_ptr_nonnull(s.scan);
+	ck_assert_int_eq(safety_scan_init(s.scan), 0);
+	safety_scan_begin(s.scan, safety_now_ns(CLOCK_MONOTONIC),
+			  safety_now_ns(CLOCK_BOOTTIME) / (NSEC / (uint64_t)s.clk_tck));
+	safety_scan_run(s.scan);   /* the baseline: what ran before does not count */
+}
+
+static void unpublish(void)
+{
+	close(s.scan->proc);
+	free(s.scan);
+	close(s.notify);
+}
+
+/* The record's entry for tid, or NULL. */
+static const struct safety_culprit *culprit_of(pid_t tid)
+{
+	for (size_t i = 0; i < s.trip.n; i++)
+		if (s.trip.c[i].tid == tid)
+			return &s.trip.c[i];
+	return NULL;
+}
+
+/* CPU 0 starved: the managed real-time spinner there is demoted; the one
+ * there idle in the window (it ran before), the spinner pinned elsewhere
+ * and the SCHED_OTHER spinner are not named and keep theirs; a real-time
+ * spinner rtschedd does not manage (its entry's start time is another
+ * thread's) is named with what it ran but keeps its policy. */
+START_TEST(test_culprits)
+{
+	struct spinner culprit, idle, elsewhere, other, stale;
+	struct spinner *all[] = { &culprit, &idle, &elsewhere, &other, &stale };
+	int cpus[] = { 0, 0, 1, 0, 0 };
+	const struct safety_culprit *c;
+	cpu_set_t starved;
+	uint64_t v;
+
+	spinner_start(&culprit, 0, SCHED_FIFO, 1);
+	spinner_start(&idle, 0, SCHED_FIFO, 2);
+	spinner_start(&elsewhere, 1, SCHED_FIFO, 3);
+	spinner_start(&other, 0, SCHED_OTHER, 0);
+	spinner_start(&stale, 0, SCHED_FIFO, 4);
+	spinner_spin(&idle);   /* before the window: not counted */
+	publish(all, cpus, 5, 4);
+	spinner_spin(&culprit);
+	spinner_spin(&elsewhere);
+	spinner_spin(&other);
+	spinner_spin(&stale);
+
+	CPU_ZERO(&starved);
+	CPU_SET(0, &starved);
+	safety_trip(&s, &starved, 3 * THRESHOLD_NS, safety_now_ns(CLOCK_MONOTONIC));
+	ck_assert_int_eq(atomic_load(&s.trip_state), TRIP_READY);
+	ck_assert_int_eq(read(s.notify, &v, sizeof(v)), (ssize_t)sizeof(v));   /* the main loop is told */
+	ck_assert_uint_eq(s.trip.n_demoted, 1);
+	ck_assert_uint_eq(s.trip.n_failed, 0);
+	ck_assert_ptr_nonnull(c = culprit_of(culprit.tid));
+	ck_assert(c->managed && c->demoted);
+	ck_assert_int_eq(c->pid, getpid());
+	ck_assert_int_eq(c->cpu, 0);
+	ck_assert_int_eq(c->policy, SCHED_FIFO);
+	ck_assert_int_eq(c->priority, 1);
+	ck_assert_uint_ge(c->ran_ns, SPIN_NS / 2);
+	ck_assert_ptr_nonnull(c = culprit_of(stale.tid));
+	ck_assert(!c->managed && !c->demoted);
+	ck_assert_ptr_null(culprit_of(idle.tid));
+	ck_assert_ptr_null(culprit_of(elsewhere.tid));
+	ck_assert_ptr_null(culprit_of(other.tid));
+	/* what the kernel says */
+	ck_assert_int_eq(policy_of(culprit.tid), SCHED_OTHER);
+	ck_assert_int_eq(policy_of(idle.tid), SCHED_FIFO);
+	ck_assert_int_eq(policy_of(elsewhere.tid), SCHED_FIFO);
+	ck_assert_int_eq(policy_of(other.tid), SCHED_OTHER);
+	ck_assert_int_eq(policy_of(stale.tid), SCHED_FIFO);
+	unpublish();
+	for (size_t i = 0; i < 5; i++)
+		spinner_stop(all[i]);
+}
+END_TEST
+
+/* Only an idle real-time thread there: it did not starve the CPU, so
+ * nothing is named or demoted; the main loop gets the CPU's total to log. */
+START_TEST(test_no_culprit)
+{
+	struct spinner idle, *all[] = { &idle };
+	int cpus[] = { 0 };
+	cpu_set_t starved;
+
+	spinner_start(&idle, 0, SCHED_FIFO, 2);
+	spinner_spin(&idle);   /* before the window */
+	publish(all, cpus, 1, SIZE_MAX);
+	CPU_ZERO(&starved);
+	CPU_SET(0, &starved);
+	safety_trip(&s, &starved, 3 * THRESHOLD_NS, safety_now_ns(CLOCK_MONOTONIC));
+	ck_assert_uint_eq(s.trip.n_demoted, 0);
+	ck_assert_ptr_null(culprit_of(idle.tid));
+	ck_assert_uint_eq(s.trip.n_cpu_sum, 1);
+	ck_assert_int_eq(s.trip.cpu_sum[0].cpu, 0);
+	ck_assert_int_eq(policy_of(idle.tid), SCHED_FIFO);
+	unpublish();
+	spinner_stop(&idle);
+}
+END_TEST
+
+/* Two real-time spinners on the starved CPU, each half of what ran there:
+ * both are culprits, each named and demoted. */
+START_TEST(test_two_culprits)
+{
+	struct spinner a, b, *all[] = { &a, &b };
+	int cpus[] = { 0, 0 };
+	cpu_set_t starved;
+
+	spinner_start(&a, 0, SCHED_FIFO, 1);
+	spinner_start(&b, 0, SCHED_RR, 5);
+	publish(all, cpus, 2, SIZE_MAX);
+	spinner_spin(&a);
+	spinner_spin(&b);
+	CPU_ZERO(&starved);
+	CPU_SET(0, &starved);
+	safety_trip(&s, &starved, 3 * THRESHOLD_NS, safety_now_ns(CLOCK_MONOTONIC));
+	ck_assert_uint_eq(s.trip.n_demoted, 2);
+	ck_assert_ptr_nonnull(culprit_of(a.tid));
+	ck_assert_ptr_nonnull(culprit_of(b.tid));
+	ck_assert_int_eq(culprit_of(b.tid)->policy, SCHED_RR);
+	ck_assert_int_eq(policy_of(a.tid), SCHED_OTHER);
+	ck_assert_int_eq(policy_of(b.tid), SCHED_OTHER);
+	unpublish();
+	spinner_stop(&a);
+	spinner_stop(&b);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *su = suite_create("trip");
+	TCase *tc = tcase_create("culprits");
+
+	tcase_set_timeout(tc, 60);
+	if (!unit_can_realtime()) {
+		unit_skip("test-trip: this process may not be real-time (no CAP_SYS_NICE)");
+	} else if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		unit_skip("test-trip: needs 2 CPUs (a real-time thread pinned to the other one)");
+	} else {
+		tcase_add_test(tc, test_culprits);
+		tcase_add_test(tc, test_no_culprit);
+		tcase_add_test(tc, test_two_culprits);
+	}
+	suite_add_tcase(su, tc);
+	return unit_run(su);
+}
