@@ -194,6 +194,16 @@ START_TEST(test_share)
 	ran[1] = 19 * S / 10;
 	ck_assert_uint_eq(safety_pick_share(ran, 3, S, pick), 2);
 	ck_assert(pick[0] && pick[1] && !pick[2]);
+	/* as measured, one of them a little ahead: still both */
+	ran[0] = 191 * S / 100;
+	ran[1] = 187 * S / 100;
+	ck_assert_uint_eq(safety_pick_share(ran, 3, S, pick), 2);
+	ck_assert(pick[0] && pick[1] && !pick[2]);
+	/* an innocent at 40% beside a runaway at 60%: the runaway alone */
+	ran[0] = 24 * S / 10;
+	ran[1] = 16 * S / 10;
+	ck_assert_uint_eq(safety_pick_share(ran, 3, S, pick), 1);
+	ck_assert(pick[0] && !pick[1] && !pick[2]);
 	/* many small ones (a serial dodge's threads, as users they add up) */
 	uint64_t small[5] = { 5 * S / 10, 4 * S / 10, 3 * S / 10, 2 * S / 10, 1 * S / 10 };
 	bool p5[5];

@@ -215,9 +215,14 @@ uint64_t safety_window_push(struct safety_window *w, uint64_t stall_total);
 /* The thread that was running on `cpu`: real-time, state R, last on `cpu`;
  * the highest priority, then the most CPU time. Its index, or -1. */
 int safety_pick_culprit(const struct proc_stat *t, size_t n, int cpu);
+/* Whether `rest` of `total` is still about half or more: at least 15/32,
+ * so that of two runaways sharing a CPU equally, whose measured run times
+ * differ by a little, both are blamed, not the one that happened to run
+ * more; an innocent thread at 40% beside a runaway is not. */
+#define SAFETY_NEAR_HALF(rest, total) (32 * (uint64_t)(rest) >= 15 * (uint64_t)(total))
 /* Which of n runners (users, processes or threads) of a starved CPU to
  * blame, from what each ran there (ns): the biggest, until the rest ran
- * less than half of what all of them ran; none if all of them together ran
+ * less than (about) half of what all of them ran; none if all of them together ran
  * less than `threshold_ns` (the stall is not theirs). A runaway beside an
  * innocent thread using a quarter of the CPU is blamed alone. Sets pick[i];
  * returns how many. */

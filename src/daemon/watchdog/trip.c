@@ -46,8 +46,9 @@ size_t safety_pick_share(const uint64_t *ran, size_t n, uint64_t threshold_ns, b
 	}
 	if (total < threshold_ns)
 		return 0;
-	/* the biggest first while what is left ran at least half of it all */
-	for (rest = total; k < n && rest && 2 * rest >= total; k++) {
+	/* the biggest first while what is left ran at least half of it all (a
+	 * near half counts: two equal runaways, measured, differ by a little) */
+	for (rest = total; k < n && rest && SAFETY_NEAR_HALF(rest, total); k++) {
 		size_t top = n;
 		for (size_t i = 0; i < n; i++)
 			if (!pick[i] && (top == n || ran[i] > ran[top]))
@@ -155,7 +156,7 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 		 * user ran is at least half of it (what exited threads ran stays) */
 		for (size_t j = 0; j < m; j++)
 			sc->pick[j] = false;
-		while (rest && 2 * rest >= sc->uran[u]) {
+		while (rest && SAFETY_NEAR_HALF(rest, sc->uran[u])) {
 			size_t top = SIZE_MAX;
 			for (size_t j = 0; j < m; j++) {
 				const struct track *tr = &sc->t[sc->cand[j]];
