@@ -137,7 +137,8 @@ static double time_bpf(void)
 	struct bpfobs *o = NULL;
 	char why[256] = "";
 	double t0 = bench_now_us(), t;
-	int r = bpfobs_new(&o, 64, why, sizeof(why));
+	/* as the daemon loads it by default: with culprit tracking */
+	int r = bpfobs_new(&o, 64, true, why, sizeof(why));
 
 	t = bench_now_us() - t0;
 	if (r < 0) {

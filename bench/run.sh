@@ -19,6 +19,11 @@
 #   9. start-up (issue 28): exec -> READY=1 with and without the BPF
 #      observer, against the exec floor and the BPF load alone (the reload,
 #      SIGHUP -> READY=1 with 10,000 threads, is in section 4)
+#  10. culprits of late wake-ups (issue 27): a FIFO 10 cyclictest at 1 kHz
+#      with known noise on its CPU (a FIFO 50 spinner, a task in long
+#      system calls, loopback softirq load, nothing): how often `rtschedctl
+#      why` ranks the injected culprit first; the cost of culprit tracking
+#      at 1 kHz (the programs' run time and the daemon's CPU time)
 # Each prints a table and the machine it ran on, and writes CSV and PNG
 # files under bench/results/ (summary.md: the README's tables).
 # BENCH_QUICK=1: about 50 seconds instead of about 5 minutes.
@@ -63,7 +68,13 @@ obs_stats_restore() {
 }
 
 STARTED=$(date +%s)
-trap 'bg_stop_all; obs_stats_restore; rm -rf "$TMP"' EXIT
+# rps_cpus of lo as it was before section 10's loopback case set it
+WHY_RPS_RESTORE=
+why_rps_restore() {
+	[ -n "$WHY_RPS_RESTORE" ] && echo "$WHY_RPS_RESTORE" >/sys/class/net/lo/queues/rx-0/rps_cpus
+	WHY_RPS_RESTORE=
+}
+trap 'bg_stop_all; obs_stats_restore; why_rps_restore; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 # everything printed also goes to bench/results/bench.txt
 exec > >(tee "$RESULTS/bench.txt") 2>&1
@@ -1310,6 +1321,188 @@ bench_observed() {
 	} >>"$SUMMARY"
 }
 
+
+# --- 10. culprits of late wake-ups --------------------------------------------------------
+
+# why_prog_stats PID: "run_cnt run_time_ns" of all of PID's BPF programs
+why_prog_stats() {
+	local id c=0 t=0 a b
+	for id in $(obs_prog_ids "$1"); do
+		read -r a b < <(bpftool prog show id "$id" --json | jq -r '"\(.run_cnt // 0) \(.run_time_ns // 0)"')
+		c=$((c + a)); t=$((t + b))
+	done
+	echo "$c $t"
+}
+
+# why_cpu_ticks PID: the process's utime + stime in clock ticks
+why_cpu_ticks() {
+	local line f
+	read -r line <"/proc/$1/stat"
+	read -r -a f <<<"${line##*) }"
+	echo $((f[11] + f[12]))
+}
+
+# why_case CONF CASE SECONDS OUT: a fresh rtschedd with CONF; cyclictest
+# -p10 -a$WHY_CPU -i1000 registered with rule bench-why; the noise of CASE
+# (a spinner, b syscall, c udp with RPS to WHY_CPU, d none) for SECONDS;
+# `rtschedctl --json why` into OUT.json (and as text in OUT.txt), the jitter rows into
+# OUT.jitter. With WHY_COST=1 (case d only) also
+# OUT.cost: "t0 t1 run_cnt0 run_time_ns0 run_cnt1 run_time_ns1 ticks0
+# ticks1 CLK_TCK" around the window (bpf_stats_enabled on; the daemon's
+# BPF programs' totals and its utime + stime).
+why_case() {
+	local conf=$1 c=$2 secs=$3 out=$4 dpid cpid ctt npid ntid t0 t1 c0 c1 r0 r1 k0 k1
+	rm -f "$TMP/why-control"
+	bg_start dpid "$RTSCHEDD" --config "$conf" --socket "$TMP/why-control" 2>>"$TMP/why-daemon.log"
+	wait_for "$TMP/why-control" 5 || { broken "rtschedd did not start: $(tail -2 "$TMP/why-daemon.log")"; bg_stop "$dpid"; return 1; }
+	bg_start cpid cyclictest -q -m -a"$WHY_CPU" -p10 -i1000 -D $((secs + 30))
+	for _ in $(seq 100); do
+		ctt=$(ls /proc/"$cpid"/task 2>/dev/null | grep -vx "$cpid" | head -1)
+		[ -n "$ctt" ] && break
+		sleep 0.01
+	done
+	"$RTSCHEDCTL" --socket "$TMP/why-control" register --tid "$ctt" --role bench-why >/dev/null ||
+		{ broken "cyclictest's thread not registered"; bg_stop "$cpid"; bg_stop "$dpid"; return 1; }
+	npid=
+	case $c in
+	a) bg_start npid "$top_builddir/tests/spin-helper" --cpu "$WHY_CPU" --name spinner --mode duty --busy-ms 2 \
+		--period-ms 10 --seconds "$secs" >"$TMP/why-noise.out" ;;
+	b) bg_start npid "$top_builddir/tests/noise-helper" syscall --cpu "$WHY_CPU" --seconds "$secs" >"$TMP/why-noise.out" ;;
+	c) WHY_RPS_RESTORE=$(cat /sys/class/net/lo/queues/rx-0/rps_cpus)
+	   printf '%x\n' $((1 << WHY_CPU)) >/sys/class/net/lo/queues/rx-0/rps_cpus
+	   bg_start npid "$top_builddir/tests/noise-helper" udp --cpu 0 --seconds "$secs" --count 100000000 >"$TMP/why-noise.out" ;;
+	esac
+	if [ "$c" = a ]; then
+		for _ in $(seq 100); do grep -q '^tid ' "$TMP/why-noise.out" && break; sleep 0.01; done
+		ntid=$(sed -n 's/^tid \([0-9]*\) .*/\1/p' "$TMP/why-noise.out")
+		chrt -f -p 50 "$ntid"
+	fi
+	if [ -n "${WHY_COST:-}" ]; then
+		OBS_STATS_RESTORE=$(cat /proc/sys/kernel/bpf_stats_enabled)
+		echo 1 >/proc/sys/kernel/bpf_stats_enabled
+		read -r c0 r0 < <(why_prog_stats "$dpid")
+		k0=$(why_cpu_ticks "$dpid")
+		t0=$EPOCHREALTIME
+	fi
+	sleep "$secs"
+	if [ -n "${WHY_COST:-}" ]; then
+		t1=$EPOCHREALTIME
+		k1=$(why_cpu_ticks "$dpid")
+		read -r c1 r1 < <(why_prog_stats "$dpid")
+		obs_stats_restore
+		echo "$t0 $t1 $c0 $r0 $c1 $r1 $k0 $k1 $(getconf CLK_TCK)" >"$out.cost"
+	fi
+	[ -z "$npid" ] || bg_stop "$npid"
+	why_rps_restore
+	"$RTSCHEDCTL" --socket "$TMP/why-control" --json why "$ctt" >"$out.json"
+	"$RTSCHEDCTL" --socket "$TMP/why-control" why "$ctt" >"$out.txt"
+	"$RTSCHEDCTL" --socket "$TMP/why-control" --json jitter | jq -c ".[] | select(.tid == $ctt)" >"$out.jitter"
+	bg_stop "$cpid"
+	bg_stop "$dpid"
+}
+
+bench_why() {
+	local secs cost_secs c f n first late top share wake csv=$RESULTS/why.csv desc re kind
+	section "10. Culprits of late wake-ups: a FIFO 10 thread at 1 kHz against known noise on its CPU; the cost of culprit tracking"
+	command -v cyclictest >/dev/null || { skipped "cyclictest missing (apt-get install rt-tests)"; return; }
+	command -v bpftool >/dev/null || { skipped "bpftool missing (apt-get install bpftool)"; return; }
+	for p in tests/noise-helper tests/spin-helper; do
+		[ -x "$top_builddir/$p" ] || { skipped "$top_builddir/$p is not built (make $p)"; return; }
+	done
+	[ "$(nproc)" -ge 2 ] || { skipped "needs two CPUs"; return; }
+	WHY_CPU=$(( $(nproc) - 1 ))
+	secs=$(q 8 20)
+	cost_secs=$(q 10 30)
+	for cul in yes no; do
+		printf '[daemon]\nrate-limit = 0\nlog-level = warning\nwatchdog = no\nculprits = %s\n[rule bench-why]\npolicy = fifo\npriority = 10\ncpus = %s\nbudget-us = 100\n' \
+			"$cul" "$WHY_CPU" >"$TMP/why-$cul.conf"
+	done
+	j=$("$RTSCHEDD" --config "$TMP/why-yes.conf" --check 2>&1 | grep -E '^[A-Z]+ +bpf-')
+	case $j in
+	OK*bpf-observer*) ;;
+	*) skipped "this rtschedd cannot observe with BPF here: ${j:-rtschedd --check says nothing about it}"; return ;;
+	esac
+	echo "cyclictest -q -m -a$WHY_CPU -p10 -i1000 (SCHED_FIFO 10, 1 kHz), registered from outside with [rule bench-why]"
+	echo "(budget-us = 100: a wake-up more than 100 µs after its timer's expiry is late); for $secs s each, on CPU $WHY_CPU:"
+	echo "(a) a SCHED_FIFO 50 spinner in 2 ms bursts every 10 ms; (b) a SCHED_OTHER task in long system calls (pagemap"
+	echo "reads, ~3 ms each); (c) 64-byte UDP datagrams to 127.0.0.1 from CPU 0, steered to CPU $WHY_CPU by RPS on lo,"
+	echo "each made costly to receive by a 4,096-instruction socket filter (NET_RX softirq load); (d) nothing. A fresh rtschedd per case (watchdog off). \`rtschedctl --json why\`"
+	echo "after each: how many late wake-ups the injected culprit led (had the largest part of). Cost: case (d) for"
+	echo "$cost_secs s with culprits = yes, then no, kernel.bpf_stats_enabled = 1: all the daemon's BPF programs' run"
+	echo "time and the daemon's own CPU time (utime + stime), as a share of one CPU."
+	echo
+	bg_stop "$DPID"
+	echo "case,wakeups,late,worked_out,injected_led,top_culprit,top_share_pct,verdict" >"$csv"
+	printf '%-4s %-44s %8s %6s %7s %9s  %s\n' case noise wake-ups late "w. out" "inj. led" "top culprit (share of the delay)"
+	for c in a b c d; do
+		f=$TMP/why-case-$c
+		why_case "$TMP/why-yes.conf" "$c" "$secs" "$f" || continue
+		case $c in
+		a) desc="FIFO 50 spinner, 2 ms bursts"; kind=task; re='^spinner \(' ;;
+		b) desc="SCHED_OTHER task in long system calls"; kind=kernel; re='^noise-syscall ' ;;
+		c) desc="loopback UDP, softirq steered by RPS"; kind=softirq; re='^softirq NET_RX$' ;;
+		d) desc="nothing"; kind=none; re='^(spinner|noise-)' ;;
+		esac
+		wake=$(jq '.thread.wakeups // 0' "$f.json")
+		late=$(jq '.thread.late // 0' "$f.json")
+		n=$(jq '.thread.explained // 0' "$f.json")
+		if [ "$c" = d ]; then
+			first=$(jq --arg re "$re" '[.culprits[]? | select(.name | test($re)) | .first] | add // 0' "$f.json")
+		else
+			first=$(jq --arg k "$kind" --arg re "$re" '[.culprits[]? | select(.kind == $k and (.name | test($re))) | .first] | add // 0' "$f.json")
+		fi
+		top=$(jq -r '.culprits[0].name // "-"' "$f.json")
+		share=$(jq -r '.culprits[0].share_pct // 0' "$f.json")
+		cp "$f.txt" "$RESULTS/why-$c.txt"
+		# no commas inside a field: the names' and the verdict's become semicolons
+		echo "$c,$wake,$late,$n,$first,${top//,/;},$share,$(jq -r '.verdict' "$f.json" | tr ',' ';')" >>"$csv"
+		printf '%-4s %-44s %8s %6s %7s %9s  %s (%s%%)\n' "($c)" "$desc" "$wake" "$late" "$n" "$first" "$top" "$share"
+	done
+	# the cost at 1 kHz, nothing injected: culprit tracking on, then off
+	for cul in yes no; do
+		WHY_COST=1 why_case "$TMP/why-$cul.conf" d "$cost_secs" "$TMP/why-cost-$cul" || true
+	done
+	bg_start DPID "$RTSCHEDD" --config "$TMP/bench.conf" --socket "$TMP/control"
+	wait_for "$TMP/control" 5 || broken "the bench's rtschedd did not start again"
+	{
+		echo "| case | noise on CPU $WHY_CPU | wake-ups | late (> 100 µs) | worked out | led by the injected culprit | top culprit (share of the delay) |"
+		echo "|---|---|---|---|---|---|---|"
+		awk -F, 'NR > 1 { printf "| (%s) | %s | %s | %s | %s | %s | %s (%s%%) |\n", $1, $1 == "a" ? "SCHED_FIFO 50 spinner, 2 ms bursts every 10 ms" : $1 == "b" ? "SCHED_OTHER task in long system calls" : $1 == "c" ? "loopback UDP, its softirq steered here by RPS" : "nothing", $2, $3, $4, $1 == "d" ? "-" : $5, $6, $7 }' "$csv"
+		echo
+		echo "| target | measured | verdict |"
+		echo "|---|---|---|"
+		# (printf's arguments in parentheses: a bare > there is a redirection)
+		awk -F, 'NR > 1 && $1 != "d" { pct = $4 > 0 ? 100 * $5 / $4 : 0
+				v = ($4 >= 20 && pct >= 95) ? "met" : ($4 < 20 ? "NOT MET (fewer than 20 late wake-ups)" : "NOT MET")
+				printf("| (%s) the injected culprit leads >= 95%% of late wake-ups | %d of %d (%.1f%%) | %s |\n", $1, $5, $4, pct, v) }
+			NR > 1 && $1 == "d" { printf("| (d) no noise program named when none runs | %d late wake-ups led by one | %s |\n", $5, $5 == 0 ? "met" : "NOT MET") }' "$csv"
+		for cul in yes no; do
+			[ -s "$TMP/why-cost-$cul.cost" ] || continue
+			awk -v cul="$cul" '{ secs = $2 - $1; ev = $5 - $3; ns = $6 - $4; cpu = ($8 - $7) / $9
+				bpf = 100 * ns / (secs * 1e9); d = 100 * cpu / secs
+				on = cul == "yes" ? "on" : "off"
+				printf "| culprit tracking %s, 1 kHz: BPF programs (all, kernel.bpf_stats_enabled) | %.0f ns per event, %.0f events/s: %.3f%% of one CPU | - |\n", on, ev ? ns / ev : 0, ev / secs, bpf
+				printf "| culprit tracking %s, 1 kHz: rtschedd'"'"'s own CPU time (utime + stime) | %.2f s in %.0f s: %.3f%% of one CPU | - |\n", on, cpu, secs, d
+				if (on == "on")
+					printf "| culprit tracking on, 1 kHz: at most 1%% of one CPU (programs + daemon) | %.3f%% | %s |\n", bpf + d, bpf + d <= 1 ? "met" : "NOT MET"
+			}' "$TMP/why-cost-$cul.cost"
+		done
+	} >"$RESULTS/why.md"
+	echo
+	cat "$RESULTS/why.md"
+	for c in a b c d; do
+		[ -s "$TMP/why-case-$c.json" ] && echo "verdict ($c): $(jq -r .verdict "$TMP/why-case-$c.json")"
+	done
+	{
+		echo
+		echo "### Culprits of late wake-ups: a FIFO 10 thread at 1 kHz against known noise"
+		echo
+		cat "$RESULTS/why.md"
+		echo
+		echo "cyclictest at SCHED_FIFO 10, 1 kHz, on CPU $WHY_CPU, registered with budget-us = 100; $secs s per case, a fresh rtschedd each. Per case in why.csv (with \`rtschedctl why\`'s verdict)."
+	} >>"$SUMMARY"
+}
+
 # other programs' real-time threads, sampled all along (see bench-rtwatch.c)
 RTW=
 if [ -x "$B/bench-rtwatch" ]; then
@@ -1342,13 +1535,13 @@ foreign_rt() {
 		"$TMP/rtwatch.log"
 }
 
-for sec in 1 2 3 4 5 6 7 8 9; do
+for sec in 1 2 3 4 5 6 7 8 9 10; do
 	want $sec || continue
 	ts=$(date +%s)
 	SECTION=$sec
 	read -r up0 _ </proc/uptime
 	read -r load0 _ </proc/loadavg
-	prefix=(x register jitter strategies footprint match fidelity hist observed startup)
+	prefix=(x register jitter strategies footprint match fidelity hist observed startup why)
 	rm -f "$RESULTS/${prefix[$sec]}"*
 	case $sec in
 	1) bench_register ;;
@@ -1360,6 +1553,7 @@ for sec in 1 2 3 4 5 6 7 8 9; do
 	7) bench_hist ;;
 	8) bench_observed ;;
 	9) bench_startup ;;
+	10) bench_why ;;
 	esac
 	SECTION=$sec
 	case $sec in
@@ -1372,6 +1566,7 @@ for sec in 1 2 3 4 5 6 7 8 9; do
 	7) expect hist.txt ;;
 	8) expect observed.md ;;
 	9) expect startup.md ;;
+	10) expect why.md ;;
 	esac
 	read -r up1 _ </proc/uptime
 	foreign_rt "$up0" "$up1" "$TMP/foreign-short.txt"

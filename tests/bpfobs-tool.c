@@ -11,6 +11,8 @@
  *   -d        drop CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN from every set
  *             (bounding too) after loading and before watching; prints the
  *             capabilities left and what the bpf() syscall says afterwards
+ *   -c NS     culprit tracking: wake-ups later than NS ns are late; their
+ *             records are read (after -d's drop too) and counted
  *   -m        with -x, watch the main thread too
  *   -n N      slots (max_threads), default 64
  *   -o FILE   write the report there instead of stdout
@@ -22,7 +24,10 @@
  * thread had made when watching began; t: CLOCK_MONOTONIC seconds), "thread tid= sleeps=" (voluntary
  * switches while watched; -1 if it exited), "hist tid= kind=timer|wakeup
  * count= lost= early= p50_ns= p90_ns= p99_ns= p999_ns= max_ns= mean_ns=", "stats",
- * "prog", and with -x "child exit=". Exit 0, 1 on a failure, 2 on bad usage. */
+ * "prog", with -c "late tid= timer= wakeup= dropped= records= segments="
+ * (records: those read for the thread; segments: the ones they held inside
+ * their windows), and with -x "child exit=". Exit 0, 1 on a failure, 2 on
+ * bad usage. */
 #ifdef HAVE_CONFIG_H
 #include "autoconfig.h"
 #endif
@@ -60,6 +65,9 @@ static FILE *out;
 static pid_t watched[MAX_WATCH];
 static long long nvcsw0[MAX_WATCH]; /* voluntary switches when watching began */
 static int nwatched;
+static uint64_t late_ns;             /* -c: the threshold, 0: no culprit tracking */
+static long long records[MAX_WATCH]; /* -c: late wake-ups' records read, per thread */
+static long long segments[MAX_WATCH];
 
 static void on_signal(int sig)
 {
@@ -68,8 +76,8 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bpfobs-tool [-d] [-n MAX_THREADS] [-o FILE] [-s SECONDS] TID...\n"
-			"       bpfobs-tool [-d] [-m] [-n MAX_THREADS] [-o FILE] [-s SECONDS] -x -- COMMAND [ARG...]\n");
+	fprintf(stderr, "usage: bpfobs-tool [-d] [-c LATE_NS] [-n MAX_THREADS] [-o FILE] [-s SECONDS] TID...\n"
+			"       bpfobs-tool [-d] [-c LATE_NS] [-m] [-n MAX_THREADS] [-o FILE] [-s SECONDS] -x -- COMMAND [ARG...]\n");
 	exit(2);
 }
 
@@ -126,6 +134,8 @@ static int watch(struct bpfobs *o, pid_t tid)
 	if (nwatched >= MAX_WATCH)
 		return -ENOSPC;
 	r = bpfobs_watch(o, tid, &slot);
+	if (r == 0 && late_ns)
+		r = bpfobs_set_late(o, tid, late_ns);
 	if (r < 0) {
 		fprintf(stderr, "bpfobs-tool: cannot watch tid %d: %s\n", (int)tid, strerror(-r));
 		return r;
@@ -299,6 +309,21 @@ static void print_hist(pid_t tid, enum bpfobs_kind kind, const struct hist *h, u
 	fputc('\n', out);
 }
 
+/* -c: one late wake-up's record: count it and the segments inside its window. */
+static void on_late(void *ud, const struct bpfobs_late *ev)
+{
+	for (int i = 0; i < nwatched; i++) {
+		if (watched[i] != ev->tid)
+			continue;
+		records[i]++;
+		for (unsigned k = 0; k < BPFOBS_RING; k++) {
+			const struct bpfobs_seg *g = &ev->ring[k];
+			if (g->start && g->start + g->dur > ev->start_ns && g->start < ev->run_ns)
+				segments[i]++;
+		}
+	}
+}
+
 static int report(struct bpfobs *o)
 {
 	struct bpfobs_stats st;
@@ -321,6 +346,15 @@ static int report(struct bpfobs *o)
 				continue;
 			}
 			print_hist(watched[i], (enum bpfobs_kind)k, &h, lost);
+		}
+		if (late_ns) {
+			uint64_t late[2], dropped;
+
+			if (bpfobs_late(o, watched[i], late, &dropped) == 0)
+				fprintf(out, "late tid=%d timer=%llu wakeup=%llu dropped=%llu records=%lld segments=%lld\n",
+					(int)watched[i], (unsigned long long)late[BPFOBS_TIMER],
+					(unsigned long long)late[BPFOBS_WAKEUP], (unsigned long long)dropped, records[i],
+					segments[i]);
 		}
 	}
 	if ((r = bpfobs_stats(o, &st)) < 0) {
@@ -359,8 +393,9 @@ int main(int argc, char **argv)
 	pid_t child = -1;
 	int c, r, probe_fd = -1, rc, status = 0;
 
-	while ((c = getopt(argc, argv, "+dmn:o:s:xh")) != -1) {
+	while ((c = getopt(argc, argv, "+c:dmn:o:s:xh")) != -1) {
 		switch (c) {
+		case 'c': late_ns = strtoull(optarg, NULL, 10); break;
 		case 'd': drop = true; break;
 		case 'm': main_too = true; break;
 		case 'n': max_threads = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -380,7 +415,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	r = bpfobs_new(&o, max_threads, why, sizeof(why));
+	r = bpfobs_new(&o, max_threads, late_ns > 0, why, sizeof(why));
 	if (r < 0) {
 		fprintf(stderr, "bpfobs-tool: cannot load the observer (%s): %s\n", strerror(-r), why);
 		return 1;
@@ -437,7 +472,9 @@ int main(int argc, char **argv)
 			ms.tv_nsec = 100000000;
 		}
 		nanosleep(&ms, NULL);
+		bpfobs_events_read(o, on_late, NULL);
 	}
+	bpfobs_events_read(o, on_late, NULL);
 	if (child > 0) {
 		kill(child, SIGKILL);
 		while (waitpid(-1, NULL, __WALL) > 0)

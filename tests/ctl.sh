@@ -123,6 +123,33 @@ reply "OK pid=42"
 ctl check
 expect_rc 0 "check without findings"
 
+# why: the thread, its culprits, the worst case's timeline, the last ones, a verdict
+reply "ROW row=thread tid=11 pid=10 name=worker rule=audio policy=fifo priority=50 cpus=1 wakeups=1000 late=4 threshold_ns=200000 budget_ns=200000 explained=4 dropped=0 delay_ns=4000000 worst_ns=2100000 worst_cpu=1 worst_when=12:00:01 worst_from=timer" \
+	"ROW row=culprit rank=1 kind=task name=spinner%20(pid%2042,%20fifo%2050) share_pct=96.5 total_ns=3860000 worst_ns=2000000 late=4 first=4" \
+	"ROW row=culprit rank=2 kind=softirq name=softirq%20TIMER share_pct=3.5 total_ns=140000 worst_ns=60000 late=2 first=0" \
+	"ROW row=timeline offset_ns=0 ns=2000000 name=spinner%20(pid%2042,%20fifo%2050)" \
+	"ROW row=recent when=12:00:01 delay_ns=2100000 cpu=1 top=spinner top_ns=2000000" \
+	"OK verdict=96%25%20of%20the%20delay:%20spinner"
+ctl why worker
+expect_rc 0 "why"
+expect_req "v=1 op=why thread=worker" "why NAME"
+expect_in "$OUT" "worker (tid 11, pid 10, rule audio), fifo 50 on CPU 1" "why: the thread"
+expect_in "$OUT" "late: 4 of 1000 wake-ups later than 200.0us" "why: how many were late"
+expect_in "$(echo "$OUT" | grep '^spinner')" "task        96.5%" "why: a culprit row with its kind and share"
+expect_in "$OUT" "the worst late wake-up, from its start:" "why: the timeline"
+expect_in "$OUT" "verdict: 96% of the delay: spinner" "why: the verdict last"
+ctl why 11 --json
+expect_req "v=1 op=why thread=11" "why TID (--json after the operand)"
+[ "$(echo "$OUT" | jq -c '[.thread.tid, .culprits[0].share_pct, .culprits[1].name, (.timeline | length), .recent[0].top, .verdict]')" = \
+	'[11,96.5,"softirq TIMER",1,"spinner","96% of the delay: spinner"]' ] &&
+	pass "why --json: thread, culprits, timeline, recent and verdict in one object, numbers as numbers" || fail "why --json: $OUT"
+reply "ERR no-such-thread no managed thread or probe named nosuch"
+ctl why nosuch
+expect_rc 1 "why of an unknown thread"
+expect_in "$ERR" "refused: no-such-thread" "why: the refusal on stderr"
+ctl --json why nosuch
+[ "$(echo "$OUT" | jq -r .error)" = "no-such-thread" ] && pass "why --json: a refusal as JSON" || fail "why --json refusal: $OUT"
+
 # refusals: exit 1, the code and message (and the diagnosis) on stderr or as JSON
 reply "ERR not-own-thread diag=cap-sys-nice tid 5 is not yours"
 ctl register --tid 5
@@ -162,13 +189,19 @@ usage jitter --pid 5 -- "jitter"
 usage check --tid 5 -- "check"
 usage metrics --all -- "unknown option '--all' for metrics"
 usage --bogus status -- "unknown option '--bogus'"
+usage why -- "why needs the thread: a TID or a NAME"
+usage why worker extra -- "unexpected argument 'extra'"
+usage why --tid 5 worker -- "unknown option '--tid' for why (it takes --json)"
 usage jitter --reset --histogram w -- "jitter takes --reset or --histogram, not both"
 usage register --tid 5 --role "$(head -c 5000 /dev/zero | tr '\0' a)" -- "request too long"
+usage run -- "run needs a program"
+usage run --rule -- "needs a value"
+usage run --tid 5 true -- "unknown option '--tid' for run"
 
 # --- help, version, unreachable ---------------------------------------------
 run "$RTSCHEDCTL" --help
 expect_rc 0 "--help"
-for c in register unregister list status reload version jitter metrics check; do
+for c in register unregister list status reload version jitter metrics why check run; do
 	echo "$OUT" | grep -q "^  $c\b" || fail "--help does not list $c"
 done
 pass "--help lists every command"

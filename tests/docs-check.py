@@ -512,6 +512,46 @@ def check_testconfig(docs, src, rtschedd, tmp):
         ok("rtschedd.conf(5): the --test-config sample, %d lines, as rtschedd prints it" % len(sample))
 
 
+# --- the drop-ins the user docs tell people to write ----------------------------------------
+def doc_dropins(docs):
+    """(page, path, text) of every drop-in README.md and doc/*.md write under
+    /etc/rtschedd.d: a `cat >PATH <<'EOF'` here-document or a `printf 'TEXT' >PATH`."""
+    found = []
+    for page in user_markdown(docs):
+        text = open(os.path.join(docs, page), encoding="utf-8").read()
+        for m in re.finditer(r"^cat >(/etc/rtschedd\.d/\S+) <<'EOF'\n(.*?)^EOF$", text, re.S | re.M):
+            found.append((page, m.group(1), m.group(2)))
+        for m in re.finditer(r"printf '([^']*)' >(/etc/rtschedd\.d/[^\s;&|]+)", text):
+            found.append((page, m.group(2), m.group(1).replace("\\n", "\n")))
+    return found
+
+
+def check_dropins(docs, src, rtschedd, tmp):
+    """Each drop-in the quick-starts write, beside the shipped rtschedd.conf,
+    passes rtschedd --test-config: a renamed key or a changed range breaks the
+    docs' commands, not only their reference pages."""
+    import subprocess
+    found = doc_dropins(docs)
+    if not found:
+        fail("README.md and doc/*.md: no drop-in written to /etc/rtschedd.d found (update doc_dropins)")
+        return
+    for i, (page, path, body) in enumerate(found):
+        d = os.path.join(tmp, "dropin-%d" % i)
+        os.makedirs(os.path.join(d, "rtschedd.d"), exist_ok=True)
+        with open(os.path.join(src, "conf/rtschedd.conf"), encoding="utf-8") as f, \
+                open(os.path.join(d, "rtschedd.conf"), "w", encoding="utf-8") as g:
+            g.write(f.read())
+        with open(os.path.join(d, "rtschedd.d", os.path.basename(path)), "w", encoding="utf-8") as g:
+            g.write(body)
+        r = subprocess.run([rtschedd, "-c", os.path.join(d, "rtschedd.conf"), "--test-config"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            fail("%s: the drop-in %s fails rtschedd --test-config:\n    %s" %
+                 (page, path, r.stderr.replace(d + "/", "/etc/").strip().replace("\n", "\n    ")))
+        else:
+            ok("%s: the drop-in %s passes rtschedd --test-config" % (page, path))
+
+
 # --- make docs-samples ------------------------------------------------------------------
 def troff_escape(line):
     return line.replace("\\", "\\e").replace("-", "\\-").replace("...", "\\&...")
@@ -580,6 +620,7 @@ def main():
     check_issue_numbers(docs)
     if os.environ.get("RTSCHEDD"):
         check_testconfig(docs, src, os.environ["RTSCHEDD"], os.path.join(facts, "testconfig"))
+        check_dropins(docs, src, os.environ["RTSCHEDD"], os.path.join(facts, "dropins"))
     check_live(facts, docs)
     print("%d failed" % len(FAILS))
     sys.exit(1 if FAILS else 0)

@@ -7,6 +7,8 @@
 #   from the code's own tables by tests/docs-facts;
 # - the exit statuses of rtschedd and rtschedctl: from running them into
 #   each case (and their --help);
+# - every drop-in README.md and doc/*.md tell people to write in
+#   /etc/rtschedd.d: beside the shipped file, rtschedd --test-config passes;
 # - as root, the columns and row kinds of `rtschedctl list` and `jitter`:
 #   from a real run of examples/demo.sh (make demo), which the README's
 #   samples come from (make docs-samples writes them).
@@ -44,6 +46,13 @@ exit_case exit-rtschedctl 1 "rtschedctl register with a role that does not exist
 	"$RTSCHEDCTL" --socket "$SOCK" register --tid $$ --role no-such-role
 exit_case exit-rtschedctl 2 "rtschedctl on a socket nobody serves" "$RTSCHEDCTL" --socket "$TMP/nobody" status
 exit_case exit-rtschedctl 64 "rtschedctl with an unknown command" "$RTSCHEDCTL" --socket "$SOCK" no-such-command
+# run: nothing is exec'd in these cases (the program's own status otherwise)
+exit_case exit-rtschedctl 69 "rtschedctl run without its preload library" \
+	env RTSCHED_PRELOAD="$TMP/none.so" "$RTSCHEDCTL" run -- true
+export RTSCHED_PRELOAD="$top_builddir/src/preload/.libs/librtsched-preload.so"
+exit_case exit-rtschedctl 127 "rtschedctl run of a program that does not exist" "$RTSCHEDCTL" run -- "no-such-program-$$"
+exit_case exit-rtschedctl 126 "rtschedctl run of a file that is not executable" "$RTSCHEDCTL" run -- "$TMP/ok.conf"
+unset RTSCHED_PRELOAD
 "$RTSCHEDCTL" --help >"$F/help-rtschedctl"
 daemon_stop
 
@@ -123,6 +132,8 @@ plant json-number "JSON number fields (rtschedctl.c): missing scan_us" man/rtsch
 	'/^\.BR scan_us ,$/d'
 plant issue-number "README.md names the tracker (Issue 15)" README.md \
 	'0,/^## /s/^## \(.*\)$/Issue 15 says so.\n\n## \1/'
+plant dropin-key "README.md: the drop-in /etc/rtschedd.d/50-ola.conf fails rtschedd --test-config" README.md \
+	's/^thread-name = libusb_event$/thread-nam = libusb_event/'
 if [ -f "$F/demo.out" ]; then
 	plant list-column "rtschedctl(1) list: columns of the real output not described: OBSERVED TIMER99 WAKE99" \
 		man/rtschedctl.1 '/^\.BR OBSERVED ", " TIMER99 ", " WAKE99$/d'

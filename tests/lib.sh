@@ -114,13 +114,19 @@ stuck_report() {
 }
 # bounded_wait PID WHAT: wait for a child we signalled; after HANG_S, report
 # where it is stuck, SIGKILL it and fail (RC of the wait in WRC)
+# running PID: it exists and is not a zombie (a process this shell reaps
+# between two looks has no stat: gone, not stuck)
+running() {
+	local st
+	st=$(awk '{ print $3 }' /proc/"$1"/stat 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ]
+}
 bounded_wait() {
 	local end=$((SECONDS + HANG_S))
-	while kill -0 "$1" 2>/dev/null && [ "$(awk '{ print $3 }' /proc/"$1"/stat 2>/dev/null)" != Z ] &&
-		[ "$SECONDS" -lt "$end" ]; do
+	while running "$1" && [ "$SECONDS" -lt "$end" ]; do
 		sleep 0.05
 	done
-	if kill -0 "$1" 2>/dev/null && [ "$(awk '{ print $3 }' /proc/"$1"/stat 2>/dev/null)" != Z ]; then
+	if running "$1"; then
 		stuck_report "$1" "$2"
 		kill -KILL "$1" 2>/dev/null
 		fail "$2 (pid $1) did not end within ${HANG_S} s; killed"

@@ -1,7 +1,9 @@
 /* rtschedctl.c: the command-line client of rtschedd. Each command is one
  * request; output is a readable table or, with --json, JSON.
  * Exit codes: 0 success, 1 the daemon refused, 2 cannot reach the daemon,
- * 64 usage error. */
+ * 64 usage error; `run` (which execs the program, whose status it then is)
+ * 126 the program cannot be executed, 127 it was not found, 69 the preload
+ * library is missing. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shared/client.h"
@@ -19,7 +22,14 @@
 #include "shared/protocol.h"
 #include "shared/report.h"
 
-enum { EXIT_REFUSED = 1, EXIT_UNREACHABLE = 2, EXIT_USAGE = 64 };
+enum {
+	EXIT_REFUSED = 1,
+	EXIT_UNREACHABLE = 2,
+	EXIT_USAGE = 64,
+	EXIT_NO_PRELOAD = 69,   /* run: EX_UNAVAILABLE */
+	EXIT_CANNOT_EXEC = 126, /* run: as a shell says it */
+	EXIT_NOT_FOUND = 127,
+};
 
 static bool json;
 static bool first_row = true;
@@ -45,6 +55,9 @@ struct ctl {
 	const char *socket;
 	struct proto_buf req;
 	const char *val[CTL_OPTS_MAX];
+	const char *operand; /* the operand, NULL if not given */
+	int argc;   /* the operands after the options (run's program and its arguments) */
+	char **argv;
 };
 
 /* A command: a row of the table below. run() sends the request and prints
@@ -56,6 +69,7 @@ struct ctl_cmd {
 	const char *help;     /* what it does, in --help ("\n" for more lines) */
 	const struct ctl_opt *opts; /* ends with { NULL }; --json is every command's */
 	int (*run)(struct ctl *c);
+	const char *operand; /* the request's field for its one operand (why's thread); NULL: none */
 };
 
 static const struct ctl_cmd *const commands[];
@@ -111,7 +125,8 @@ static void usage(FILE *f)
 			 commands[i]->synopsis);
 		usage_row(f, left, commands[i]->help);
 	}
-	fprintf(f, "Exit codes: 0 success, 1 refused by rtschedd, 2 rtschedd unreachable, 64 usage.\n");
+	fprintf(f, "Exit codes: 0 success, 1 refused by rtschedd, 2 rtschedd unreachable, 64 usage;\n"
+		   "run: the program's, or 126 cannot execute it, 127 not found, 69 no preload library.\n");
 }
 
 __attribute__((format(printf, 1, 2), noreturn))
@@ -140,7 +155,11 @@ static bool numeric_key(const char *k)
 					    "watchdog_threshold_ms", "watchdog_cooldown_s", "watchdog_cooldown_left_s",
 					    "watchdog_trips", "cap", "clamped_from", "has_limits", "rtprio_soft",
 					    "rtprio_hard", "rtkit_calls", "rtkit_grants", "rtkit_refusals", "state_left_s",
-					    "unmanaged" };
+					    "unmanaged", "late", "late_threshold_ns", "budget_ns", "budget_misses",
+					    "share_pct", "total_ns", "worst_ns", "first", "rank", "cpu", "irq", "kprio",
+					    "threshold_ns", "wakeups", "timer_wakeups", "late_timer", "late_wakeup",
+					    "dropped", "explained", "delay_ns", "worst_cpu", "worst_woken_ns", "offset_ns",
+					    "ns", "top_ns" };
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (strcmp(k, nums[i]) == 0)
 			return true;
@@ -165,18 +184,76 @@ static const char *tv(const char *v)
 	return escape_text(ring[next++ % 8], sizeof(ring[0]), v);
 }
 
+/* A number JSON takes as it is: digits, a '-' first, one '.' inside. */
+static bool json_number(const char *v)
+{
+	size_t n = strspn(v, "-0123456789."), dots = 0;
+
+	for (const char *p = v; *p; p++)
+		dots += *p == '.';
+	return *v && strpbrk(v, "0123456789") && n == strlen(v) && dots <= 1 && v[n - 1] != '.' && v[0] != '.' && !strchr(v + 1, '-');
+}
+
+static void json_value(const char *key, const char *value)
+{
+	if (numeric_key(key) && json_number(value))
+		fputs(value, stdout);
+	else
+		json_string(value);
+}
+
+/* "culprit_3_share_pct": culprit 3's field share_pct; 0 if k is not one. */
+static int culprit_field(const char *k, const char **field)
+{
+	char *end;
+	long n;
+
+	if (strncmp(k, "culprit_", 8) || !(k[8] >= '1' && k[8] <= '9'))
+		return 0;
+	n = strtol(k + 8, &end, 10);
+	if (*end != '_' || n < 1 || n > 99)
+		return 0;
+	*field = end + 1;
+	return (int)n;
+}
+
+/* A message as one object; culprit_N_FIELD keys become "culprits": an
+ * array of objects, culprit N's fields in the Nth. */
 static void json_object(const struct proto_msg *m)
 {
+	const char *field;
+	int maxc = 0, c;
+	bool first = true;
+
 	putchar('{');
 	for (size_t i = 0; i < m->n; i++) {
-		if (i)
-			putchar(',');
+		if ((c = culprit_field(m->f[i].key, &field))) {
+			maxc = c > maxc ? c : maxc;
+			continue;
+		}
+		printf("%s", first ? "" : ",");
+		first = false;
 		json_string(m->f[i].key);
 		putchar(':');
-		if (numeric_key(m->f[i].key) && m->f[i].value[0] && strspn(m->f[i].value, "-0123456789") == strlen(m->f[i].value))
-			fputs(m->f[i].value, stdout);
-		else
-			json_string(m->f[i].value);
+		json_value(m->f[i].key, m->f[i].value);
+	}
+	if (maxc) {
+		printf("%s\"culprits\":[", first ? "" : ",");
+		for (int n = 1; n <= maxc; n++) {
+			bool f1 = true;
+			printf("%s{", n > 1 ? "," : "");
+			for (size_t i = 0; i < m->n; i++) {
+				if (culprit_field(m->f[i].key, &field) != n)
+					continue;
+				printf("%s", f1 ? "" : ",");
+				f1 = false;
+				json_string(field);
+				putchar(':');
+				json_value(field, m->f[i].value);
+			}
+			putchar('}');
+		}
+		putchar(']');
 	}
 	putchar('}');
 }
@@ -344,6 +421,152 @@ static void draw_hist(struct bins *b)
 		printf("%8s - %-8s us |%.*s%*s %llu\n", lo, hi, w,
 		       "##################################################", 50 - w, "", b->n[i]);
 	}
+}
+
+/* --- why ------------------------------------------------------------------ */
+
+/* A name a thread gave itself, or a driver its interrupt: control bytes
+ * print as \xNN, so no name drives the terminal. */
+static void put_name(const char *s, int width)
+{
+	int n = 0;
+
+	for (; *s; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f) {
+			printf("\\x%02x", c);
+			n += 3;
+		} else {
+			putchar(c);
+		}
+	}
+	for (; n < width; n++)
+		putchar(' ');
+}
+
+/* "1.23ms", "45.6us", "789ns" from a ns field. */
+static const char *dur_str(const char *v, char *buf, size_t len)
+{
+	double ns = v ? strtod(v, NULL) : 0;
+
+	if (!v || !*v)
+		return "-";
+	if (ns >= 1e6)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else
+		snprintf(buf, len, "%.0fns", ns);
+	return buf;
+}
+
+struct why_state {
+	const char *section; /* the JSON array open now: "culprits", "timeline", "recent" */
+	bool header_done;
+	long late;
+};
+
+/* The thread row, as text. */
+static void why_thread_text(const struct proto_msg *m)
+{
+	char a[32], b[32], c[32];
+	const char *probe = proto_get(m, "probe"), *budget = proto_get(m, "budget_ns");
+
+	put_name(proto_get(m, "name") ?: "?", 0);
+	printf(" (tid %s", proto_get(m, "tid") ?: "?");
+	if (probe) {
+		printf(", probe ");
+		put_name(probe, 0);
+	} else {
+		printf(", pid %s, rule ", proto_get(m, "pid") ?: "?");
+		put_name(proto_get(m, "rule") ?: "?", 0);
+	}
+	printf("), %s %s on CPU %s\n", proto_get(m, "policy") ?: "?", proto_get(m, "priority") ?: "?",
+	       proto_get(m, "cpus") ?: "?");
+	printf("late: %s of %s wake-ups later than %s", proto_get(m, "late") ?: "0", proto_get(m, "wakeups") ?: "?",
+	       dur_str(proto_get(m, "threshold_ns"), a, sizeof(a)));
+	if (budget && strcmp(budget, "0"))
+		printf(" (its budget: %s misses)", proto_get(m, "late") ?: "0");
+	else
+		printf(" (late-threshold-us: it has no budget)");
+	printf("; %s worked out", proto_get(m, "explained") ?: "0");
+	if (strcmp(proto_get(m, "dropped") ?: "0", "0"))
+		printf(", %s not (they came faster than rtschedd read them)", proto_get(m, "dropped"));
+	printf("\n");
+	if (proto_get(m, "worst_ns"))
+		printf("their delay: %s in all, the worst %s (%s, CPU %s, from its %s%s%s)\n",
+		       dur_str(proto_get(m, "delay_ns"), a, sizeof(a)), dur_str(proto_get(m, "worst_ns"), b, sizeof(b)),
+		       proto_get(m, "worst_when") ?: "?", proto_get(m, "worst_cpu") ?: "?",
+		       !strcmp(proto_get(m, "worst_from") ?: "", "timer") ? "timer's expiry" : "wake-up",
+		       proto_get(m, "worst_woken_ns") ? ", woken after " : "",
+		       proto_get(m, "worst_woken_ns") ? dur_str(proto_get(m, "worst_woken_ns"), c, sizeof(c)) : "");
+}
+
+static int on_why(void *ud, const struct proto_msg *m)
+{
+	struct why_state *w = ud;
+	const char *row = proto_get(m, "row") ?: "";
+	char a[32], b[32];
+
+	if (strcmp(m->head, "OK") == 0) {
+		if (json) {
+			printf("%s,\"verdict\":", w->section ? "]" : "");
+			json_string(proto_get(m, "verdict") ?: "");
+			printf("}\n");
+		} else {
+			printf("%sverdict: ", w->late ? "\n" : "");
+			put_name(proto_get(m, "verdict") ?: "", 0);
+			printf("\n");
+		}
+		return 0;
+	}
+	if (strcmp(m->head, "ROW") != 0)
+		return 0;
+	if (json) {
+		if (!strcmp(row, "thread")) {
+			printf("{\"thread\":");
+		} else if (!w->section || strcmp(w->section, row)) {
+			printf("%s,\"%s\":[", w->section ? "]" : "", !strcmp(row, "culprit") ? "culprits" : row);
+			w->section = !strcmp(row, "culprit") ? "culprit" : !strcmp(row, "timeline") ? "timeline" : "recent";
+		} else {
+			putchar(',');
+		}
+		json_object(m);
+		return 0;
+	}
+	if (!strcmp(row, "thread")) {
+		why_thread_text(m);
+		proto_get_long(m, "explained", 0, 1L << 62, &w->late);
+	} else if (!strcmp(row, "culprit")) {
+		if (!w->section || strcmp(w->section, "culprit")) {
+			printf("\n%-52s %-10s %6s %9s %9s %6s %6s\n", "CULPRIT", "KIND", "SHARE", "TOTAL", "WORST", "LATE",
+			       "FIRST");
+			w->section = "culprit";
+		}
+		put_name(proto_get(m, "name") ?: "?", 52);
+		printf(" %-10s %5s%% %9s %9s %6s %6s\n", proto_get(m, "kind") ?: "?", proto_get(m, "share_pct") ?: "?",
+		       dur_str(proto_get(m, "total_ns"), a, sizeof(a)), dur_str(proto_get(m, "worst_ns"), b, sizeof(b)),
+		       proto_get(m, "late") ?: "-", proto_get(m, "first") ?: "-");
+	} else if (!strcmp(row, "timeline")) {
+		if (!w->section || strcmp(w->section, "timeline")) {
+			printf("\nthe worst late wake-up, from its start:\n");
+			w->section = "timeline";
+		}
+		printf("  +%-9s %9s  ", dur_str(proto_get(m, "offset_ns"), a, sizeof(a)),
+		       dur_str(proto_get(m, "ns"), b, sizeof(b)));
+		put_name(proto_get(m, "name") ?: "?", 0);
+		printf("\n");
+	} else if (!strcmp(row, "recent")) {
+		if (!w->section || strcmp(w->section, "recent")) {
+			printf("\nthe last late wake-ups:\n");
+			w->section = "recent";
+		}
+		printf("  %s  %9s  CPU %-3s ", proto_get(m, "when") ?: "?", dur_str(proto_get(m, "delay_ns"), a, sizeof(a)),
+		       proto_get(m, "cpu") ?: "?");
+		put_name(proto_get(m, "top") ?: "?", 0);
+		printf(" %s\n", dur_str(proto_get(m, "top_ns"), b, sizeof(b)));
+	}
+	return 0;
 }
 
 /* Other commands: the final OK's fields, one per line (or a JSON object). */
@@ -553,8 +776,108 @@ static int cmd_check(struct ctl *c)
 	return r;
 }
 
+/* why TID|NAME: the thread's late wake-ups, their culprits, a verdict. */
+static int cmd_why(struct ctl *c)
+{
+	struct why_state ws = { 0 };
+
+	if (!c->operand)
+		usage_error("why needs the thread: a TID or a NAME (rtschedctl list shows them)");
+	return exchange(c, on_why, &ws);
+}
+
 /* The commands: to add one, a row here and its handler above (and its
  * entry in rtschedctl(1)). */
+/* run's error that is not a usage error: say it and exit with status. */
+static void run_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void run_fail(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rtschedctl: run: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
+/* The file execvp would run for name: name itself if it has a '/', else
+ * the first executable one in $PATH (into buf). 0, or -errno: -ENOENT if
+ * there is none, -EACCES if one exists but may not be executed. */
+static int find_program(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	int r = -ENOENT;
+
+	if (strchr(name, '/')) {
+		if (snprintf(buf, len, "%s", name) >= (int)len)
+			return -ENAMETOOLONG;
+		return access(buf, X_OK) == 0 ? 0 : -errno;
+	}
+	for (p = path && *path ? path : "/usr/local/bin:/bin:/usr/bin"; p; p = *end ? end + 1 : NULL) {
+		struct stat st;
+		end = strchrnul(p, ':');
+		/* an empty element is the current directory */
+		if (snprintf(buf, len, "%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", name) >= (int)len)
+			continue;
+		if (stat(buf, &st) < 0 || S_ISDIR(st.st_mode))
+			continue;
+		if (access(buf, X_OK) == 0)
+			return 0;
+		r = -EACCES;
+	}
+	return r;
+}
+
+/* run: exec the program with the preload library, which turns its own
+ * scheduling calls the kernel refuses into requests to rtschedd (see
+ * src/preload/preload.c); nothing is sent from here. */
+static int cmd_run(struct ctl *c)
+{
+	const char *rule = opt(c, "rule"), *lib = getenv("RTSCHED_PRELOAD"), *old = getenv("LD_PRELOAD");
+	char file[4096], *preload;
+	struct stat st;
+	int r;
+
+	if (c->argc < 1)
+		usage_error("run needs a program: rtschedctl run [--rule NAME] -- PROGRAM [ARGS...]");
+	if (rule && (!*rule || strlen(rule) > 63 || strpbrk(rule, " =%\n")))
+		usage_error("--rule must name a [rule NAME] of rtschedd.conf: 1..63 characters, no blanks, '=' or '%%'");
+	if (!lib || !*lib)
+		lib = PRELOAD_PATH;
+	if (lib[0] != '/' || access(lib, R_OK) < 0)
+		run_fail(EXIT_NO_PRELOAD, "the preload library %s cannot be read (%s); reinstall rtschedd, or set "
+			 "RTSCHED_PRELOAD to the full path of librtsched-preload.so", lib,
+			 lib[0] != '/' ? "not a full path" : strerror(errno));
+	if ((r = find_program(c->argv[0], file, sizeof(file))) < 0)
+		run_fail(r == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s: %s; %s", c->argv[0],
+			 r == -ENOENT ? (strchr(c->argv[0], '/') ? "no such file" : "not found in $PATH") : strerror(-r),
+			 r == -ENOENT ? "give the program's full path, or install it" : "make it executable (chmod +x)");
+	if (stat(file, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
+		fprintf(stderr, "rtschedctl: run: warning: %s is set-user-ID or set-group-ID: the loader ignores "
+			"LD_PRELOAD for it, so its calls are not turned into requests to rtschedd; register its "
+			"threads with a [rule] instead\n", file);
+	/* after any LD_PRELOAD the caller set, as the issue asks: theirs stay first */
+	if (old && *old && strstr(old, lib)) {
+		preload = strdup(old);
+	} else if (old && *old) {
+		if (asprintf(&preload, "%s:%s", old, lib) < 0)
+			preload = NULL;
+	} else {
+		preload = strdup(lib);
+	}
+	if (!preload || setenv("LD_PRELOAD", preload, 1) < 0 || (rule && setenv("RTSCHED_RUN_RULE", rule, 1) < 0) ||
+	    (c->socket && setenv(PROTO_SOCKET_ENV, c->socket, 1) < 0))
+		run_fail(EXIT_CANNOT_EXEC, "cannot set the environment: %s", strerror(errno));
+	free(preload);
+	if (!rule)
+		unsetenv("RTSCHED_RUN_RULE"); /* not one inherited from an outer run */
+	execv(file, c->argv);
+	r = errno;
+	run_fail(r == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "cannot execute %s: %s", file, strerror(r));
+}
+
 static const struct ctl_opt target_opts[] = {
 	{ "tid", "TID", "tid" }, { "pid", "PID", "pid" }, { NULL },
 };
@@ -593,6 +916,10 @@ static const struct ctl_cmd cmd_jitter_row = {
 static const struct ctl_cmd cmd_metrics_row = {
 	"metrics", "", "the Prometheus text exposition", no_opts, cmd_metrics,
 };
+static const struct ctl_cmd cmd_why_row = {
+	"why", "TID|NAME", "what made a thread's or a probe's wake-ups late:\nits culprits, the worst case, a verdict",
+	no_opts, cmd_why, "thread",
+};
 static const struct ctl_cmd cmd_check_row = {
 	"check", "[--pid PID | --user USER] [--policy P] [--priority N] [--cpus LIST]",
 	"why a thread can or cannot be real-time,\neach finding with its fix (exit 1 on errors)",
@@ -602,9 +929,15 @@ static const struct ctl_cmd cmd_check_row = {
 	},
 	cmd_check,
 };
+static const struct ctl_cmd cmd_run_row = {
+	"run", "[--rule NAME] -- PROGRAM [ARGS...]",
+	"run a program whose own real-time calls the\nkernel refuses: rtschedd grants them (preload)",
+	(const struct ctl_opt[]){ { "rule", "NAME", NULL }, { NULL } },
+	cmd_run,
+};
 static const struct ctl_cmd *const commands[] = {
 	&cmd_register, &cmd_unregister, &cmd_list_row, &cmd_status, &cmd_reload, &cmd_version_row,
-	&cmd_jitter_row, &cmd_metrics_row, &cmd_check_row, NULL,
+	&cmd_jitter_row, &cmd_metrics_row, &cmd_why_row, &cmd_check_row, &cmd_run_row, NULL,
 };
 
 /* "--a, --b or --json": the options of command C, for an error message. */
@@ -633,8 +966,10 @@ static void parse_cmd_opts(struct ctl *c, int argc, char **argv)
 		lo[n] = (struct option){ o[n].name, o[n].arg ? required_argument : no_argument, NULL, OPT_ROW + (int)n };
 	lo[n++] = (struct option){ "json", no_argument, NULL, OPT_JSON };
 	lo[n] = (struct option){ 0 };
-	optind = 1;
-	while ((k = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+	/* 0, not 1: glibc starts afresh, permuting again (the global options stopped at the command);
+	 * run's "+": its options end at the first operand (the program) or at "--" */
+	optind = 0;
+	while ((k = getopt_long(argc, argv, c->cmd == &cmd_run_row ? "+:" : ":", lo, NULL)) != -1) {
 		if (k == OPT_JSON) {
 			json = true;
 		} else if (k == ':') {
@@ -649,8 +984,15 @@ static void parse_cmd_opts(struct ctl *c, int argc, char **argv)
 				proto_add(&c->req, o[k].field, optarg ? optarg : "1");
 		}
 	}
-	if (optind < argc)
+	if (c->cmd->operand && optind < argc) {
+		c->operand = argv[optind++];
+		proto_add(&c->req, c->cmd->operand, c->operand);
+	}
+	/* only run takes more operands: the program and its arguments */
+	if (optind < argc && c->cmd != &cmd_run_row)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	c->argc = argc - optind;
+	c->argv = argv + optind;
 	if (c->req.overflow)
 		usage_error("request too long");
 }

@@ -136,6 +136,9 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	log_set_level(c->log_level);
 	d->reloads++;
 	registry_reapply(d->svc.registry, c);
+	/* budgets and the late threshold of threads whose rule did not change */
+	for (struct reg_thread *t = registry_threads(d->svc.registry); t; t = t->next)
+		observer_watch_thread(d->svc.observer, c, t);
 	daemon_scan(d, true);
 	jitter_apply_config(d->svc.jitter, d->svc.config);
 	safety_configure(d);
@@ -267,7 +270,7 @@ static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct re
 		safety_granted(d->svc.safety, t->tid, t->pid, t->starttime);
 	/* the BPF observer's tid filter follows the registry */
 	if (t && ev == REG_EV_THREAD_SET)
-		observer_watch(d->svc.observer, t->tid);
+		observer_watch_thread(d->svc.observer, d->svc.config, t);
 	else if (t && ev == REG_EV_THREAD_GONE)
 		observer_unwatch(d->svc.observer, t->tid);
 	if (d->changed)
@@ -342,6 +345,17 @@ static void notify_status(struct daemon *d)
 			   registry_n_threads(d->svc.registry) == 1 ? "" : "s");
 }
 
+/* The watchdog's trips, -1 when it is off. */
+static long watchdog_trips(struct daemon *d)
+{
+	struct safety_status ss;
+
+	if (!d->svc.safety)
+		return -1;
+	safety_get_status(d->svc.safety, &ss);
+	return (long)ss.trips;
+}
+
 /* Write the Prometheus file atomically: a new file under a random name
  * (O_EXCL, O_NOFOLLOW: the textfile directory is often group-writable, and a
  * name planted there must never be followed), then renamed over the old. */
@@ -370,7 +384,9 @@ static void write_metrics(struct daemon *d)
 		close(dirfd);
 		return;
 	}
-	r = jitter_prometheus(d->svc.jitter, f, d->svc.grants, d->svc.refusals);
+	r = jitter_prometheus(d->svc.jitter, f, &(struct jitter_counters){
+		.grants = d->svc.grants, .refusals = d->svc.refusals, .watchdog_trips = watchdog_trips(d),
+		.interval_s = d->svc.config->metrics_interval_s, .timestamp = true });
 	if (fclose(f) != 0 || r < 0) {
 		log_warn("metrics-file %s", d->svc.config->metrics_file);
 		unlinkat(dirfd, tmp, 0);
@@ -698,8 +714,14 @@ static void observer_start(struct daemon *d)
 		log_info("BPF wake-up observer off (observe-threads = 0)");
 		return;
 	}
-	r = observer_new(&d->svc.observer, d->svc.config->observe_threads, d->svc.observer_why,
-			 sizeof(d->svc.observer_why));
+	r = observer_new(&d->svc.observer, d->svc.config->observe_threads, d->svc.config->culprits,
+			 d->svc.observer_why, sizeof(d->svc.observer_why));
+	if (r == 0 && (r = observer_attach(d->svc.observer, d->event)) < 0) {
+		snprintf(d->svc.observer_why, sizeof(d->svc.observer_why), "cannot watch its ring buffer: %s",
+			 strerror(-r));
+		observer_free(d->svc.observer);
+		d->svc.observer = NULL;
+	}
 	if (r < 0) {
 		d->svc.observer_error = r;
 		log_notice("BPF wake-up observer unavailable, jitter shows schedstat means only: %s",
@@ -708,9 +730,9 @@ static void observer_start(struct daemon *d)
 	}
 	jitter_set_observer(d->svc.jitter, d->svc.observer);
 	for (struct reg_thread *t = registry_threads(d->svc.registry); t; t = t->next)
-		observer_watch(d->svc.observer, t->tid);
-	log_info("BPF wake-up observer loaded: timer lateness and wake-up latency of up to %u managed threads",
-		 d->svc.config->observe_threads);
+		observer_watch_thread(d->svc.observer, d->svc.config, t);
+	log_info("BPF wake-up observer loaded: timer lateness and wake-up latency of up to %u managed threads%s",
+		 d->svc.config->observe_threads, d->svc.config->culprits ? ", and the culprits of late wake-ups" : "");
 }
 
 int daemon_new(struct daemon **ret, const char *config_path, bool config_required,

@@ -1,6 +1,6 @@
 /* dispatch.c: the control requests, from the wire to their op: parsing, the
  * protocol version, the one op table (version, status, list, register,
- * unregister, reload, jitter, jitter-attach, jitter-reset, metrics, check;
+ * unregister, reload, jitter, jitter-attach, jitter-reset, metrics, why, check;
  * see rtschedd-protocol(7)) and the gatekeeping its flags ask for, done here
  * once for every op; the ops are in ops/. Every refusal carries its own
  * error code and a message naming the rule that refused it. The other front
@@ -42,6 +42,7 @@ static const struct op ops[] = {
 	{ "jitter-attach", op_jitter_attach, OP_FD | OP_SUBJECT | OP_UNLISTED | OP_RATE },
 	{ "jitter-reset", op_jitter_reset, OP_ADMIN },
 	{ "metrics", op_metrics, OP_RATE },
+	{ "why", op_why, OP_RATE },
 	{ "check", op_check, OP_SUBJECT | OP_RATE },
 };
 

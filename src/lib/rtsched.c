@@ -18,11 +18,13 @@
 
 static __thread char last_message[PROTO_MSG_MAX + 1];
 static __thread char last_diag[PROTO_DIAG_MAX];
+static __thread char last_code[32];
 
 static void clear_last(void)
 {
 	last_message[0] = '\0';
 	last_diag[0] = '\0';
+	last_code[0] = '\0';
 }
 
 struct collect {
@@ -41,6 +43,8 @@ static int on_reply(void *ud, const struct proto_msg *m)
 		const char *sp = strchr(m->rest, ' ');
 		snprintf(last_message, sizeof(last_message), "%s", sp ? sp + 1 : m->rest);
 		snprintf(last_diag, sizeof(last_diag), "%s", proto_get(m, "diag") ?: "");
+		snprintf(last_code, sizeof(last_code), "%.*s", (int)(sp ? (size_t)(sp - m->rest) : strlen(m->rest)),
+			 m->rest);
 		return 0;
 	}
 	if (!g || strcmp(m->head, "OK") != 0)
@@ -77,7 +81,7 @@ int lib_call(const char *socket, struct proto_buf *b, int passfd, struct rtsched
 	return r;
 }
 
-EXPORT int rtsched_register(const struct rtsched_request *req, struct rtsched_grant *grant)
+int lib_register(const struct rtsched_request *req, const char *source, struct rtsched_grant *grant)
 {
 	struct proto_buf b;
 
@@ -102,7 +106,14 @@ EXPORT int rtsched_register(const struct rtsched_request *req, struct rtsched_gr
 		proto_add_long(&b, "nice", req->nice);
 	if (req->cpus)
 		proto_add(&b, "cpus", req->cpus);
+	if (source)
+		proto_add(&b, "source", source);
 	return lib_call(req->socket, &b, -1, grant);
+}
+
+EXPORT int rtsched_register(const struct rtsched_request *req, struct rtsched_grant *grant)
+{
+	return lib_register(req, NULL, grant);
 }
 
 EXPORT int rtsched_register_self(const char *role)
@@ -162,6 +173,11 @@ EXPORT const char *rtsched_strerror(int err)
 EXPORT const char *rtsched_last_message(void)
 {
 	return last_message;
+}
+
+const char *lib_last_code(void)
+{
+	return last_code;
 }
 
 EXPORT const char *rtsched_last_diag(void)

@@ -40,6 +40,7 @@ static const struct {
 	[PE_RTPRIO_CAP] = { "rtprio-cap", EPERM },
 	[PE_UNSUPPORTED_TARGET] = { "deadline-target", EBUSY },
 	[PE_RTTIME_ZERO] = { "rttime-zero", EPERM },
+	[PE_NOT_OBSERVED] = { "not-observed", ENODATA },
 };
 
 const char *proto_error_code(enum proto_error e)

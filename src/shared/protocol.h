@@ -58,6 +58,7 @@ enum proto_error {
 	PE_RTPRIO_CAP,      /* priority above the rtprio-cap ceiling (limits.conf / RLIMIT_RTPRIO) */
 	PE_UNSUPPORTED_TARGET, /* SCHED_DEADLINE thread: its runtime/deadline/period are not ours to replace */
 	PE_RTTIME_ZERO,     /* RLIMIT_RTTIME 0: the kernel would SIGKILL the process at once */
+	PE_NOT_OBSERVED,    /* why: the BPF observer does not watch the thread (unavailable, or no slot) */
 	PE__MAX,
 };
 

@@ -1,6 +1,7 @@
 /* fuzz-proc.c: libFuzzer target for the /proc parsers of proc.h, the one
  * parser of each file: proc_parse_stat(), proc_parse_status(),
- * proc_parse_limits(), proc_parse_cgroup() and proc_unit_from_cgroup().
+ * proc_parse_limits(), proc_parse_cgroup(), proc_unit_from_cgroup() and
+ * proc_parse_irq_name() (/proc/interrupts: drivers name their handlers).
  *
  * Some of that text is shaped by unprivileged users: any process names its
  * threads (comm in stat, Name: in status: prctl PR_SET_NAME, up to 15
@@ -81,6 +82,16 @@ static void fuzz_proc(const char *s)
 		check_cg_path(cg.has_cpu_v1, cg.cpu_v1, sizeof(cg.cpu_v1));
 		check_cg_path(cg.has_cpuset_v1, cg.cpuset_v1, sizeof(cg.cpuset_v1));
 		check_cg_path(cg.has_systemd, cg.systemd, sizeof(cg.systemd));
+	}
+	/* as /proc/interrupts: a few irqs, and a name buffer of each size */
+	for (int irq = 0; irq < 3; irq++) {
+		char name[32];
+
+		memset(name, 0xa5, sizeof(name));
+		r = proc_parse_irq_name(s, irq, name, (size_t)irq * 7 + 1);
+		CHECK(r == 0 || r == -ENOENT || r == -EINVAL);
+		if (r == 0)
+			CHECK(strlen(name) < (size_t)irq * 7 + 1);
 	}
 	/* the input as one cgroup path, too */
 	r = proc_unit_from_cgroup(s, unit, sizeof(unit), NULL);

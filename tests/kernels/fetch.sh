@@ -16,10 +16,12 @@ set -eu
 CACHE=${KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rtschedd-kernels}
 VERSION=${1:-${KERNEL_VERSION:-}}
 
+FLAVOUR=${KERNEL_FLAVOUR:+$KERNEL_FLAVOUR-}
+case "$FLAVOUR" in ""|rt-) ;; *) echo "fetch.sh: KERNEL_FLAVOUR is empty or rt" >&2; exit 1 ;; esac
 if [ -z "$VERSION" ]; then
-	# "Depends: linux-image-6.1.0-NN-amd64" of the candidate version
-	VERSION=$(apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: linux-image-\(6\.1\.[0-9]*-[0-9]*-amd64\)$/\1/p' | head -1)
+	# "Depends: linux-image-6.1.0-NN-[rt-]amd64" of the candidate version
+	VERSION=$(apt-cache depends "linux-image-${FLAVOUR}amd64" 2>/dev/null |
+		sed -n "s/^ *Depends: linux-image-\(6\.1\.[0-9]*-[0-9]*-${FLAVOUR}amd64\)\$/\1/p" | head -1)
 	if [ -z "$VERSION" ]; then
 		echo "fetch.sh: no linux-image-6.1.*-amd64 behind linux-image-amd64 in the apt sources;" \
 			"run apt-get update on Debian 12 (bookworm), or give a version, e.g. 6.1.0-56-amd64" >&2

@@ -6,7 +6,8 @@
 # mechanism each kernel-dependent path used (mechanisms.sh) and the times.
 #
 # Environment: top_builddir, top_srcdir (set by make); KERNEL_VERSION (default:
-# the newest linux-image-6.1.*-amd64 of bookworm, see fetch.sh); KERNEL_TESTS
+# the newest linux-image-6.1.*-amd64 of bookworm, see fetch.sh; KERNEL_FLAVOUR=rt
+# for its PREEMPT_RT build, where tests/timerlat.sh runs); KERNEL_TESTS
 # (default "register rules restart authz"); KERNEL_TIMEOUT (seconds for the
 # whole guest run, default 5400); KERNEL_CACHE (see fetch.sh);
 # KERNEL_HOST=no to skip the host run; KERNEL_SET=ci for the reduced set. Results: tests/kernels/out/ in the

@@ -421,9 +421,12 @@ START_TEST(test_match_keys)
 				     "[rule first]\nthread-name = x-*\npolicy = fifo\npriority = 7\n"
 				     "[rule second]\nthread-name = x-?\npolicy = fifo\npriority = 8\n"
 				     "[rule byuser]\nuser = root\nthread-name = u-*\npolicy = fifo\npriority = 9\n"
-				     "[rule role-only]\npolicy = fifo\npriority = 3\n");
+				     "[rule role-only]\npolicy = fifo\npriority = 3\n"
+				     /* a budget is a setting, not a match key: still a role only */
+				     "[rule budget-only]\npolicy = fifo\npriority = 4\nbudget-us = 500\n");
 	struct match_subject s = { .thread_name = "w-1", .process_name = "app", .uid = 1000 };
 	ck_assert_uint_eq(c->n_auto_rules, 5);
+	ck_assert_uint_eq(config_find_rule(c, "budget-only")->budget_us, 500);
 	ck_assert_str_eq(config_match(c, &s)->name, "tight");      /* two keys beat one */
 	s.process_name = "other";
 	ck_assert_str_eq(config_match(c, &s)->name, "loose");

@@ -52,7 +52,7 @@ int __wrap_clock_gettime(clockid_t clk, struct timespec *ts);
 static const char *const listed[] = { "version", "status", "list", "register", "unregister",
 				      "reload", "jitter", "jitter-reset", "metrics", "check" };
 #define N_LISTED (sizeof(listed) / sizeof(listed[0]))
-#define OPS_TEXT "version, status, list, register, unregister, reload, jitter, jitter-reset, metrics or check"
+#define OPS_TEXT "version, status, list, register, unregister, reload, jitter, jitter-reset, metrics, why or check"
 
 /* A site's configuration: one role, limits for every user, root's group as
  * admin-group, no rate limit (the rate-limit test loads its own). */

@@ -29,6 +29,8 @@
 
 static struct observer *o;
 static char why[512];
+/* the daemon's default threshold (late-threshold-us = 200), no budget */
+static const struct observer_limits lim = { .late_ns = 200000 };
 
 /* A thread that sleeps `n` times 1 ms on a timer each time it is told. */
 struct sleeper {
@@ -92,7 +94,7 @@ static uint64_t count(pid_t tid, enum bpfobs_kind k, bool since_reset)
 
 static void setup(void)
 {
-	ck_assert_msg(observer_new(&o, MAX_THREADS, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(observer_new(&o, MAX_THREADS, true, why, sizeof(why)) == 0, "%s", why);
 }
 
 static void teardown(void)
@@ -109,8 +111,8 @@ START_TEST(test_reset_baseline)
 	uint64_t t1, w1, t2, w2;
 
 	sleeper_start(&s);
-	observer_watch(o, s.tid);
-	observer_watch(o, s.tid);   /* re-applied: the same slot, counted once */
+	observer_watch(o, s.tid, &lim);
+	observer_watch(o, s.tid, &lim);   /* re-applied: the same slot, counted once */
 	ck_assert_uint_eq(observer_watched(o, &max), 1);
 	ck_assert_uint_eq(max, MAX_THREADS);
 	sleeper_run(&s, 50);
@@ -121,7 +123,7 @@ START_TEST(test_reset_baseline)
 	/* without a reset, since-reset is everything */
 	ck_assert_uint_eq(count(s.tid, BPFOBS_TIMER, true), t1);
 	/* a watch of a watched thread keeps its histograms */
-	observer_watch(o, s.tid);
+	observer_watch(o, s.tid, &lim);
 	ck_assert_uint_eq(count(s.tid, BPFOBS_TIMER, false), t1);
 
 	observer_reset(o, s.tid);
@@ -145,7 +147,7 @@ START_TEST(test_reset_baseline)
 	ck_assert_int_eq(observer_read(o, s.tid, BPFOBS_TIMER, false, &h), -ENOENT);
 	observer_unwatch(o, s.tid);   /* twice: nothing happens */
 	ck_assert_uint_eq(observer_watched(o, NULL), 0);
-	observer_watch(o, s.tid);
+	observer_watch(o, s.tid, &lim);
 	ck_assert_uint_eq(count(s.tid, BPFOBS_TIMER, false), 0);
 	ck_assert_uint_eq(count(s.tid, BPFOBS_TIMER, true), 0);
 	sleeper_run(&s, 20);
@@ -165,12 +167,12 @@ START_TEST(test_full)
 		sleeper_start(&s[i]);
 	unit_log_capture();
 	for (int i = 0; i < MAX_THREADS + 2; i++)
-		observer_watch(o, s[i].tid);
+		observer_watch(o, s[i].tid, &lim);
 	ck_assert_uint_eq(observer_watched(o, NULL), MAX_THREADS);
 	observer_unwatch(o, s[0].tid);
-	observer_watch(o, s[MAX_THREADS].tid);
+	observer_watch(o, s[MAX_THREADS].tid, &lim);
 	ck_assert_uint_eq(observer_watched(o, NULL), MAX_THREADS);
-	observer_watch(o, s[MAX_THREADS + 1].tid);
+	observer_watch(o, s[MAX_THREADS + 1].tid, &lim);
 	ck_assert_int_eq(unit_count(unit_log_captured(), "raise observe-threads ="), 2);
 	for (int i = 0; i < MAX_THREADS + 2; i++)
 		sleeper_stop(&s[i]);
@@ -183,7 +185,7 @@ START_TEST(test_null)
 	struct hist h;
 	unsigned max = 7;
 
-	observer_watch(NULL, gettid());
+	observer_watch(NULL, gettid(), &lim);
 	observer_unwatch(NULL, gettid());
 	observer_reset(NULL, gettid());
 	ck_assert_int_eq(observer_read(NULL, gettid(), BPFOBS_TIMER, false, &h), -ENOENT);
@@ -203,7 +205,7 @@ int main(void)
 	tcase_add_test(none, test_null);
 	suite_add_tcase(su, none);
 	/* whether this process can load the programs at all */
-	r = observer_new(&probe, 1, why, sizeof(why));
+	r = observer_new(&probe, 1, true, why, sizeof(why));
 	observer_free(probe);
 	if (r == 0) {
 		TCase *bpf = tcase_create("bpf");

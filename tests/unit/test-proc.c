@@ -368,6 +368,50 @@ START_TEST(test_task_owner_not_dumpable)
 }
 END_TEST
 
+/* /proc/interrupts: the header counts the CPUs, a line per irq, the
+ * handlers' names after the counts, the chip and the hardware irq. */
+START_TEST(test_parse_irq_name)
+{
+	static const char text[] =
+		"           CPU0       CPU1       \n"
+		" 24:          1          0  IO-APIC   5-edge      ACPI:Ged\n"
+		" 38:          0       5233 PCI-MSIX-0000:00:03.0   1-edge      virtio2-input.0\n"
+		"  1:          9          0  IO-APIC   1-edge      i8042, serio  \n"
+		" 77:          9\n"
+		"NMI:          0          0   Non-maskable interrupts\n"
+		"LOC:     146222     156153   Local timer interrupts\n";
+	char name[64];
+
+	ck_assert_int_eq(proc_parse_irq_name(text, 38, name, sizeof(name)), 0);
+	ck_assert_str_eq(name, "virtio2-input.0");
+	ck_assert_int_eq(proc_parse_irq_name(text, 24, name, sizeof(name)), 0);
+	ck_assert_str_eq(name, "ACPI:Ged");
+	/* shared: every handler, trailing blanks gone */
+	ck_assert_int_eq(proc_parse_irq_name(text, 1, name, sizeof(name)), 0);
+	ck_assert_str_eq(name, "i8042, serio");
+	/* cut to the buffer */
+	ck_assert_int_eq(proc_parse_irq_name(text, 38, name, 7), 0);
+	ck_assert_str_eq(name, "virtio");
+	ck_assert_int_eq(proc_parse_irq_name(text, 77, name, sizeof(name)), -EINVAL);
+	ck_assert_int_eq(proc_parse_irq_name(text, 3, name, sizeof(name)), -ENOENT);
+	ck_assert_int_eq(proc_parse_irq_name(text, -1, name, sizeof(name)), -EINVAL);
+	ck_assert_int_eq(proc_parse_irq_name("", 1, name, sizeof(name)), -ENOENT);
+	/* the real file: the first irq it lists has a name */
+	FILE *f = fopen("/proc/interrupts", "re");
+	char line[4096];
+	int irq = -1;
+
+	ck_assert_ptr_nonnull(f);
+	while (irq < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, " %d:", &irq) != 1)
+			irq = -1;
+	fclose(f);
+	ck_assert_int_ge(irq, 0);
+	ck_assert_int_eq(proc_read_irq_name(irq, name, sizeof(name)), 0);
+	ck_assert_int_gt((int)strlen(name), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proc");
@@ -378,6 +422,7 @@ int main(void)
 	tcase_add_test(p, test_parse_limits);
 	tcase_add_test(p, test_parse_cgroup);
 	tcase_add_test(p, test_unit_from_cgroup);
+	tcase_add_test(p, test_parse_irq_name);
 	suite_add_tcase(s, p);
 	tcase_add_test(r, test_read_fixture);
 	tcase_add_test(r, test_read_self);

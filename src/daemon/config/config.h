@@ -71,6 +71,7 @@ struct rule {
 	char name[CONFIG_NAME_MAX];
 	struct sched_spec spec;
 	struct rule_match match;
+	unsigned budget_us;     /* budget-us: its threads' wake-ups may be this late; 0: no budget */
 	struct key_origin origin;
 	short file;
 	unsigned line;
@@ -103,6 +104,7 @@ struct probe_conf {
 	unsigned period_us;
 	char strategy[16];    /* sleep, hybrid, busy, adaptive */
 	bool noise;           /* mode = noise: a busy loop recording gaps (oslat) */
+	unsigned budget_us;   /* budget-us: 0 none */
 	struct key_origin origin;
 	short file;
 	unsigned line;
@@ -132,6 +134,8 @@ struct config {
 	unsigned rate_burst;
 	unsigned rescan_ms;   /* /proc rescan period when the process events connector is unavailable */
 	unsigned observe_threads; /* BPF observer slots (read at start only); 0: no observer */
+	bool culprits;        /* the observer tracks what ran while a thread waited (read at start only) */
+	unsigned late_threshold_us; /* a wake-up of a thread without a budget later than this is late */
 	bool process_events;  /* use the connector at all (a sandbox may forbid AF_NETLINK) */
 	int rtprio_cap;       /* CAP_*: what caps a non-privileged client's real-time priority */
 	bool clamp;           /* over the cap: clamp (true) or refuse */

@@ -42,6 +42,9 @@ static void state_file_format(const struct config *c, const void *sec, char *buf
 	config_state_path(c, buf, len);
 }
 
+/* budget-us of [rule] and [probe]: 0 would make every wake-up a miss */
+#define BUDGET_BAD "'%s' is not a budget; use the latest a wake-up may be, in microseconds (1..1000000)"
+
 /* The sched_spec keys of [daemon] (the default) and of [rule NAME], from key
  * number b, with the section's defaults. */
 #define SPEC_KEYS(T, s, b, policy_def, priority_def, reset_def)                                          \
@@ -102,6 +105,11 @@ static const struct config_key daemon_keys[D_N] = {
 	/* BPF observer slots, 29 KiB of kernel memory each */
 	[D_OBSERVE_THREADS] = { .name = "observe-threads", .type = KEY_INT, .min = 0, .max = 4096,
 				AT(C, observe_threads), .def = 64 },
+	/* what the observer's CPUs ran while a thread waited (read at start) */
+	[D_CULPRITS] = { .name = "culprits", .type = KEY_BOOL, AT(C, culprits), .def = true },
+	/* a thread without a budget: its wake-ups later than this are late */
+	[D_LATE_THRESHOLD] = { .name = "late-threshold-us", .type = KEY_INT, .min = 1, .max = 1000000,
+			       AT(C, late_threshold_us), .def = 200 },
 };
 #undef C
 
@@ -109,7 +117,8 @@ static const struct config_key daemon_keys[D_N] = {
  * and cpu-dma-latency last, while "valid keys are" lists the table order. */
 static const unsigned char daemon_print_order[D_N] = {
 	D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK, D_MAX_PRIORITY, D_LOG_LEVEL,
-	D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_OBSERVE_THREADS, D_PROCESS_EVENTS,
+	D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_OBSERVE_THREADS, D_CULPRITS, D_LATE_THRESHOLD,
+	D_PROCESS_EVENTS,
 	D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE, D_METRICS_FILE,
 	D_METRICS_INTERVAL, D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_WATCHDOG_DEMOTE,
 	D_CPU_DMA_LATENCY,
@@ -120,6 +129,9 @@ static const unsigned char daemon_print_order[D_N] = {
 #define C struct rule
 static const struct config_key rule_keys[R_N] = {
 	SPEC_KEYS(C, spec, 0, 0, 0, false),
+	/* a setting, not a match key: it comes before R_THREAD_NAME */
+	[R_BUDGET] = { .name = "budget-us", .type = KEY_INT, .min = 1, .max = 1000000, AT(C, budget_us),
+		       .flags = KEY_SHOW_SET, .bad = BUDGET_BAD },
 	[R_THREAD_NAME] = { .name = "thread-name", .type = KEY_COMM_GLOB, AT(C, match.thread_name),
 			    .flags = KEY_SHOW_SET },
 	[R_PROCESS_NAME] = { .name = "process-name", .type = KEY_COMM_GLOB, AT(C, match.process_name),
@@ -170,11 +182,14 @@ static const struct config_key probe_keys[PR_N] = {
 	[PR_MODE] = { .name = "mode", .type = KEY_ENUM, AT(C, noise),
 		      .choices = (const struct key_choice[]){ { "latency", false }, { "noise", true }, { NULL, 0 } },
 		      .bad = "unknown mode '%s'; use latency or noise" },
+	/* at most period-us, and for latency probes only (config_validate()) */
+	[PR_BUDGET] = { .name = "budget-us", .type = KEY_INT, .min = 1, .max = 1000000, AT(C, budget_us),
+			.flags = KEY_SHOW_SET, .bad = BUDGET_BAD },
 };
 #undef C
 
 static const unsigned char probe_print_order[PR_N] = {
-	PR_CPU, PR_POLICY, PR_PRIORITY, PR_MODE, PR_PERIOD, PR_STRATEGY,
+	PR_CPU, PR_POLICY, PR_PRIORITY, PR_MODE, PR_PERIOD, PR_STRATEGY, PR_BUDGET,
 };
 
 /* The built-in values are what rtkit itself grants and advertises. */

@@ -23,15 +23,18 @@ enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FOR
 		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS,
 		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE,
 		  D_METRICS_FILE, D_METRICS_INTERVAL, D_CPU_DMA_LATENCY,
-		  D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_WATCHDOG_DEMOTE, D_OBSERVE_THREADS, D_N };
+		  D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_WATCHDOG_DEMOTE, D_OBSERVE_THREADS,
+		  D_CULPRITS, D_LATE_THRESHOLD, D_N };
 
-/* A rule's keys are the sched_spec keys of [daemon], in the same order. */
-enum rule_key { R_POLICY, R_PRIORITY, R_NICE, R_CPUS, R_RESET_ON_FORK,
+/* A rule's keys are the sched_spec keys of [daemon], in the same order,
+ * its other settings, then its match keys, R_THREAD_NAME to the end: a
+ * rule with any of those matches threads by itself (config_validate()). */
+enum rule_key { R_POLICY, R_PRIORITY, R_NICE, R_CPUS, R_RESET_ON_FORK, R_BUDGET,
 		R_THREAD_NAME, R_PROCESS_NAME, R_EXE, R_USER, R_GROUP, R_UNIT, R_CGROUP, R_N };
 
 enum principal_key { P_MAX_PRIORITY, P_POLICIES, P_MAX_THREADS, P_CPUS, P_MIN_NICE, P_SESSION, P_N };
 
-enum probe_key { PR_CPU, PR_POLICY, PR_PRIORITY, PR_PERIOD, PR_STRATEGY, PR_MODE, PR_N };
+enum probe_key { PR_CPU, PR_POLICY, PR_PRIORITY, PR_PERIOD, PR_STRATEGY, PR_MODE, PR_BUDGET, PR_N };
 
 /* [rtkit]: the RealtimeKit1 bus service (src/daemon/rtkit). */
 enum rtkit_key { RK_ENABLE, RK_REPLACE, RK_POLICY, RK_MAX_RT_PRIORITY, RK_MIN_NICE, RK_RTTIME_MAX, RK_ROLE, RK_N };

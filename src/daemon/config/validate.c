@@ -88,6 +88,19 @@ int config_validate(struct config *c, FILE *errors)
 				c->max_priority);
 			r = -EINVAL;
 		}
+		if (p->budget_us && (p->noise || p->budget_us > p->period_us)) {
+			char at[PATH_MAX + 16];
+			origin_str(c, &p->origin, PR_BUDGET, at, sizeof(at));
+			if (p->noise)
+				fprintf(errors, "%s: [probe %s]: budget-us %u: a noise probe never sleeps, so has no "
+					"wake-up to be late; remove it or use mode = latency\n", at, p->name,
+					p->budget_us);
+			else
+				fprintf(errors, "%s: [probe %s]: budget-us %u is above period-us %u: a wake-up that "
+					"late has missed its period already; use at most %u\n", at, p->name,
+					p->budget_us, p->period_us, p->period_us);
+			r = -EINVAL;
+		}
 	}
 	for (size_t i = 0; i < c->n_rules; i++) {
 		struct rule *rl = &c->rules[i];

@@ -15,8 +15,10 @@
 #include "daemon/core/task.h"
 
 /* Who asked: a control-socket register (thread or process), a match rule,
- * or a call on the rtkit bus service (src/daemon/rtkit). */
-enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS, REG_SOURCE_RULE, REG_SOURCE_RTKIT };
+ * a call on the rtkit bus service (src/daemon/rtkit), or a register sent by
+ * the preload library of `rtschedctl run` for a call the kernel refused
+ * (source=preload). The numbers are kept in the state journal: add at the end. */
+enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS, REG_SOURCE_RULE, REG_SOURCE_RTKIT, REG_SOURCE_PRELOAD };
 
 struct reg_process;
 

@@ -59,7 +59,7 @@ int bpfcheck_run(struct diag_report *rep, unsigned observe_threads)
 
 	if (!observe_threads)
 		return bpfcheck_add(rep, -ECANCELED, NULL, false);
-	r = bpfobs_new(&o, 1, why, sizeof(why));
+	r = bpfobs_new(&o, 1, false, why, sizeof(why));
 	bpfobs_free(o);
 	return bpfcheck_add(rep, r, why, false);
 }

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/sys/cpulist.h"
@@ -17,6 +18,7 @@
 #include "shared/escape.h"
 #include "shared/waiter.h"
 #include "daemon/observe/jitter.h"
+#include "daemon/observe/culprit.h"
 #include "daemon/observe/observer.h"
 #include "daemon/observe/probe.h"
 #include "daemon/sys/proc.h"
@@ -92,6 +94,8 @@ static void drop(struct jitter *j, enum jitter_kind kind, pid_t tid)
 		struct source *s = *pp;
 		if (s->kind == kind && (tid <= 0 || s->tid == tid)) {
 			*pp = s->next;
+			if (s->kind == JITTER_PROBE)
+				observer_unwatch(j->observer, s->tid);
 			source_free(s);
 			j->n--;
 		} else {
@@ -230,6 +234,14 @@ void jitter_apply_config(struct jitter *j, const struct config *c)
 		s->kind = JITTER_PROBE;
 		snprintf(s->name, sizeof(s->name), "%s", pc->name);
 		s->tid = probe_tid(s->probe);
+		/* the observer watches the probe like a managed thread: its
+		 * budget, its late wake-ups' culprits */
+		struct observer_limits lim;
+		observer_limits_of(c, NULL, &lim);
+		if (pc->budget_us)
+			lim.late_ns = lim.budget_ns = (uint64_t)pc->budget_us * 1000u;
+		lim.rule = pc->name;
+		observer_watch(j->observer, s->tid, &lim);
 		s->pid = getpid();
 		s->period_ns = pc->noise ? 0 : pp.period_ns;
 		snprintf(s->strategy, sizeof(s->strategy), "%s", pc->noise ? "noise" : pc->strategy);
@@ -357,6 +369,22 @@ void jitter_reset(struct jitter *j)
 	}
 }
 
+pid_t jitter_probe_tid(struct jitter *j, const char *name)
+{
+	for (struct source *s = j->sources; s; s = s->next)
+		if (s->kind == JITTER_PROBE && strcmp(s->name, name) == 0)
+			return s->tid;
+	return 0;
+}
+
+const char *jitter_probe_name(struct jitter *j, pid_t tid)
+{
+	for (struct source *s = j->sources; s; s = s->next)
+		if (s->kind == JITTER_PROBE && s->tid == tid)
+			return s->name;
+	return NULL;
+}
+
 size_t jitter_n_sources(const struct jitter *j)
 {
 	return j ? j->n : 0;
@@ -437,7 +465,119 @@ static void put_hist(FILE *f, struct jitter *j, const char *name, pid_t tid, enu
 	fprintf(f, "} %" PRIu64 "\n", hist_count(h));
 }
 
-int jitter_prometheus(struct jitter *j, FILE *f, unsigned long grants, unsigned long refusals)
+/* The labels of a thread's late wake-ups: thread, tid, rule (a probe's is "-"). */
+static void late_labels(FILE *f, const char *name, const char *tid, const char *rule, bool last)
+{
+	label(f, "thread", name, false);
+	label(f, "tid", tid, false);
+	label(f, "rule", rule, last);
+}
+
+/* Every watched thread (managed ones, then probes) through fn. */
+static void foreach_watched(struct jitter *j, void (*fn)(struct jitter *j, FILE *f, pid_t tid, const char *name,
+							   const char *rule), FILE *f)
+{
+	struct proc_stat st;
+
+	for (struct reg_thread *t = registry_threads(j->registry); t; t = t->next)
+		fn(j, f, t->tid, proc_read_stat(t->tid, &st) == 0 ? st.comm : "?",
+		   t->req.role[0] ? t->req.role : "default");
+	for (struct source *s = j->sources; s; s = s->next)
+		if (s->kind == JITTER_PROBE)
+			fn(j, f, s->tid, s->name, "-");
+}
+
+static void put_late(struct jitter *j, FILE *f, pid_t tid, const char *name, const char *rule)
+{
+	struct observer_late ol;
+	char t[16];
+
+	if (observer_late(j->observer, tid, &ol) < 0)
+		return;
+	snprintf(t, sizeof(t), "%d", (int)tid);
+	for (int k = BPFOBS_TIMER; k <= BPFOBS_WAKEUP; k++) {
+		fprintf(f, "rtschedd_late_wakeups_total{");
+		late_labels(f, name, t, rule, false);
+		label(f, "from", k == BPFOBS_TIMER ? "timer" : "wakeup", true);
+		fprintf(f, "} %" PRIu64 "\n", ol.late[k]);
+	}
+}
+
+static void put_budget(struct jitter *j, FILE *f, pid_t tid, const char *name, const char *rule)
+{
+	struct observer_late ol;
+	char t[16];
+
+	if (observer_late(j->observer, tid, &ol) < 0 || !ol.lim.budget_ns)
+		return;
+	snprintf(t, sizeof(t), "%d", (int)tid);
+	fprintf(f, "rtschedd_budget_seconds{");
+	late_labels(f, name, t, rule, true);
+	fprintf(f, "} %.9f\n", (double)ol.lim.budget_ns / 1e9);
+}
+
+static void put_misses(struct jitter *j, FILE *f, pid_t tid, const char *name, const char *rule)
+{
+	struct observer_late ol;
+	char t[16];
+
+	if (observer_late(j->observer, tid, &ol) < 0 || !ol.lim.budget_ns)
+		return;
+	snprintf(t, sizeof(t), "%d", (int)tid);
+	fprintf(f, "rtschedd_budget_misses_total{");
+	late_labels(f, name, t, rule, true);
+	fprintf(f, "} %" PRIu64 "\n", ol.late[BPFOBS_TIMER] + ol.late[BPFOBS_WAKEUP]);
+}
+
+/* One culprit series of a thread's: delay, or (first) late wake-ups it led. */
+static void put_culprit(struct jitter *j, FILE *f, const char *metric, const char *name, const char *tid,
+			const char *rule, const struct culprit_entry *e, bool first)
+{
+	char who[160];
+
+	observer_label(j->observer, &e->key, who, sizeof(who));
+	fprintf(f, "%s{", metric);
+	late_labels(f, name, tid, rule, false);
+	label(f, "culprit", who, false);
+	label(f, "kind", culprit_kind_name(e->key.kind), true);
+	if (first)
+		fprintf(f, "} %" PRIu64 "\n", e->first);
+	else
+		fprintf(f, "} %.9f\n", (double)e->total_ns / 1e9);
+}
+
+static void put_culprits(struct jitter *j, FILE *f, pid_t tid, const char *name, const char *rule, bool first)
+{
+	const struct culprit_table *t = observer_table(j->observer, tid);
+	const char *metric = first ? "rtschedd_late_first_total" : "rtschedd_late_delay_seconds_total";
+	const struct culprit_entry *e[CULPRIT_TOP];
+	struct culprit_entry other;
+	char ts[16];
+	size_t n;
+
+	if (!t)
+		return;
+	snprintf(ts, sizeof(ts), "%d", (int)tid);
+	n = culprit_table_sorted(t, e, CULPRIT_TOP);
+	for (size_t i = 0; i < n; i++)
+		put_culprit(j, f, metric, name, ts, rule, e[i], first);
+	/* other from the first fold on, so its series never vanishes again */
+	culprit_table_other(t, &other);
+	if (other.total_ns || other.first)
+		put_culprit(j, f, metric, name, ts, rule, &other, first);
+}
+
+static void put_delay(struct jitter *j, FILE *f, pid_t tid, const char *name, const char *rule)
+{
+	put_culprits(j, f, tid, name, rule, false);
+}
+
+static void put_first(struct jitter *j, FILE *f, pid_t tid, const char *name, const char *rule)
+{
+	put_culprits(j, f, tid, name, rule, true);
+}
+
+int jitter_prometheus(struct jitter *j, FILE *f, const struct jitter_counters *c)
 {
 	struct hist *h = malloc(sizeof(*h));
 
@@ -485,6 +625,25 @@ int jitter_prometheus(struct jitter *j, FILE *f, unsigned long grants, unsigned 
 		label(f, "rule", t->req.role[0] ? t->req.role : "default", true);
 		fprintf(f, "} %.9f\n", delay / 1e9);
 	}
+	fprintf(f, "# HELP rtschedd_late_wakeups_total Wake-ups of a managed thread or probe later than its threshold "
+		   "(its budget-us, else late-threshold-us), seen by the BPF observer; from says what the lateness was "
+		   "measured from: timer (the expiry of the timer that woke it) or wakeup.\n"
+		   "# TYPE rtschedd_late_wakeups_total counter\n");
+	foreach_watched(j, put_late, f);
+	fprintf(f, "# HELP rtschedd_budget_seconds The latency budget (budget-us) of a managed thread or probe.\n"
+		   "# TYPE rtschedd_budget_seconds gauge\n");
+	foreach_watched(j, put_budget, f);
+	fprintf(f, "# HELP rtschedd_budget_misses_total Wake-ups of a thread with a budget later than it.\n"
+		   "# TYPE rtschedd_budget_misses_total counter\n");
+	foreach_watched(j, put_misses, f);
+	fprintf(f, "# HELP rtschedd_late_delay_seconds_total Delay of late wake-ups by culprit (what ran on the "
+		   "thread's CPU meanwhile): the top %d culprits per thread, the rest as culprit=\"other\".\n"
+		   "# TYPE rtschedd_late_delay_seconds_total counter\n", CULPRIT_TOP);
+	foreach_watched(j, put_delay, f);
+	fprintf(f, "# HELP rtschedd_late_first_total Late wake-ups in which a culprit had the largest part of the "
+		   "delay (the top %d per thread, the rest as culprit=\"other\").\n"
+		   "# TYPE rtschedd_late_first_total counter\n", CULPRIT_TOP);
+	foreach_watched(j, put_first, f);
 	fprintf(f, "# HELP rtschedd_managed_threads Threads whose scheduling rtschedd manages.\n"
 		   "# TYPE rtschedd_managed_threads gauge\n"
 		   "rtschedd_managed_threads %zu\n"
@@ -494,6 +653,20 @@ int jitter_prometheus(struct jitter *j, FILE *f, unsigned long grants, unsigned 
 		   "# HELP rtschedd_refusals_total Requests refused.\n"
 		   "# TYPE rtschedd_refusals_total counter\n"
 		   "rtschedd_refusals_total %lu\n",
-		registry_n_threads(j->registry), grants, refusals);
+		registry_n_threads(j->registry), c->grants, c->refusals);
+	if (c->watchdog_trips >= 0)
+		fprintf(f, "# HELP rtschedd_watchdog_trips_total Times the watchdog demoted real-time threads that "
+			   "starved a CPU.\n"
+			   "# TYPE rtschedd_watchdog_trips_total counter\n"
+			   "rtschedd_watchdog_trips_total %ld\n", c->watchdog_trips);
+	fprintf(f, "# HELP rtschedd_metrics_interval_seconds How often rtschedd writes its metrics file "
+		   "(metrics-interval).\n"
+		   "# TYPE rtschedd_metrics_interval_seconds gauge\n"
+		   "rtschedd_metrics_interval_seconds %u\n", c->interval_s);
+	if (c->timestamp)
+		fprintf(f, "# HELP rtschedd_metrics_written_timestamp_seconds When rtschedd wrote this file: a file that "
+			   "stops being rewritten means rtschedd is down.\n"
+			   "# TYPE rtschedd_metrics_written_timestamp_seconds gauge\n"
+			   "rtschedd_metrics_written_timestamp_seconds %lld\n", (long long)time(NULL));
 	return ferror(f) ? -EIO : 0;
 }

@@ -67,9 +67,21 @@ void jitter_on_exit(struct jitter *j, pid_t tid);
 void jitter_foreach(struct jitter *j, void (*fn)(void *ud, const struct jitter_row *r), void *ud);
 /* Start counting afresh for `rtschedctl jitter` (Prometheus counters stay monotonic). */
 void jitter_reset(struct jitter *j);
-/* The Prometheus text exposition of everything the daemon knows, with its
- * counts of grants and refusals. */
-int jitter_prometheus(struct jitter *j, FILE *f, unsigned long grants, unsigned long refusals);
+/* What the exposition says of the daemon itself. */
+struct jitter_counters {
+	unsigned long grants, refusals;
+	long watchdog_trips;       /* -1: the watchdog is off */
+	unsigned interval_s;       /* metrics-interval: how often the file is written */
+	bool timestamp;            /* say when it was written (the metrics file) */
+};
+/* The Prometheus text exposition of everything the daemon knows: the
+ * jitter histograms, late wake-ups, budget misses and their culprits (the
+ * top CULPRIT_TOP per thread, the rest as culprit="other"), and c. */
+int jitter_prometheus(struct jitter *j, FILE *f, const struct jitter_counters *c);
+/* The tid of the probe called name, 0 if none. */
+pid_t jitter_probe_tid(struct jitter *j, const char *name);
+/* The name of the probe running as tid, NULL if none. */
+const char *jitter_probe_name(struct jitter *j, pid_t tid);
 /* Timer and probe sources. */
 size_t jitter_n_sources(const struct jitter *j);
 /* The worst p99 over timer and probe sources, for STATUS=; -1 if none. */

@@ -17,6 +17,7 @@
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
+#include "daemon/watchdog/safety.h"
 
 /* Timer slack of a thread: RT threads get none; others from /proc if we may read it. */
 static void timer_slack(const struct task_sched *ts, pid_t pid, char *buf, size_t len)
@@ -108,6 +109,10 @@ static void jitter_row_out(void *ud, const struct jitter_row *r)
 			proto_add(&x->out, "p99_pct", p);
 		}
 	}
+	/* what the BPF observer saw of its late wake-ups, on every row of a
+	 * thread it watches (managed threads and probes) */
+	if (r->kind != JITTER_TIMER)
+		why_add_summary(x, r->tid);
 	send_buf(x);
 	jc->rows++;
 }
@@ -213,7 +218,15 @@ void op_metrics(struct ctx *x)
 	long rows = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	if (!f || jitter_prometheus(x->svc->jitter, f, x->svc->grants, x->svc->refusals) < 0) {
+	struct jitter_counters jc = { .grants = x->svc->grants, .refusals = x->svc->refusals, .watchdog_trips = -1,
+				      .interval_s = x->svc->config->metrics_interval_s };
+	struct safety_status ss;
+
+	if (x->svc->safety) {
+		safety_get_status(x->svc->safety, &ss);
+		jc.watchdog_trips = (long)ss.trips;
+	}
+	if (!f || jitter_prometheus(x->svc->jitter, f, &jc) < 0) {
 		if (f)
 			fclose(f);
 		free(text);

@@ -106,5 +106,11 @@ void op_jitter(struct ctx *x);
 void op_jitter_reset(struct ctx *x);
 void op_jitter_attach(struct ctx *x);
 void op_metrics(struct ctx *x);
+void op_why(struct ctx *x);
+/* why.c: a jitter row's summary of tid's late wake-ups: how many, its
+ * threshold and budget, and its culprits as culprit_N_name, _kind,
+ * _share_pct, _total_ns and _first (nothing if the observer does not watch
+ * it). */
+void why_add_summary(struct ctx *x, pid_t tid);
 
 #endif

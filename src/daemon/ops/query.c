@@ -141,7 +141,7 @@ static void list_observed(struct ctx *x, pid_t tid)
 static const char *source_name(enum reg_source s)
 {
 	return s == REG_SOURCE_PROCESS ? "process" : s == REG_SOURCE_RULE ? "match" :
-	       s == REG_SOURCE_RTKIT ? "rtkit" : "thread";
+	       s == REG_SOURCE_RTKIT ? "rtkit" : s == REG_SOURCE_PRELOAD ? "preload" : "thread";
 }
 
 /* list: one ROW per managed thread (with all=1, also the recent unmanaged ones). */

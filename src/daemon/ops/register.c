@@ -177,18 +177,29 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 }
 
 /* register: tid= or pid= with optional scheduling fields (dispatch parsed
- * them, and took the rate-limit token); the grant, or why not. */
+ * them, and took the rate-limit token), and source= (thread, the default,
+ * or preload: only the label list shows; it grants nothing more); the
+ * grant, or why not. */
 void op_register(struct ctx *x)
 {
 	const struct grant_request *req = &x->req;
+	enum reg_source source = REG_SOURCE_THREAD;
 	struct register_granted g;
 	char msg[768];
 	bool is_pid = x->is_pid;
 	long id = x->id;
+	const char *v;
 	int e;
 
-	e = register_grant(x->svc, x->peer, &x->subj, (pid_t)id, is_pid, req, REG_SOURCE_THREAD, &g, msg,
-			   sizeof(msg));
+	if ((v = proto_get(x->m, "source"))) {
+		if (strcmp(v, "preload") == 0 && !is_pid) {
+			source = REG_SOURCE_PRELOAD;
+		} else if (strcmp(v, "thread") != 0) {
+			refuse(x, PE_BAD_REQUEST, "source must be thread or, with tid=, preload");
+			return;
+		}
+	}
+	e = register_grant(x->svc, x->peer, &x->subj, (pid_t)id, is_pid, req, source, &g, msg, sizeof(msg));
 	if (e != 0) {
 		refuse_msg(x, ops_wire_error(e), g.diag, msg);
 		return;

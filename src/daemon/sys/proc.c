@@ -259,6 +259,37 @@ int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_
 	return 0;
 }
 
+int proc_read_irq_name(int irq, char *name, size_t len)
+{
+	char *buf = NULL;
+	size_t cap = 16384, n = 0;
+	int fd, r;
+
+	/* a line per interrupt, a column per CPU: it grows with both */
+	for (;;) {
+		char *nb = realloc(buf, cap);
+
+		if (!nb) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = nb;
+		if ((fd = open("/proc/interrupts", O_RDONLY | O_CLOEXEC)) < 0) {
+			r = -errno;
+			break;
+		}
+		r = proc_read_fd(fd, buf, cap, &n);
+		close(fd);
+		if (r != -EFBIG || cap >= 4 * GROW_MAX)
+			break;
+		cap *= 2;
+	}
+	if (r == 0)
+		r = proc_parse_irq_name(buf, irq, name, len);
+	free(buf);
+	return r;
+}
+
 int proc_list_tasks(pid_t pid, pid_t **tids, size_t *n)
 {
 	char path[64];

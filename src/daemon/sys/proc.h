@@ -80,6 +80,11 @@ int proc_parse_cgroup(const char *buf, struct proc_cgroup *out);
  * manager (below "user@UID.service"). -ENOENT if there is none, -ENOSPC if
  * it does not fit. */
 int proc_unit_from_cgroup(const char *path, char *unit, size_t len, bool *user_unit);
+/* The handlers' names of interrupt irq in /proc/interrupts text
+ * ("virtio2-input.0", several joined by ", "), cut to len - 1 bytes:
+ * whatever follows the per-CPU counts, the chip and the hardware irq.
+ * -ENOENT if irq has no line, -EINVAL if its line is malformed. */
+int proc_parse_irq_name(const char *buf, int irq, char *name, size_t len);
 
 /* --- readers (proc.c) ------------------------------------------------------------ */
 
@@ -115,6 +120,9 @@ int proc_read_cgroup(pid_t pid, struct proc_cgroup *out);
 int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* /proc/PID/task/TID/schedstat: time on CPU, time waiting to run (ns), runs. */
 int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count);
+/* The names of an interrupt's handlers, from /proc/interrupts (as
+ * proc_parse_irq_name()). */
+int proc_read_irq_name(int irq, char *name, size_t len);
 /* The tids of a process; *tids is malloc'd. */
 int proc_list_tasks(pid_t pid, pid_t **tids, size_t *n);
 

@@ -436,3 +436,59 @@ int proc_unit_from_cgroup(const char *path, char *unit, size_t len, bool *user_u
 		*user_unit = user;
 	return 0;
 }
+
+int proc_parse_irq_name(const char *buf, int irq, char *name, size_t len)
+{
+	const char *line = buf, *p, *end;
+	unsigned long long v;
+	int cpus = 0, field = 0;
+
+	if (irq < 0 || !len)
+		return -EINVAL;
+	/* the header names the CPUs: that many counts start every line */
+	end = line + strcspn(line, "\n");
+	for (p = line; p < end; p++)
+		if (p[0] == 'C' && p + 2 < end && p[1] == 'P' && p[2] == 'U' && (p == line || p[-1] == ' '))
+			cpus++;
+	for (line = *end ? end + 1 : end; *line; line = *end ? end + 1 : end) {
+		size_t n;
+
+		end = line + strcspn(line, "\n");
+		p = line;
+		while (p < end && *p == ' ')
+			p++;
+		n = strspn(p, "0123456789");
+		if (!n || n > 9 || p + n >= end || p[n] != ':')
+			continue;
+		v = 0;
+		for (size_t i = 0; i < n; i++)
+			v = v * 10 + (unsigned)(p[i] - '0');
+		if (v != (unsigned long long)irq)
+			continue;
+		p += n + 1;
+		/* the counts, then the chip and the hardware irq: two words */
+		for (field = 0; field < cpus + 2; field++) {
+			while (p < end && *p == ' ')
+				p++;
+			if (p >= end)
+				return -EINVAL;
+			if (field < cpus && !(*p >= '0' && *p <= '9'))
+				return -EINVAL;
+			while (p < end && *p != ' ')
+				p++;
+		}
+		while (p < end && *p == ' ')
+			p++;
+		if (p >= end)
+			return -EINVAL;
+		n = (size_t)(end - p);
+		while (n && p[n - 1] == ' ')
+			n--;
+		if (n >= len)
+			n = len - 1;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -14,13 +14,23 @@
  *                     going to sleep with a wake-up still pending ran
  *                     without a traced switch-in: counted as lost.
  *
+ * Culprit tracking (bpfobs_abi.h), when loaded with track_culprits: the
+ * same hrtimer and switch programs, and four more on irq_handler_entry/exit
+ * and softirq_entry/exit, keep each CPU's ring of segments while any thread
+ * is watched; a switch-in later than the thread's late_ns counts a late
+ * wake-up and sends the CPU's ring to the daemon through the ring buffer.
+ *
  * Every scheduler program starts with one array lookup of the thread's tid
  * in the filter map and returns if it is not watched; the timer programs
- * cost one per-CPU lookup per hrtimer expiry. Loop-free, integer-only.
+ * cost one per-CPU lookup per hrtimer expiry, and with culprit tracking
+ * every interrupt, softirq, timer callback and switch writes one 40-byte
+ * segment. Loop-free, integer-only.
  * The running timer is tracked from the tracepoints rather than read from
  * the kernel's per-CPU hrtimer_bases: a typed __ksym of a data symbol needs
  * CONFIG_KALLSYMS_ALL, which not every kernel has (this project's test
- * machine doesn't). Needs Linux 5.12 (atomic fetch-and-add, tp_btf). */
+ * machine doesn't). Needs Linux 5.12 (atomic fetch-and-add, tp_btf) and,
+ * for culprit tracking, the ring buffer (5.8) and bpf_get_current_task_btf
+ * (5.11). */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -46,23 +56,146 @@ struct {
 	__uint(max_entries, 1);
 } slots SEC(".maps");
 
-/* Per CPU, the timer whose callback runs now: [0] a hard one (interrupt
- * context), [1] a soft one (softirq). Only a hard callback can nest in a
- * soft one, never two of a kind, so two entries are enough. */
-struct running {
+/* Set by bpfobs.c before loading: culprit tracking on (the irq and softirq
+ * programs are not even loaded without it). */
+const volatile bool track_culprits = false;
+
+/* Written by the daemon (through the mmapped .bss): 0 while no thread is
+ * watched, which keeps the segment programs at one load; a new value each
+ * time watching starts, which tells every CPU its ring is stale. */
+__u64 epoch = 0;
+
+/* One record per late wake-up; sized by bpfobs.c. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} late SEC(".maps");
+
+/* What one CPU is doing, by level: a task, in it a softirq, in that a hard
+ * interrupt, in any of them hrtimer callbacks. */
+struct level {
+	__u32 kind;       /* BPFOBS_SEG_* */
+	__s32 id;
+};
+#define MAX_DEPTH 4
+
+/* Per CPU: the timer whose callback runs now ([0] a hard one, in interrupt
+ * context; [1] a soft one, in a softirq: only a hard callback can nest in
+ * a soft one, never two of a kind) and the culprit-tracking state. */
+struct cpu {
 	__u64 timer[2];    /* struct hrtimer *, as a number: never dereferenced */
 	__u64 deadline[2]; /* its requested expiry on CLOCK_MONOTONIC */
+	__u64 hard[2];     /* its hard expiry: the requested one plus the timer slack */
+	__u64 epoch;       /* the epoch ring and levels belong to */
+	__u64 since;       /* segments are recorded from here on */
+	__u64 start;       /* the open segment began */
+	__u32 head;        /* ring[head % BPFOBS_RING] is written next */
+	__u32 depth;       /* levels[depth - 1] owns the open segment; 0: the task */
+	struct level levels[MAX_DEPTH];
+	struct bpfobs_seg ring[BPFOBS_RING];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct running);
+	__type(value, struct cpu);
 	__uint(max_entries, 1);
-} running SEC(".maps");
+} cpus SEC(".maps");
 
-/* The slot of a watched thread, or NULL: one lookup for everyone else. */
-static __always_inline struct bpfobs_slot *slot_of(int tid)
+static __always_inline struct cpu *this_cpu(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpus, &zero);
+}
+
+/* Culprit tracking is on and some thread is watched: the epoch, else 0. */
+static __always_inline __u64 armed(void)
+{
+	return track_culprits ? *(volatile __u64 *)&epoch : 0;
+}
+
+/* The CPU's tracking state, current for epoch e (armed()'s), or NULL when
+ * there is none. A stale state (watching started again) restarts with an
+ * empty past. */
+static __always_inline struct cpu *tracking(struct cpu *c, __u64 e, __u64 now)
+{
+	if (!e || !c)
+		return NULL;
+	if (c->epoch != e) {
+		c->epoch = e;
+		c->since = now;
+		c->start = now;
+		c->depth = 0;
+	}
+	return c;
+}
+
+/* Close the open segment at now: owned by the innermost level, or by the
+ * task t (the idle task as such) when there is none. */
+static __always_inline void seg_close(struct cpu *c, __u64 now, struct task_struct *t)
+{
+	struct bpfobs_seg *g = &c->ring[c->head & (BPFOBS_RING - 1)];
+	__u64 d = now > c->start ? now - c->start : 0;
+	__u32 depth = c->depth;
+
+	g->start = c->start;
+	g->dur = d > 0xffffffffULL ? 0xffffffffU : (__u32)d;
+	if (depth > 0 && depth <= MAX_DEPTH) {
+		struct level *l = &c->levels[(depth - 1) & (MAX_DEPTH - 1)];
+		g->kind = (__u8)l->kind;
+		g->id = l->id;
+	} else if (!t || t->pid == 0) {
+		g->kind = BPFOBS_SEG_IDLE;
+		g->id = 0;
+	} else {
+		g->kind = BPFOBS_SEG_TASK;
+		g->id = t->pid;
+		g->tgid = t->tgid;
+		g->prio = (__u16)t->prio;
+		g->policy = (__u8)t->policy;
+		bpf_probe_read_kernel(g->comm, sizeof(g->comm), &t->comm);
+	}
+	c->head++;
+	c->start = now;
+}
+
+/* Something began to own the CPU, inside whatever did. */
+static __always_inline void seg_push(struct cpu *c, __u32 kind, __s32 id)
+{
+	__u64 e = armed(), now;
+
+	if (!e)
+		return;
+	now = bpf_ktime_get_ns();
+	if (!(c = tracking(c, e, now)))
+		return;
+	seg_close(c, now, bpf_get_current_task_btf());
+	if (c->depth < MAX_DEPTH) {
+		c->levels[c->depth & (MAX_DEPTH - 1)] = (struct level){ kind, id };
+		c->depth++;
+	}
+}
+
+/* It ended: the level around it owns the CPU again. An end whose beginning
+ * was not seen (tracking started in between) changes no level. */
+static __always_inline void seg_pop(struct cpu *c, __u32 kind)
+{
+	__u64 e = armed(), now;
+
+	if (!e)
+		return;
+	now = bpf_ktime_get_ns();
+	if (!(c = tracking(c, e, now)))
+		return;
+	seg_close(c, now, bpf_get_current_task_btf());
+	if (c->depth > 0 && c->levels[(c->depth - 1) & (MAX_DEPTH - 1)].kind == kind)
+		c->depth--;
+}
+
+/* The slot of a watched thread (its number in *idx), or NULL: one lookup
+ * for everyone else. */
+static __always_inline struct bpfobs_slot *slot_at(int tid, __u32 *idx)
 {
 	struct bpfobs_filter *f;
 	struct bpfobs_slot *s;
@@ -80,7 +213,15 @@ static __always_inline struct bpfobs_slot *slot_of(int tid)
 	s = bpf_map_lookup_elem(&slots, &n);
 	if (!s || *(volatile __s32 *)&s->tid != tid)
 		return NULL;
+	*idx = n;
 	return s;
+}
+
+static __always_inline struct bpfobs_slot *slot_of(int tid)
+{
+	__u32 n;
+
+	return slot_at(tid, &n);
 }
 
 /* Still runnable after the switch: preempted, or woken before it slept. */
@@ -98,20 +239,22 @@ static __always_inline bool still_runnable(bool preempt, struct task_struct *t)
  * A soft one runs with interrupts on (with PREEMPT_RT, in a thread), so
  * there the timer must be p's own hrtimer_sleeper. Hard timers: sleepers of
  * RT tasks (of all tasks without PREEMPT_RT), timerfd, POSIX timers. */
-static __always_inline __u64 timer_deadline(struct task_struct *p)
+static __always_inline __u64 timer_deadline(struct task_struct *p, __u64 *hard)
 {
-	__u32 zero = 0;
-	struct running *r = bpf_map_lookup_elem(&running, &zero);
+	struct cpu *r = this_cpu();
 	struct task_struct *sleeper = NULL;
 
 	if (!r)
 		return 0;
-	if (r->timer[0])
+	if (r->timer[0]) {
+		*hard = r->hard[0];
 		return r->deadline[0];
+	}
 	if (!r->timer[1])
 		return 0;
 	bpf_probe_read_kernel(&sleeper, sizeof(sleeper),
 			      (void *)(r->timer[1] + bpf_core_field_offset(struct hrtimer_sleeper, task)));
+	*hard = r->hard[1];
 	return sleeper == p ? r->deadline[1] : 0;
 }
 
@@ -121,8 +264,7 @@ static __always_inline __u64 timer_deadline(struct task_struct *p)
 SEC("tp_btf/hrtimer_expire_exit")
 int BPF_PROG(bpfobs_timer_exit, struct hrtimer *t)
 {
-	__u32 zero = 0;
-	struct running *r = bpf_map_lookup_elem(&running, &zero);
+	struct cpu *r = this_cpu();
 
 	if (!r)
 		return 0;
@@ -130,6 +272,7 @@ int BPF_PROG(bpfobs_timer_exit, struct hrtimer *t)
 		r->timer[0] = 0;
 	else if (r->timer[1] == (__u64)t)
 		r->timer[1] = 0;
+	seg_pop(r, BPFOBS_SEG_TIMER);
 	return 0;
 }
 
@@ -138,16 +281,49 @@ int BPF_PROG(bpfobs_timer_exit, struct hrtimer *t)
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(bpfobs_timer_entry, struct hrtimer *t, ktime_t *now)
 {
-	__u32 zero = 0, k;
-	struct running *r = bpf_map_lookup_elem(&running, &zero);
+	struct cpu *r = this_cpu();
 	__s64 exp;
+	__u32 k;
 
 	if (!r)
 		return 0;
 	k = t->is_soft ? 1 : 0;
 	exp = t->_softexpires - t->base->offset;
 	r->deadline[k] = exp > 0 ? (__u64)exp : 0;
+	exp = t->node.expires - t->base->offset;
+	r->hard[k] = exp > 0 ? (__u64)exp : 0;
 	r->timer[k] = (__u64)t;
+	seg_push(r, BPFOBS_SEG_TIMER, 0);
+	return 0;
+}
+
+/* Hard interrupt handlers and softirqs own their time (culprit tracking
+ * only: bpfobs.c does not load these without it). */
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(bpfobs_irq_entry, int irq, struct irqaction *action)
+{
+	seg_push(this_cpu(), BPFOBS_SEG_HARDIRQ, irq);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(bpfobs_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	seg_pop(this_cpu(), BPFOBS_SEG_HARDIRQ);
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(bpfobs_softirq_entry, unsigned int vec)
+{
+	seg_push(this_cpu(), BPFOBS_SEG_SOFTIRQ, (__s32)vec);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(bpfobs_softirq_exit, unsigned int vec)
+{
+	seg_pop(this_cpu(), BPFOBS_SEG_SOFTIRQ);
 	return 0;
 }
 
@@ -155,9 +331,12 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(bpfobs_waking, struct task_struct *p)
 {
 	struct bpfobs_slot *s = slot_of(p->pid);
+	__u64 hard = 0;
 
-	if (s)
-		s->deadline_ns = timer_deadline(p);
+	if (s) {
+		s->deadline_ns = timer_deadline(p, &hard);
+		s->hard_ns = hard;
+	}
 	return 0;
 }
 
@@ -224,14 +403,57 @@ int BPF_PROG(bpfobs_wakeup_new, struct task_struct *p)
 	return 0;
 }
 
+/* A late wake-up: count it and, with culprit tracking, send the CPU's ring
+ * as it is now (the thread's wait just ended). */
+static __always_inline void report_late(struct bpfobs_slot *s, __u32 n, struct cpu *c, struct task_struct *p,
+					__u32 kind, __u64 start, __u64 hard, __u64 wake, __u64 now)
+{
+	struct bpfobs_late *ev;
+
+	__sync_fetch_and_add(&s->late[kind & 1], 1);
+	if (!c)
+		return;
+	ev = bpf_ringbuf_reserve(&late, sizeof(*ev), 0);
+	if (!ev) {
+		__sync_fetch_and_add(&s->dropped, 1);
+		return;
+	}
+	ev->tid = p->pid;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->kind = kind;
+	ev->prio = (__u32)p->prio;
+	ev->start_ns = start;
+	ev->hard_ns = hard;
+	ev->wake_ns = wake;
+	ev->run_ns = now;
+	ev->since_ns = c->since;
+	ev->head = c->head;
+	ev->slot = n;
+	bpf_probe_read_kernel(ev->ring, sizeof(ev->ring), c->ring);
+	bpf_ringbuf_submit(ev, 0);
+}
+
 /* Only the three arguments every kernel since 4.x passes (prev_state came
  * in 5.18): the state is read from prev itself. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(bpfobs_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	struct bpfobs_slot *s = slot_of(prev->pid);
-	__u64 now, w, d;
+	__u64 e = armed(), now = 0, w, d, lim;
+	struct cpu *c = NULL;
+	__u32 n = 0;
 
+	if (e) {
+		now = bpf_ktime_get_ns();
+		c = tracking(this_cpu(), e, now);
+	}
+
+	/* prev's time on this CPU ends here (a level still open at a switch
+	 * lost its end: the task owns the CPU again) */
+	if (c) {
+		c->depth = 0;
+		seg_close(c, now, prev);
+	}
 	if (s) {
 		s->where = BPFOBS_OFF_CPU;
 		if (still_runnable(preempt, prev)) {
@@ -244,11 +466,12 @@ int BPF_PROG(bpfobs_switch, bool preempt, struct task_struct *prev, struct task_
 			lose(s);
 		}
 	}
-	s = slot_of(next->pid);
+	s = slot_at(next->pid, &n);
 	if (!s)
 		return 0;
 	s->where = BPFOBS_ON_CPU;
-	now = bpf_ktime_get_ns();
+	if (!now)
+		now = bpf_ktime_get_ns();
 	w = s->wake_ns;
 	d = s->deadline_ns;
 	if (w) {
@@ -259,6 +482,15 @@ int BPF_PROG(bpfobs_switch, bool preempt, struct task_struct *prev, struct task_
 		s->deadline_ns = 0;
 		record(s, BPFOBS_KIND_TIMER, now, d);
 	}
+	/* late: measured from the timer's expiry if a timer woke it, else
+	 * from the wake-up */
+	lim = *(volatile __u64 *)&s->late_ns;
+	if (!lim)
+		return 0;
+	if (d && now > d && now - d >= lim)
+		report_late(s, n, c, next, BPFOBS_KIND_TIMER, d, s->hard_ns, w, now);
+	else if (!d && w && now > w && now - w >= lim)
+		report_late(s, n, c, next, BPFOBS_KIND_WAKEUP, w, 0, w, now);
 	return 0;
 }
 

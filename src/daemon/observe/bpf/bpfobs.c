@@ -62,8 +62,16 @@ _Static_assert(sizeof(struct bpfobs_filter) == 2 * BPFOBS_TIDS_PER_ENTRY,
 	       "the filter must be a plain array of u16 indexed by tid");
 _Static_assert(BPFOBS_KIND_TIMER == BPFOBS_TIMER && BPFOBS_KIND_WAKEUP == BPFOBS_WAKEUP, "kinds");
 
+/* The ring buffer of late wake-ups, with culprit tracking: room for 200
+ * records (5 KiB each) between two reads by the daemon. */
+#define LATE_RING_BYTES (1u << 20)
+
 struct bpfobs {
 	struct bpfobs_bpf *skel;
+	struct ring_buffer *rb;      /* late wake-ups; NULL without culprit tracking */
+	void (*rb_fn)(void *ud, const struct bpfobs_late *ev);
+	void *rb_ud;
+	uint64_t epoch;              /* the last one given to the programs */
 	__u16 *filter;               /* mmapped: filter[tid] = slot + 1 */
 	size_t filter_len;
 	struct bpfobs_slot *slots;   /* mmapped: max_threads of them */
@@ -263,7 +271,17 @@ static int map_map(struct bpf_map *m, size_t bytes, void **addr, size_t *len)
 	return 0;
 }
 
-int bpfobs_new(struct bpfobs **ret, unsigned max_threads, char *why, size_t len)
+/* ring_buffer's callback: one record, handed on if it is one. */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct bpfobs *o = ctx;
+
+	if (size >= sizeof(struct bpfobs_late) && o->rb_fn)
+		o->rb_fn(o->rb_ud, data);
+	return 0;
+}
+
+int bpfobs_new(struct bpfobs **ret, unsigned max_threads, bool culprits, char *why, size_t len)
 {
 	libbpf_print_fn_t old_print;
 	struct bpfobs *o;
@@ -305,9 +323,19 @@ int bpfobs_new(struct bpfobs **ret, unsigned max_threads, char *why, size_t len)
 	if ((r = bpf_map__set_max_entries(o->skel->maps.filter,
 					  ((unsigned)o->tid_limit + BPFOBS_TIDS_PER_ENTRY - 1) /
 					  BPFOBS_TIDS_PER_ENTRY)) < 0 ||
-	    (r = bpf_map__set_max_entries(o->skel->maps.slots, max_threads)) < 0) {
+	    (r = bpf_map__set_max_entries(o->skel->maps.slots, max_threads)) < 0 ||
+	    (culprits && (r = bpf_map__set_max_entries(o->skel->maps.late, LATE_RING_BYTES)) < 0)) {
 		r = load_error(r, "size", why, len);
 		goto restore;
+	}
+	/* without culprit tracking the segment code is dead (the verifier
+	 * drops it) and the interrupt programs stay out of the kernel */
+	o->skel->rodata->track_culprits = culprits;
+	if (!culprits) {
+		bpf_program__set_autoload(o->skel->progs.bpfobs_irq_entry, false);
+		bpf_program__set_autoload(o->skel->progs.bpfobs_irq_exit, false);
+		bpf_program__set_autoload(o->skel->progs.bpfobs_softirq_entry, false);
+		bpf_program__set_autoload(o->skel->progs.bpfobs_softirq_exit, false);
 	}
 	if ((r = bpfobs_bpf__load(o->skel)) < 0) {
 		r = load_error(r, "load", why, len);
@@ -334,6 +362,11 @@ restore:
 		goto out;
 	}
 	o->slots = p;
+	if (culprits && !(o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.late), on_record, o, NULL))) {
+		int e = errno ? errno : ENOMEM;
+		r = fail(-e, why, len, "cannot map the ring buffer of late wake-ups: %s", strerror(e));
+		goto out;
+	}
 	*ret = o;
 	return 0;
 out:
@@ -345,6 +378,7 @@ void bpfobs_free(struct bpfobs *o)
 {
 	if (!o)
 		return;
+	ring_buffer__free(o->rb);
 	if (o->filter)
 		munmap(o->filter, o->filter_len);
 	if (o->slots)
@@ -390,14 +424,20 @@ int bpfobs_watch(struct bpfobs *o, pid_t tid, unsigned *slot)
 	s = &o->slots[n];
 	s->wake_ns = 0;
 	s->deadline_ns = 0;
+	s->hard_ns = 0;
 	s->races = 0;
 	s->lost[BPFOBS_TIMER] = s->lost[BPFOBS_WAKEUP] = 0;
 	s->where = 0;
+	s->dropped = 0;
+	s->late_ns = 0;
+	s->late[BPFOBS_TIMER] = s->late[BPFOBS_WAKEUP] = 0;
 	hist_init(slot_hist(s, BPFOBS_TIMER));
 	hist_init(slot_hist(s, BPFOBS_WAKEUP));
 	__atomic_store_n(&s->tid, tid, __ATOMIC_RELEASE);
 	__atomic_store_n(&o->filter[tid], (__u16)(n + 1), __ATOMIC_RELEASE);
-	o->watched++;
+	/* the first watched thread starts the CPUs' segment rings afresh */
+	if (o->watched++ == 0)
+		__atomic_store_n(&o->skel->bss->epoch, ++o->epoch, __ATOMIC_RELEASE);
 	if (slot)
 		*slot = n;
 	return 0;
@@ -415,8 +455,58 @@ int bpfobs_unwatch(struct bpfobs *o, pid_t tid)
 	__atomic_store_n(&o->slots[cur - 1].tid, 0, __ATOMIC_RELEASE);
 	o->freeq[(o->fhead + o->nfree) % o->max_threads] = cur - 1;
 	o->nfree++;
-	o->watched--;
+	if (--o->watched == 0)
+		__atomic_store_n(&o->skel->bss->epoch, 0, __ATOMIC_RELEASE);
 	return 0;
+}
+
+int bpfobs_slot(struct bpfobs *o, pid_t tid)
+{
+	unsigned cur = filter_get(o, tid);
+
+	return cur ? (int)cur - 1 : -ENOENT;
+}
+
+int bpfobs_set_late(struct bpfobs *o, pid_t tid, uint64_t late_ns)
+{
+	unsigned cur = filter_get(o, tid);
+
+	if (!cur)
+		return -ENOENT;
+	__atomic_store_n(&o->slots[cur - 1].late_ns, late_ns, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int bpfobs_late(struct bpfobs *o, pid_t tid, uint64_t late[2], uint64_t *dropped)
+{
+	unsigned cur = filter_get(o, tid);
+	struct bpfobs_slot *s;
+
+	if (!cur)
+		return -ENOENT;
+	s = &o->slots[cur - 1];
+	late[BPFOBS_TIMER] = __atomic_load_n(&s->late[BPFOBS_TIMER], __ATOMIC_RELAXED);
+	late[BPFOBS_WAKEUP] = __atomic_load_n(&s->late[BPFOBS_WAKEUP], __ATOMIC_RELAXED);
+	*dropped = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int bpfobs_events_fd(struct bpfobs *o)
+{
+	return o->rb ? ring_buffer__epoll_fd(o->rb) : -1;
+}
+
+int bpfobs_events_read(struct bpfobs *o, void (*fn)(void *ud, const struct bpfobs_late *ev), void *ud)
+{
+	int r;
+
+	if (!o->rb)
+		return 0;
+	o->rb_fn = fn;
+	o->rb_ud = ud;
+	r = ring_buffer__consume(o->rb);
+	o->rb_fn = NULL;
+	return r;
 }
 
 int bpfobs_read(struct bpfobs *o, pid_t tid, enum bpfobs_kind kind, struct hist *out)
@@ -476,6 +566,8 @@ int bpfobs_stats(struct bpfobs *o, struct bpfobs_stats *st)
 	bpf_object__for_each_program(prog, o->skel->obj) {
 		if (i >= BPFOBS_NPROGS)
 			break;
+		if (!bpf_program__autoload(prog)) /* not loaded: no culprit tracking */
+			continue;
 		if (fdinfo(bpf_program__fd(prog), buf, sizeof(buf)) < 0)
 			return -EIO;
 		st->prog[i].name = bpf_program__name(prog);
@@ -493,6 +585,15 @@ int bpfobs_stats(struct bpfobs *o, struct bpfobs_stats *st)
 	if (fdinfo(bpf_map__fd(o->skel->maps.slots), buf, sizeof(buf)) < 0)
 		return -EIO;
 	st->slot_bytes = fdinfo_get(buf, "memlock:");
+	if (fdinfo(bpf_map__fd(o->skel->maps.cpus), buf, sizeof(buf)) < 0)
+		return -EIO;
+	st->cpu_bytes = fdinfo_get(buf, "memlock:");
+	if (o->rb) {
+		if (fdinfo(bpf_map__fd(o->skel->maps.late), buf, sizeof(buf)) < 0)
+			return -EIO;
+		st->ring_bytes = fdinfo_get(buf, "memlock:");
+	}
+	st->culprits = o->rb != NULL;
 	st->watched = o->watched;
 	st->max_threads = o->max_threads;
 	st->tid_limit = o->tid_limit;

@@ -21,11 +21,19 @@
  * command, even on an fd the process holds), and stats come from
  * /proc/self/fdinfo. So the daemon loads, then drops both capabilities.
  *
+ * Late wake-ups and their culprits. A watched thread given a threshold
+ * (bpfobs_set_late) has its wake-ups later than that counted (timer
+ * lateness if a timer woke it, else wake-up latency); loaded with culprit
+ * tracking, each such wake-up also arrives as a struct bpfobs_late (see
+ * bpfobs_abi.h) through bpfobs_events_read(), with the segments its CPU ran
+ * meanwhile. Reading needs no capability either (a mmapped ring buffer).
+ *
  * Memory (kernel, vmalloc, charged to the daemon's cgroup): 2 bytes per
  * possible tid (kernel.pid_max at load: 64 KiB for 32768, 8 MiB for
- * systemd's 4194304) plus 29,080 bytes per slot (two struct hist), each map
- * rounded up to pages. bpfobs_stats() reports both. Threads whose tid is
- * >= pid_max at load (pid_max raised later) cannot be watched: -ERANGE.
+ * systemd's 4194304) plus 29,120 bytes per slot (two struct hist), each map
+ * rounded up to pages; with culprit tracking 5.2 KiB per CPU and a 1 MiB
+ * ring buffer. bpfobs_stats() reports them. Threads whose tid is >= pid_max
+ * at load (pid_max raised later) cannot be watched: -ERANGE.
  *
  * Tids are those of the initial pid namespace, as the kernel's task->pid. A
  * tid is reused after its thread exits: unwatch it when the thread leaves.
@@ -38,13 +46,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/types.h>
+
 #include "shared/hist.h"
+#include "daemon/observe/bpf/bpfobs_abi.h"
 
 enum bpfobs_kind {
 	BPFOBS_TIMER = 0,
 	BPFOBS_WAKEUP = 1,
 };
-#define BPFOBS_NPROGS 6
+#define BPFOBS_NPROGS 10
 
 struct bpfobs;
 
@@ -63,13 +74,17 @@ struct bpfobs_stats {
 	struct bpfobs_prog_stats prog[BPFOBS_NPROGS];
 	size_t filter_bytes;  /* kernel memory of the tid filter */
 	size_t slot_bytes;    /* kernel memory of the histogram slots */
+	size_t cpu_bytes;     /* kernel memory of the per-CPU state (with culprit tracking, the segment rings) */
+	size_t ring_bytes;    /* kernel memory of the ring buffer of late wake-ups */
+	bool culprits;        /* loaded with culprit tracking */
 	unsigned watched, max_threads;
 	pid_t tid_limit;      /* tids below it can be watched (pid_max at load) */
 	uint64_t races;       /* writer overlaps seen in the kernel (0 expected) */
 };
 
 /* Load and attach the programs, sized for max_threads (1..65535) watched
- * threads. On failure a -errno, one per reason, and the reason in why:
+ * threads, with culprit tracking if culprits. On failure a -errno, one per
+ * reason, and the reason in why:
  *   -EINVAL      max_threads out of range
  *   -ENOENT      the kernel has no BTF (/sys/kernel/btf/vmlinux)
  *   -EPERM       missing CAP_BPF / CAP_PERFMON (or the kernel refused them)
@@ -80,7 +95,7 @@ struct bpfobs_stats {
  *   -ENOMEM      could not allocate or map the maps
  *   -ENOPKG      built without BPF support (bpfobs_none.c)
  *   other        from libbpf, with its message. */
-int bpfobs_new(struct bpfobs **ret, unsigned max_threads, char *why, size_t len);
+int bpfobs_new(struct bpfobs **ret, unsigned max_threads, bool culprits, char *why, size_t len);
 /* Detach everything and free; NULL is fine. Needs no capability. */
 void bpfobs_free(struct bpfobs *o);
 
@@ -99,6 +114,19 @@ int bpfobs_read(struct bpfobs *o, pid_t tid, enum bpfobs_kind kind, struct hist 
  * on this project's test VM when the CPU came from certain tasks; stock
  * kernels trace every switch). -ENOENT if not watched. */
 int bpfobs_lost(struct bpfobs *o, pid_t tid, enum bpfobs_kind kind, uint64_t *lost);
+/* tid's slot number (as bpfobs_watch() gave it), or -ENOENT. */
+int bpfobs_slot(struct bpfobs *o, pid_t tid);
+/* Wake-ups of tid later than late_ns are late from now on (0: none). */
+int bpfobs_set_late(struct bpfobs *o, pid_t tid, uint64_t late_ns);
+/* tid's late wake-ups since it was watched, by kind, and how many of them
+ * found the ring buffer full (their culprits are not known). */
+int bpfobs_late(struct bpfobs *o, pid_t tid, uint64_t late[2], uint64_t *dropped);
+/* The descriptor to poll for late wake-ups' records; -1 without culprit
+ * tracking. */
+int bpfobs_events_fd(struct bpfobs *o);
+/* Hand every record waiting to fn, oldest first; the number handed, or
+ * -errno. A record is valid only during the call. */
+int bpfobs_events_read(struct bpfobs *o, void (*fn)(void *ud, const struct bpfobs_late *ev), void *ud);
 /* Run time and event counts per program (when kernel.bpf_stats_enabled is
  * 1), memory and slots. -EIO if /proc/self/fdinfo could not be read. */
 int bpfobs_stats(struct bpfobs *o, struct bpfobs_stats *st);

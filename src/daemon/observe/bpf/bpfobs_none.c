@@ -11,7 +11,7 @@
 
 #include "bpfobs.h"
 
-int bpfobs_new(struct bpfobs **ret, unsigned max_threads, char *why, size_t len)
+int bpfobs_new(struct bpfobs **ret, unsigned max_threads, bool culprits, char *why, size_t len)
 {
 	if (why && len)
 		snprintf(why, len, "rtschedd was built without BPF support (configure --disable-bpf, or "
@@ -41,6 +41,31 @@ int bpfobs_read(struct bpfobs *o, pid_t tid, enum bpfobs_kind kind, struct hist 
 int bpfobs_lost(struct bpfobs *o, pid_t tid, enum bpfobs_kind kind, uint64_t *lost)
 {
 	return -ENOENT;
+}
+
+int bpfobs_slot(struct bpfobs *o, pid_t tid)
+{
+	return -ENOENT;
+}
+
+int bpfobs_set_late(struct bpfobs *o, pid_t tid, uint64_t late_ns)
+{
+	return -ENOENT;
+}
+
+int bpfobs_late(struct bpfobs *o, pid_t tid, uint64_t late[2], uint64_t *dropped)
+{
+	return -ENOENT;
+}
+
+int bpfobs_events_fd(struct bpfobs *o)
+{
+	return -1;
+}
+
+int bpfobs_events_read(struct bpfobs *o, void (*fn)(void *ud, const struct bpfobs_late *ev), void *ud)
+{
+	return 0;
 }
 
 int bpfobs_stats(struct bpfobs *o, struct bpfobs_stats *st)

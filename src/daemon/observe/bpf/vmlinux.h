@@ -37,7 +37,7 @@ typedef __s64 ktime_t;
 
 /* from the UAPI <linux/bpf.h>, which -target bpf cannot include (it pulls
  * in the host's multiarch <asm/types.h>); these values are ABI */
-enum bpf_map_type { BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_PERCPU_ARRAY = 6 };
+enum bpf_map_type { BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_PERCPU_ARRAY = 6, BPF_MAP_TYPE_RINGBUF = 27 };
 enum { BPF_F_MMAPABLE = 1U << 10 };
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
@@ -46,7 +46,14 @@ struct task_struct {
 	unsigned int __state; /* Linux 5.14+ */
 	int on_cpu;           /* running, or being switched out of a CPU */
 	int pid;              /* the thread id in the initial pid namespace */
+	int tgid;             /* its process */
+	int prio;             /* effective priority: 0..99 real-time (0 highest), 100..139 others */
+	unsigned int policy;  /* SCHED_* */
+	char comm[16];        /* its name (TASK_COMM_LEN) */
 };
+
+/* a hard interrupt's handler: only passed on, never read */
+struct irqaction;
 
 /* Linux 5.12 and 5.13 (CO-RE ignores the ___suffix when matching names) */
 struct task_struct___pre514 {
@@ -55,7 +62,12 @@ struct task_struct___pre514 {
 
 struct hrtimer_clock_base;
 
+struct timerqueue_node {
+	ktime_t expires;               /* an hrtimer's hard expiry: the soft one plus its slack */
+};
+
 struct hrtimer {
+	struct timerqueue_node node;
 	ktime_t _softexpires;          /* the requested expiry, in the base's clock */
 	struct hrtimer_clock_base *base;
 	__u8 is_soft;                  /* expires in softirq context */
