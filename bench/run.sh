@@ -24,6 +24,10 @@
 #      system calls, loopback softirq load, nothing): how often `rtschedctl
 #      why` ranks the injected culprit first; the cost of culprit tracking
 #      at 1 kHz (the programs' run time and the daemon's CPU time)
+#  11. load immunity (issue 29, bench/isolate.sh): a FIFO 10 1 kHz thread
+#      idle, under stress-ng --cpu and --cpu --sock, without and with
+#      resume-latency-us and isolate = yes; the CPU isolation costs the rest,
+#      apply and release times
 # Each prints a table and the machine it ran on, and writes CSV and PNG
 # files under bench/results/ (summary.md: the README's tables).
 # BENCH_QUICK=1: about 50 seconds instead of about 5 minutes.
@@ -47,6 +51,7 @@ q() { if [ "$QUICK" = 1 ]; then echo "$1"; else echo "$2"; fi; }
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" $1 "* ]]; }
 
 . "$top_srcdir/bench/lib.sh"
+. "$top_srcdir/bench/isolate.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "bench: run as root (CAP_SYS_NICE, and rtkit needs root here)"; exit 1; }
 for tool in gnuplot jq; do
@@ -1535,13 +1540,13 @@ foreign_rt() {
 		"$TMP/rtwatch.log"
 }
 
-for sec in 1 2 3 4 5 6 7 8 9 10; do
+for sec in 1 2 3 4 5 6 7 8 9 10 11; do
 	want $sec || continue
 	ts=$(date +%s)
 	SECTION=$sec
 	read -r up0 _ </proc/uptime
 	read -r load0 _ </proc/loadavg
-	prefix=(x register jitter strategies footprint match fidelity hist observed startup why)
+	prefix=(x register jitter strategies footprint match fidelity hist observed startup why isolate)
 	rm -f "$RESULTS/${prefix[$sec]}"*
 	case $sec in
 	1) bench_register ;;
@@ -1554,6 +1559,7 @@ for sec in 1 2 3 4 5 6 7 8 9 10; do
 	8) bench_observed ;;
 	9) bench_startup ;;
 	10) bench_why ;;
+	11) bench_isolate ;;
 	esac
 	SECTION=$sec
 	case $sec in
@@ -1567,6 +1573,7 @@ for sec in 1 2 3 4 5 6 7 8 9 10; do
 	8) expect observed.md ;;
 	9) expect startup.md ;;
 	10) expect why.md ;;
+	11) expect isolate.md isolate.png ;;
 	esac
 	read -r up1 _ </proc/uptime
 	foreign_rt "$up0" "$up1" "$TMP/foreign-short.txt"

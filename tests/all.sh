@@ -18,7 +18,11 @@
 #               that build's unit tests run in B, under valgrind and in
 #               make deb
 #   build/fuzz  clang + libFuzzer, --disable-bpf: every fuzz target for FUZZ_SECONDS (30)
-#   build/pkg   after stream B has ended: BENCH_QUICK=1 make bench, alone on
+#   build/asan  after stream B has ended, alone on the machine: make check of
+#               the tests that change the whole machine (tests/lib.sh's
+#               machine_wide: isolate.sh, isolate-systemd.sh), which the make
+#               check above skips (MACHINE_WIDE=later)
+#   build/pkg   then: BENCH_QUICK=1 make bench, alone on
 #               the machine (fails if a section breaks, not on a missed target)
 # stream B, in the background, logged to build/stream-b.log and printed
 # at the end (its work is isolated: containers, a VM, tarballs):
@@ -31,6 +35,11 @@
 #               6.1 kernel under qemu (KERNEL_HOST=no: the host's kernel is
 #               stream A's)
 # Needs root (real-time policies, test users, systemd-nspawn).
+#
+# irqbalance (installed for tests/irq.sh, which runs an instance of its own)
+# rewrites every IRQ's CPUs every 10 s: a running irqbalance service is
+# stopped for the run and started again at its end, so no test sees IRQs
+# move under it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
@@ -52,6 +61,23 @@ step() {
 	[ "$2" = done ] || { echo; echo "===== $1: $2 ====="; }
 }
 rm -f build/*.times build/*.current build/pkg.built
+# the tests that skip with MACHINE_WIDE=later (tests/lib.sh's machine_wide)
+MACHINE_WIDE_TESTS="tests/isolate.sh tests/isolate-systemd.sh"
+
+IRQBALANCE_WAS=
+if command -v systemctl >/dev/null && systemctl is-active --quiet irqbalance.service 2>/dev/null; then
+	systemctl stop irqbalance.service && IRQBALANCE_WAS=systemd
+elif [ -x /etc/init.d/irqbalance ] && /etc/init.d/irqbalance status >/dev/null 2>&1; then
+	/etc/init.d/irqbalance stop >/dev/null && IRQBALANCE_WAS=init.d
+fi
+[ -z "$IRQBALANCE_WAS" ] || echo "irqbalance ($IRQBALANCE_WAS) stopped for the run"
+irqbalance_back() {
+	case "$IRQBALANCE_WAS" in
+	systemd) systemctl start irqbalance.service ;;
+	init.d) /etc/init.d/irqbalance start >/dev/null ;;
+	esac
+	IRQBALANCE_WAS=
+}
 
 # --- stream B ---------------------------------------------------------------
 stream_b() {
@@ -80,13 +106,13 @@ stream_b >build/stream-b.log 2>&1 &
 B_PID=$!
 # stream B (and what it started: make, qemu, a container) is stopped if stream A fails
 kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill "$1" 2>/dev/null; true; }
-trap 'kill_tree $B_PID' EXIT
+trap 'kill_tree $B_PID; irqbalance_back' EXIT
 
 # --- stream A ---------------------------------------------------------------
 step A "build/asan: --enable-sanitizers --enable-werror --enable-bpf=yes, make check (all tests)"
 (cd build/asan && "$src/configure" --enable-sanitizers --enable-werror --enable-bpf=yes >/dev/null && make -j2 >/dev/null &&
-	CK_FORK=no make check && echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" &&
-	cat tests/systemd-e2e.log)
+	CK_FORK=no MACHINE_WIDE=later make check && cp test-suite.log test-suite-main.log &&
+	echo "--- tests/systemd-e2e.log: socket activation, reload, restart, stop" && cat tests/systemd-e2e.log)
 
 # stream B's plain build, built and left alone by the time A gets here
 step A "build/pkg: make check with abuse.sh and security.sh (memory judged by RSS)"
@@ -105,8 +131,20 @@ step A done
 echo; echo "===== stream B (build/stream-b.log), waiting for it ====="
 rc_b=0
 wait "$B_PID" || rc_b=$?
-trap - EXIT
+# irqbalance comes back once everything, make bench too, has run
+trap 'irqbalance_back' EXIT
 cat build/stream-b.log
+
+# alone on the machine, once stream B has ended: the tests that change the
+# whole machine (isolate = yes moves every task off a CPU; the systemd test
+# moves the cpuset controller to cgroup2), which make check skipped above
+rc_alone=0
+if [ "$rc_b" -eq 0 ]; then
+	step A "build/asan: make check of the machine-wide tests (isolate.sh, isolate-systemd.sh), alone"
+	(cd build/asan && CK_FORK=no make check TESTS="$MACHINE_WIDE_TESTS" &&
+		cat tests/isolate.log tests/isolate-systemd.log) || rc_alone=$?
+	step A done
+fi
 
 # last, alone on the machine (it loads both CPUs and makes threads
 # real-time): the benchmarks in their quick form on the plain build, so
@@ -122,6 +160,7 @@ fi
 printf '\nstage times (total %d s; streams A and B ran at the same time):\n' $(($(date +%s) - T_ALL))
 cat build/A.times build/B.times 2>/dev/null || true
 [ "$rc_b" -eq 0 ] || { echo "stream B failed (exit $rc_b): see above"; exit 1; }
+[ "$rc_alone" -eq 0 ] || { echo "the machine-wide tests failed (exit $rc_alone): see above"; exit 1; }
 [ "$rc_bench" -eq 0 ] || { echo "make bench failed (exit $rc_bench): a section broke, see above"; exit 1; }
 
 # one closing line for the record: the test counts of both make checks
@@ -130,4 +169,4 @@ awk -F': ' '/^# PASS:/ { p += $2 } /^# FAIL:/ { f += $2 } /^# SKIP:/ { s += $2 }
 	FILENAME ~ /package.log$/ && /^[0-9]+ passed, [0-9]+ failed$/ { split($0, w, " "); p += w[1]; f += w[3] }
 	FILENAME ~ /package.log$/ && /^SKIP: / { s++ }
 	END { printf "%d passed, %d failed, %d skipped\n", p, f + e, s }' \
-	build/asan/test-suite.log build/pkg/test-suite.log build/pkg/package.log
+	build/asan/test-suite-main.log build/asan/test-suite.log build/pkg/test-suite.log build/pkg/package.log

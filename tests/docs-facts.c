@@ -29,6 +29,7 @@
 static const char *const kind_name[SEC_BAD] = {
 	[SEC_DAEMON] = "daemon", [SEC_RULE] = "rule", [SEC_USER] = "user",
 	[SEC_GROUP] = "group", [SEC_PROBE] = "probe", [SEC_RTKIT] = "rtkit",
+	[SEC_IRQ] = "irq", [SEC_KTHREAD] = "kthread",
 };
 
 static void print_key(const char *section, const struct config_key *k)

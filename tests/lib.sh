@@ -47,6 +47,23 @@ cleanup() {
 }
 at_exit() { cleanup_hooks="$1 $cleanup_hooks"; }
 
+# test_deadline SECONDS: the whole test is bounded, whatever hangs: after
+# SECONDS it fails and gets SIGTERM, so its EXIT hooks still put back what
+# it changed (a test that traps TERM as 'exit 143', as bash needs to run the
+# EXIT trap on a signal).
+test_deadline() {
+	(
+		trap 'kill $s 2>/dev/null; exit 0' TERM
+		sleep "$1" & s=$!
+		wait $s || exit 0
+		echo "FAIL - the test ran out of its $1 s"
+		kill -TERM $$
+	) &
+	DEADLINE=$!
+	at_exit deadline_stop
+}
+deadline_stop() { kill "$DEADLINE" 2>/dev/null; }
+
 pass() { PASSES=$((PASSES + 1)); echo "ok - $*"; }
 fail() { FAILS=$((FAILS + 1)); echo "FAIL - $*"; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -82,6 +99,13 @@ LASTCPU=$((NCPU - 1))
 chmod 755 "$TMP"
 
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root (CAP_SYS_NICE) to apply real-time policies"; }
+# machine_wide: this test changes the whole machine (every task's CPUs, where
+# a cgroup controller lives), which would upset what runs beside it:
+# tests/all.sh sets MACHINE_WIDE=later for the make check that runs beside
+# its other stream, and runs these tests afterwards, alone.
+machine_wide() {
+	[ "${MACHINE_WIDE:-}" != later ] || skip "it changes the whole machine: tests/all.sh runs it later, alone"
+}
 
 # daemon_start CONF [ARGS...]: run rtschedd on a private socket, wait until it answers.
 daemon_start() {

@@ -58,17 +58,7 @@ DEBDIR="$top_builddir/deb"
 fi
 # everything after the build is bounded, whatever hangs (the build has a bound
 # of its own: it takes an hour on a loaded 2-core machine)
-LIMIT=${PKGTEST_LIMIT:-1800}
-(
-	trap 'kill $s 2>/dev/null; exit 0' TERM
-	sleep $LIMIT & s=$!
-	wait $s || exit 0
-	echo "FAIL - the test ran out of its $LIMIT s"
-	kill -TERM $$
-) &
-DEADLINE=$!
-deadline_stop() { kill "$DEADLINE" 2>/dev/null; }
-at_exit deadline_stop
+test_deadline "${PKGTEST_LIMIT:-1800}"
 
 VERSION=$(dpkg-deb -f "$DEBDIR"/rtschedd_*.deb Version)
 ARCH=$(dpkg --print-architecture)

@@ -159,7 +159,9 @@ static bool numeric_key(const char *k)
 					    "share_pct", "total_ns", "worst_ns", "first", "rank", "cpu", "irq", "kprio",
 					    "threshold_ns", "wakeups", "timer_wakeups", "late_timer", "late_wakeup",
 					    "dropped", "explained", "delay_ns", "worst_cpu", "worst_woken_ns", "offset_ns",
-					    "ns", "top_ns" };
+					    "ns", "top_ns", "irq", "irqs", "kthreads", "irqs_avoided", "irq_sync_us",
+					    "hotplug_apply_us", "original_priority", "isolation_apply_us",
+					    "isolation_release_us" };
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (strcmp(k, nums[i]) == 0)
 			return true;
@@ -303,8 +305,8 @@ static int on_list(void *ud, const struct proto_msg *m)
 	if (state && strcmp(state, "demoted") == 0) {
 		snprintf(b, sizeof(b), "demoted:%ss", tv(proto_get(m, "state_left_s") ?: "?"));
 		printf("%-12s ", b);
-	} else if (state && strcmp(state, "refused") == 0) {
-		snprintf(b, sizeof(b), "refused:%s", tv(proto_get(m, "state_code") ?: "?"));
+	} else if (state && (strcmp(state, "refused") == 0 || strcmp(state, "partial") == 0)) {
+		snprintf(b, sizeof(b), "%s:%s", state, tv(proto_get(m, "state_code") ?: "?"));
 		printf("%-12s ", b);
 	} else {
 		printf("%-12s ", tv(state));
@@ -358,10 +360,12 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 	if (strcmp(m->head, "OK") == 0) {
 		if (first_row)
 			printf("no jitter sources: use rtsched_timer in a worker, a [probe NAME], or register a thread\n");
-		printf("measured under: preemption %s, /dev/cpu_dma_latency %s; bpf-timer rows: timer expiry to "
-		       "running, bpf-wakeup rows: wake-up to running (BPF, from outside); schedstat rows (no BPF): "
+		const char *rl = proto_get(m, "resume_latency"), *iso = proto_get(m, "isolated");
+		printf("measured under: preemption %s, /dev/cpu_dma_latency %s%s%s%s%s%s; bpf-timer rows: timer expiry "
+		       "to running, bpf-wakeup rows: wake-up to running (BPF, from outside); schedstat rows (no BPF): "
 		       "the mean run-queue wait per run since registration\n", tv(proto_get(m, "preempt") ?: "?"),
-		       tv(proto_get(m, "cpu_dma_latency") ?: "?"));
+		       tv(proto_get(m, "cpu_dma_latency") ?: "?"), rl && strcmp(rl, "off") ? ", resume latency " : "",
+		       rl && strcmp(rl, "off") ? tv(rl) : "", iso ? ", CPU " : "", iso ? tv(iso) : "", iso ? " isolated" : "");
 	}
 	return 0;
 }

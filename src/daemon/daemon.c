@@ -25,8 +25,11 @@
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"
 #include "daemon/core/grant.h"
+#include "daemon/cpu/isolate.h"
+#include "daemon/cpu/pmqos.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
+#include "daemon/irq/irqmgr.h"
 #include "daemon/privs.h"
 #include "daemon/sys/closer.h"
 #include "daemon/sys/procev.h"
@@ -140,6 +143,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	for (struct reg_thread *t = registry_threads(d->svc.registry); t; t = t->next)
 		observer_watch_thread(d->svc.observer, c, t);
 	daemon_scan(d, true);
+	irqmgr_reconfigure(d->svc.irq, c);
 	jitter_apply_config(d->svc.jitter, d->svc.config);
 	safety_configure(d);
 	struct rtkit_ctx rc = bus_ctx(d);
@@ -198,6 +202,8 @@ static void ev_fork(void *ud, pid_t tid, pid_t tgid)
 	if (tid != tgid)
 		registry_on_new_thread(d->svc.registry, d->svc.config, tid, tgid);
 	rules_on_task(&x, tid, tgid, NULL, false);
+	/* what is not managed now leaves isolated CPUs */
+	isolate_on_fork(d->svc.isolate, tid, tgid);
 }
 
 static void ev_exec(void *ud, pid_t tid, pid_t tgid)
@@ -236,6 +242,7 @@ static void ev_overrun(void *ud)
 
 	registry_rescan(d->svc.registry, d->svc.config);
 	rules_scan(&x, false);
+	isolate_thread_gone(d->svc.isolate); /* forks were lost too: sweep again */
 }
 
 /* Fallback for a kernel or a sandbox without the connector: rescan the task
@@ -251,14 +258,38 @@ static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* isolate = yes emptied cpus (or released them): the IRQ manager's hook. */
+static void on_isolated(void *ud, const cpu_set_t *cpus)
+{
+	irqmgr_isolate(ud, cpus);
+}
+
 static int on_changed(sd_event_source *s, void *userdata)
 {
 	daemon_changed(userdata);
 	return 0;
 }
 
-/* Registry observer: the journal line now, the rest (PM QoS, STATUS=) once
- * per loop iteration however many threads changed. */
+/* The IRQ manager took or let go a kernel thread: the BPF observer follows
+ * it as it follows the registry's threads, in half of its slots at most (a
+ * [kthread] section for every ksoftirqd/N of a 64-CPU machine must not leave the
+ * managed threads unobserved). */
+static void on_kthread_held(void *ud, pid_t tid, bool held)
+{
+	struct daemon *d = ud;
+	unsigned max;
+
+	if (!held)
+		observer_unwatch(d->svc.observer, tid);
+	else if (observer_watched(d->svc.observer, &max) < max / 2) {
+		struct observer_limits lim;
+		observer_limits_of(d->svc.config, NULL, &lim); /* no rule: the daemon's late-threshold-us */
+		observer_watch(d->svc.observer, tid, &lim);
+	}
+}
+
+/* Registry observer: the journal line now, the rest (PM QoS, isolation,
+ * STATUS=) once per loop iteration however many threads changed. */
 static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct reg_process *p)
 {
 	struct daemon *d = ud;
@@ -273,60 +304,10 @@ static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct re
 		observer_watch_thread(d->svc.observer, d->svc.config, t);
 	else if (t && ev == REG_EV_THREAD_GONE)
 		observer_unwatch(d->svc.observer, t->tid);
+	if (t && ev == REG_EV_THREAD_GONE)
+		isolate_thread_gone(d->svc.isolate);
 	if (d->changed)
 		sd_event_source_set_enabled(d->changed, SD_EVENT_ONESHOT);
-}
-
-/* Hold /dev/cpu_dma_latency at cpu-dma-latency while real-time threads are
- * managed (the kernel keeps the request while the file is open). */
-static void pmqos_update(struct daemon *d)
-{
-	int want = d->svc.config->cpu_dma_latency_us;
-	bool rt = false;
-
-	for (struct reg_thread *t = registry_threads(d->svc.registry); t && !rt; t = t->next)
-		rt = policy_is_realtime(t->applied.policy);
-	if (want < 0 || !rt) {
-		if (d->pmqos_fd >= 0) {
-			close(d->pmqos_fd);
-			d->pmqos_fd = -1;
-			log_info("released /dev/cpu_dma_latency");
-		}
-		return;
-	}
-	if (d->pmqos_fd >= 0 && d->pmqos_value == want)
-		return;
-	if (d->pmqos_fd < 0)
-		d->pmqos_fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
-	int32_t v = want;
-	if (d->pmqos_fd < 0 || write(d->pmqos_fd, &v, sizeof(v)) != sizeof(v)) {
-		d->pmqos_error = errno;
-		if (d->pmqos_fd >= 0)
-			close(d->pmqos_fd);
-		d->pmqos_fd = -1;
-		log_warn("cannot hold /dev/cpu_dma_latency at %d us", want);
-		return;
-	}
-	d->pmqos_value = want;
-	d->pmqos_error = 0;
-	log_info("holding /dev/cpu_dma_latency at %d us while real-time threads are managed", want);
-}
-
-const char *daemon_pmqos_state(struct daemon *d)
-{
-	static char buf[96];
-
-	if (d->svc.config->cpu_dma_latency_us < 0)
-		return "off";
-	if (d->pmqos_fd >= 0)
-		snprintf(buf, sizeof(buf), "held at %d us", d->pmqos_value);
-	else if (d->pmqos_error)
-		snprintf(buf, sizeof(buf), "configured %d us, not held: %s", d->svc.config->cpu_dma_latency_us,
-			 strerror(d->pmqos_error));
-	else
-		snprintf(buf, sizeof(buf), "configured %d us, released (no real-time threads)",
-			 d->svc.config->cpu_dma_latency_us);
-	return buf;
 }
 
 /* STATUS= for systemctl status: what is managed and the worst p99 seen,
@@ -506,7 +487,8 @@ void daemon_changed(struct daemon *d)
 	 * (their new threads) and, without PIDFD_THREAD, to see threads exit;
 	 * otherwise every fork on the machine would wake the daemon for nothing */
 	bool events = d->svc.config->n_auto_rules > 0 || registry_n_processes(d->svc.registry) > 0 ||
-		      (!registry_thread_pidfds(d->svc.registry) && registry_n_threads(d->svc.registry) > 0);
+		      (!registry_thread_pidfds(d->svc.registry) && registry_n_threads(d->svc.registry) > 0) ||
+		      isolate_active(d->svc.isolate);
 	if (d->procev && events != procev_active(d->procev)) {
 		int r = procev_set_active(d->procev, events);
 		if (r < 0)
@@ -515,7 +497,9 @@ void daemon_changed(struct daemon *d)
 		else if (events) /* what happened while events were dropped */
 			registry_rescan(d->svc.registry, d->svc.config);
 	}
-	pmqos_update(d);
+	pmqos_update(d->svc.pmqos, d->svc.config, d->svc.registry);
+	isolate_update(d->svc.isolate, d->svc.config);
+	irqmgr_threads_changed(d->svc.irq);
 	/* the watchdog's copy of the real-time set is rebuilt at most every
 	 * 100 ms: rebuilding it per registration made registering n threads O(n^2) */
 	if (d->svc.safety && d->publish && sd_event_source_get_enabled(d->publish, NULL) == 0) {
@@ -535,7 +519,7 @@ void daemon_changed(struct daemon *d)
 	}
 	bool need = !d->procev && (registry_n_processes(d->svc.registry) > 0 || d->svc.config->n_auto_rules > 0 ||
 				   (!registry_thread_pidfds(d->svc.registry) &&
-				    registry_n_threads(d->svc.registry) > 0));
+				    registry_n_threads(d->svc.registry) > 0) || isolate_active(d->svc.isolate));
 	uint64_t now;
 
 	if (!d->rescan_timer || !need)
@@ -616,11 +600,6 @@ static int svc_reload(void *ud, char *err, size_t len)
 static void svc_changed(void *ud)
 {
 	daemon_changed(ud);
-}
-
-static const char *svc_pmqos_state(void *ud)
-{
-	return daemon_pmqos_state(ud);
 }
 
 static void svc_status(void *ud, struct service_status *st)
@@ -731,6 +710,10 @@ static void observer_start(struct daemon *d)
 	jitter_set_observer(d->svc.jitter, d->svc.observer);
 	for (struct reg_thread *t = registry_threads(d->svc.registry); t; t = t->next)
 		observer_watch_thread(d->svc.observer, d->svc.config, t);
+	/* and the IRQ and kernel threads [irq]/[kthread] sections hold */
+	for (const struct kt_entry *k = irqmgr_kthreads(d->svc.irq); k; k = k->next)
+		on_kthread_held(d, k->tid, true);
+	irqmgr_set_watch(d->svc.irq, on_kthread_held, d);
 	log_info("BPF wake-up observer loaded: timer lateness and wake-up latency of up to %u managed threads%s",
 		 d->svc.config->observe_threads, d->svc.config->culprits ? ", and the culprits of late wake-ups" : "");
 }
@@ -748,14 +731,13 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		return -ENOMEM;
 	}
 	static const struct service_hooks hooks = { .reload = svc_reload, .changed = svc_changed,
-						    .pmqos_state = svc_pmqos_state, .status = svc_status };
+						    .status = svc_status };
 	*ret = d;
 	d->svc.config = c;
 	d->svc.hooks = &hooks;
 	d->svc.ud = d;
 	d->overrides = *o;
 	d->config_required = config_required;
-	d->pmqos_fd = -1;
 	d->worst_p99_ns = -1;
 	d->config_path = strdup(config_path);
 	if (!d->config_path)
@@ -825,6 +807,12 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	r = state_open(&d->state, d->svc.registry, c, state_path);
 	if (r < 0)
 		return r;
+	/* PM QoS and isolation take over what a previous rtschedd left in the
+	 * journal; a thread about to be managed gets isolated CPUs back first */
+	if ((r = pmqos_new(&d->svc.pmqos, NULL, d->state)) < 0 ||
+	    (r = isolate_new(&d->svc.isolate, NULL, d->state, d->svc.registry)) < 0)
+		return r;
+	registry_set_admit(d->svc.registry, isolate_admit, d->svc.isolate);
 	if ((r = sd_event_add_defer(d->event, &d->changed, on_changed, d)) < 0)
 		return r;
 	if ((r = sd_event_add_time(d->event, &d->publish, CLOCK_MONOTONIC, 0, 0, on_publish, d)) < 0)
@@ -837,6 +825,12 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	registry_rescan(d->svc.registry, c);
 	/* after subscribing, so no thread created meanwhile is missed */
 	daemon_scan(d, false);
+	/* interrupts and kernel threads: what the journal recorded, then the
+	 * configuration's sections (irq-avoid-cpus = auto reads the registry) */
+	if ((r = irqmgr_new(&d->svc.irq, d->event, NULL, d->state, d->svc.registry, c)) < 0)
+		return r;
+	/* isolated CPUs lose the IRQs nobody claimed, as irq-avoid-cpus does */
+	isolate_set_irq_hook(d->svc.isolate, on_isolated, d->svc.irq);
 	daemon_changed(d);
 	privs_check_nice(c);
 	/* the bus last of the front ends: its first call finds the registry
@@ -896,6 +890,16 @@ void daemon_free(struct daemon *d)
 	if (d->svc.registry && registry_n_threads(d->svc.registry) && !d->keep_on_exit)
 		log_info("restoring %zu managed thread%s", registry_n_threads(d->svc.registry),
 			 registry_n_threads(d->svc.registry) == 1 ? "" : "s");
+	/* isolated CPUs and per-CPU latency bounds go back too (or stay for
+	 * the next rtschedd, which reads them from the journal) */
+	if (d->svc.registry)
+		registry_set_admit(d->svc.registry, NULL, NULL);
+	isolate_free(d->svc.isolate, !d->keep_on_exit);
+	pmqos_free(d->svc.pmqos, !d->keep_on_exit);
+	/* interrupts and kernel threads get their own settings back (or stay
+	 * for the next rtschedd, which reads the journal) */
+	irqmgr_free(d->svc.irq, !d->keep_on_exit);
+	d->svc.irq = NULL;
 	if (!d->keep_on_exit)
 		state_discard(d->state);
 	if (d->svc.registry)
@@ -909,8 +913,6 @@ void daemon_free(struct daemon *d)
 	registry_free(d->svc.registry, !d->keep_on_exit);
 	/* after the registry: restored threads can't starve its canaries */
 	safety_free(d->svc.safety);
-	if (d->pmqos_fd >= 0)
-		close(d->pmqos_fd);
 	procev_free(d->procev);
 	ratelimit_free(d->svc.ratelimit);
 	sd_event_source_disable_unref(d->rescan_timer);

@@ -52,9 +52,6 @@ struct daemon {
 	sd_event_source *tick;          /* metrics file and STATUS=, only while there is something to say */
 	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */
 	sd_event_source *publish;       /* coalesced update of the watchdog's thread list */
-	int pmqos_fd;                   /* /dev/cpu_dma_latency held open, or -1 */
-	int pmqos_value;
-	int pmqos_error;
 	int64_t worst_p99_ns;           /* from the last tick, -1 unknown */
 	char worst_who[64];
 	bool keep_on_exit;              /* a restart: leave threads for the next rtschedd */
@@ -79,8 +76,6 @@ int daemon_reload(struct daemon *d, char *err, size_t len);
 void daemon_scan(struct daemon *d, bool force);
 /* The registry changed: arm the fallback rescan if it is needed. */
 void daemon_changed(struct daemon *d);
-/* "off", "held at N us", ...: the /dev/cpu_dma_latency state for reports. */
-const char *daemon_pmqos_state(struct daemon *d);
 /* Run until SIGTERM/SIGINT; returns an exit code. */
 int daemon_run(struct daemon *d);
 /* Tear everything down in reverse order of set-up; NULL is fine. */

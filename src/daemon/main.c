@@ -18,6 +18,8 @@
 #include "daemon/sys/policy.h"
 #include "daemon/daemon.h"
 #include "daemon/diag/diag.h"
+#include "daemon/cpu/cpucheck.h"
+#include "daemon/irq/irqcheck.h"
 #include "daemon/observe/bpfcheck.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/rtschedd.conf"
@@ -108,7 +110,9 @@ static int run_check(const struct config *c, pid_t pid, const char *user, bool j
 	struct diag_env env = { .limits_conf = c->limits_conf, .limits_dir = c->limits_dir };
 	diag_report_init(&rep);
 	r = diag_run(&env, &t, &rep);
-	if (r == 0 && (r = bpfcheck_run(&rep, c->observe_threads)) == 0)
+	if (r == 0 && (r = bpfcheck_run(&rep, c->observe_threads)) == 0 &&
+	    (r = cpucheck_run(NULL, c, NULL, NULL, &rep)) == 0 &&
+	    (r = irqcheck_run(NULL, c, NULL, NULL, &rep)) == 0)
 		diag_report_sort(&rep);
 	if (r < 0) {
 		fprintf(stderr, "rtschedd: --check: %s%s\n", strerror(-r),

@@ -53,6 +53,29 @@ bool privs_check_nice(const struct config *c)
 	return false;
 }
 
+/* Does the configuration set IRQ CPUs (writes under /proc/irq)? */
+static bool irq_writes(const struct config *c)
+{
+	if (c->irq_avoid.mode != IRQ_AVOID_OFF)
+		return true;
+	for (size_t i = 0; i < c->n_irqs; i++)
+		if (c->irqs[i].has_cpus)
+			return true;
+	return false;
+}
+
+/* Does a rule or probe have isolate = yes? */
+static bool isolates(const struct config *c)
+{
+	for (size_t i = 0; i < c->n_rules; i++)
+		if (c->rules[i].quiet.isolate)
+			return true;
+	for (size_t i = 0; i < c->n_probes; i++)
+		if (c->probes[i].quiet.isolate)
+			return true;
+	return false;
+}
+
 /* The capabilities the configuration needs, each for a reason. */
 static int wanted(const struct config *c, bool subscribed, bool switching, cap_value_t *v)
 {
@@ -63,6 +86,14 @@ static int wanted(const struct config *c, bool subscribed, bool switching, cap_v
 	 * subscribe, which is done before this; it is never tried again */
 	if (c->match_needs & MATCH_NEED_EXE)
 		v[n++] = CAP_SYS_PTRACE; /* readlink /proc/PID/exe of other users' processes, for exe = rules */
+	/* /proc/irq/N/smp_affinity_list is root's, mode 0644: a non-root
+	 * rtschedd writes it for [irq] cpus = and irq-avoid-cpus only with this */
+	if ((irq_writes(c) && (geteuid() != 0 || switching)) ||
+	    /* isolate = yes makes and removes its housekeeping group in the v1
+	     * cpuset hierarchy's root directory, mode 0555 even for root (and
+	     * moves IRQs as irq-avoid-cpus does) */
+	    isolates(c))
+		v[n++] = CAP_DAC_OVERRIDE;
 	if (switching) {
 		v[n++] = CAP_SETUID;    /* only until the switch to `user =` */
 		v[n++] = CAP_SETGID;

@@ -18,6 +18,9 @@ struct ratelimit;
 struct jitter;
 struct observer;
 struct safety;
+struct pmqos;
+struct isolate;
+struct irqmgr;
 
 /* What `status` reports of the parts only the daemon holds. */
 struct service_status {
@@ -43,10 +46,9 @@ struct service_hooks {
 	/* Reload the configuration: 0, or -errno with the first error in err. */
 	int (*reload)(void *ud, char *err, size_t len);
 	/* The registry or the jitter sources changed: bring what follows them
-	 * (process events, PM QoS, the watchdog's list, the tick) in line. */
+	 * (process events, PM QoS, isolation, the watchdog's list, the tick)
+	 * in line. */
 	void (*changed)(void *ud);
-	/* "off", "held at N us", ...: the /dev/cpu_dma_latency state. */
-	const char *(*pmqos_state)(void *ud);
 	/* The daemon's own state, for `status`. */
 	void (*status)(void *ud, struct service_status *st);
 };
@@ -60,6 +62,9 @@ struct service {
 	int observer_error;             /* why (-errno as bpfobs_new()), 0 if loaded */
 	char observer_why[256];
 	struct safety *safety;          /* the starvation watchdog; NULL when off */
+	struct pmqos *pmqos;            /* cpu-dma-latency, resume-latency-us (src/daemon/cpu) */
+	struct isolate *isolate;        /* isolate = yes (src/daemon/cpu) */
+	struct irqmgr *irq;             /* [irq]/[kthread] sections, irq-avoid-cpus (src/daemon/irq) */
 	unsigned long grants, refusals;
 	const struct service_hooks *hooks;
 	void *ud;

@@ -1,7 +1,10 @@
 /* fuzz-proc.c: libFuzzer target for the /proc parsers of proc.h, the one
  * parser of each file: proc_parse_stat(), proc_parse_status(),
  * proc_parse_limits(), proc_parse_cgroup(), proc_unit_from_cgroup() and
- * proc_parse_irq_name() (/proc/interrupts: drivers name their handlers).
+ * proc_parse_irq_name() (/proc/interrupts: drivers name their handlers),
+ * and of /proc/interrupts as sys/irqinfo.h reads it (irqinfo_parse_interrupts(),
+ * the action-name splitter and the queue number of a vector's name, which
+ * drivers make of interface names an administrator chose).
  *
  * Some of that text is shaped by unprivileged users: any process names its
  * threads (comm in stat, Name: in status: prctl PR_SET_NAME, up to 15
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/sys/irqinfo.h"
 #include "daemon/sys/proc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,6 +45,34 @@ static void check_cg_path(bool has, const char *path, size_t size)
 	CHECK(path[0] == '/');
 	if (proc_unit_from_cgroup(path, unit, sizeof(unit), &user) == 0)
 		CHECK(strlen(unit) < sizeof(unit) && strchr(unit, '/') == NULL);
+}
+
+static bool count_action(const char *name, void *ud)
+{
+	CHECK(name[0] != '\0' && name[0] != ' ' && strchr(name, ',') == NULL);
+	(*(size_t *)ud)++;
+	return false;
+}
+
+/* The input as /proc/interrupts, as an action list and as a vector's name. */
+static void fuzz_interrupts(const char *s)
+{
+	struct irq_line *l;
+	size_t n, names = 0;
+	int r = irqinfo_parse_interrupts(s, &l, &n);
+
+	CHECK(r == 0 || r == -EINVAL);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		CHECK(l[i].irq >= 0 && l[i].hwirq >= -1);
+		CHECK(memchr(l[i].actions, '\0', sizeof(l[i].actions)) && memchr(l[i].chip, '\0', sizeof(l[i].chip)));
+		CHECK(strchr(l[i].actions, '\n') == NULL);
+		irqinfo_each_action(l[i].actions, count_action, &names);
+	}
+	if (r == 0)
+		free(l);
+	irqinfo_each_action(s, count_action, &names);
+	r = irqinfo_queue_of(s, s[0] ? s + 1 : NULL);
+	CHECK(r >= -1 && r < 100000);
 }
 
 static void fuzz_proc(const char *s)
@@ -115,6 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(s, data, size);
 	s[size] = '\0';
 	fuzz_proc(s);
+	fuzz_interrupts(s);
 	free(s);
 	return 0;
 }

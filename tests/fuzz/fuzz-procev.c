@@ -1,5 +1,7 @@
 /* fuzz-procev.c: libFuzzer target for the process events connector parser
- * (procev_dispatch() in procev.h).
+ * (procev_dispatch() in procev.h), and for the kernel's uevent messages as
+ * the IRQ manager's hotplug watch reads them without udev
+ * (hotplug_parse_uevent() in irq/hotplug.h): the same datagram, read as one.
  *
  * The input is one datagram as recv() returns it from the NETLINK_CONNECTOR
  * socket: netlink headers, cn_msg headers and proc_event payloads. It is
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/irq/hotplug.h"
 #include "daemon/sys/procev.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -61,6 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(n == -EINVAL || (n >= 0 && (unsigned long)n >= seen));
 	/* handlers are optional */
 	procev_dispatch(&none, NULL, buf, size);
+	/* as a uevent: action and devpath point into the message */
+	const char *action, *devpath;
+	int u = hotplug_parse_uevent(buf, size, &action, &devpath);
+	CHECK(u == -EINVAL || u == 0 || u == 1);
+	if (u >= 0)
+		CHECK(action == buf && devpath > action && devpath < (const char *)buf + size &&
+		      memchr(devpath, '\0', (size_t)((const char *)buf + size - devpath)));
 	free(buf);
 	return 0;
 }

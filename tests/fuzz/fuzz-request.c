@@ -160,11 +160,6 @@ static void hook_changed(void *ud)
 {
 }
 
-static const char *hook_pmqos_state(void *ud)
-{
-	return "off";
-}
-
 static void hook_status(void *ud, struct service_status *st)
 {
 	st->start_usec = start_usec;
@@ -174,7 +169,7 @@ static void hook_status(void *ud, struct service_status *st)
 }
 
 static const struct service_hooks hooks = { .reload = hook_reload, .changed = hook_changed,
-					    .pmqos_state = hook_pmqos_state, .status = hook_status };
+					    .status = hook_status };
 
 /* Remove the private directory when libFuzzer exits normally. */
 static void cleanup(void)

@@ -8,7 +8,7 @@
 # Environment: top_builddir, top_srcdir (set by make); KERNEL_VERSION (default:
 # the newest linux-image-6.1.*-amd64 of bookworm, see fetch.sh; KERNEL_FLAVOUR=rt
 # for its PREEMPT_RT build, where tests/timerlat.sh runs); KERNEL_TESTS
-# (default "register rules restart authz"); KERNEL_TIMEOUT (seconds for the
+# (default "register rules restart authz irq-hotplug"); KERNEL_TIMEOUT (seconds for the
 # whole guest run, default 5400); KERNEL_CACHE (see fetch.sh);
 # KERNEL_HOST=no to skip the host run; KERNEL_SET=ci for the reduced set. Results: tests/kernels/out/ in the
 # build tree. Exit status 0 when no test failed in either kernel.
@@ -17,13 +17,15 @@ set -u
 export top_builddir top_srcdir
 HERE="$top_srcdir/tests/kernels"
 # KERNEL_SET=ci: the reduced set for CI's 90 minutes: authz up to and
-# including the socket hand-off cases (AUTHZ_UNTIL=handoff), and mechanisms.sh
-# (a registration, thread_exit, new_threads, client identity, --check).
+# including the socket hand-off cases (AUTHZ_UNTIL=handoff), the USB
+# hotplug case (irq-hotplug: about 10 s of the guest's time), and
+# mechanisms.sh (a registration, thread_exit, new_threads, client
+# identity, --check).
 if [ "${KERNEL_SET:-}" = ci ]; then
-	: "${KERNEL_TESTS:=authz}"
+	: "${KERNEL_TESTS:=authz irq-hotplug}"
 	export AUTHZ_UNTIL=handoff
 fi
-TESTS=${KERNEL_TESTS:-register rules restart authz}
+TESTS=${KERNEL_TESTS:-register rules restart authz irq-hotplug}
 OUT="$top_builddir/tests/kernels/out"
 T0=$(date +%s)
 
@@ -37,16 +39,29 @@ if [ ! -s "$INITRD" ] || [ "$HERE/guest-init" -nt "$INITRD" ] || [ "$HERE/initra
 fi
 rm -rf "$OUT"
 mkdir -p "$OUT/host" "$OUT/guest"
+# tests/irq-hotplug.sh: a guest booted with threadirqs and an xHCI
+# controller, into which the host plugs a USB audio device through qemu's
+# monitor when the test asks (qmp-host.py reads its commands from KERNEL_QMP)
+BOOT_EXTRA=()
+case " $TESTS " in
+*" irq-hotplug "*)
+	KERNEL_QMP="$OUT/guest/qmp" KERNEL_MODULES="$KDIR/root"
+	mkdir -p "$KERNEL_QMP"
+	export KERNEL_QMP KERNEL_MODULES
+	BOOT_EXTRA=(-a threadirqs -d "-device qemu-xhci,id=xhci" -d "-audiodev none,id=none"
+		-H "python3 '$HERE/qmp-host.py' '$OUT/guest/qmp.sock' '$KERNEL_QMP'")
+	;;
+esac
 T1=$(date +%s)
 
 # the host's run in the background, the guest's meanwhile: each kernel is
 # its own machine, nothing the tests change is shared between the two
 if [ "${KERNEL_HOST:-yes}" != no ]; then
-	bash "$HERE/suite.sh" "$OUT/host" $TESTS >"$OUT/host/suite.log" 2>&1 &
+	env -u KERNEL_QMP bash "$HERE/suite.sh" "$OUT/host" $TESTS >"$OUT/host/suite.log" 2>&1 &
 	HOSTJOB=$!
 fi
-PASS_ENV="top_builddir top_srcdir AUTHZ_UNTIL" bash "$HERE/boot.sh" -k "$KDIR/vmlinux" -i "$INITRD" -o "$OUT/guest" \
-	-s "$top_builddir" -s "$top_srcdir" -t "${KERNEL_TIMEOUT:-5400}" -- \
+PASS_ENV="top_builddir top_srcdir AUTHZ_UNTIL KERNEL_QMP KERNEL_MODULES" bash "$HERE/boot.sh" -k "$KDIR/vmlinux" \
+	-i "$INITRD" -o "$OUT/guest" -s "$top_builddir" -s "$top_srcdir" -t "${KERNEL_TIMEOUT:-5400}" "${BOOT_EXTRA[@]}" -- \
 	bash "$HERE/suite.sh" "$OUT/guest" $TESTS
 GUESTRC=$?
 TG=$(date +%s)

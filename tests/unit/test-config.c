@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon/config/config.h"
+#include "daemon/sys/cpulist.h"
 #include "daemon/core/match.h"
 
 static char dir[PATH_MAX];
@@ -442,6 +443,66 @@ START_TEST(test_match_keys)
 }
 END_TEST
 
+/* isolate and resume-latency-us (src/daemon/cpu): settings, not match keys;
+ * isolate needs CPUs that leave one for the rest. */
+START_TEST(test_quiet_keys)
+{
+	cpu_set_t online;
+	char last[16], all[32];
+
+	ck_assert_int_eq(cpulist_online(&online), 0);
+	if (CPU_COUNT(&online) < 2)
+		return; /* a one-CPU machine: nothing to leave out */
+	int hi = -1;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &online))
+			hi = i;
+	snprintf(last, sizeof(last), "%d", hi);
+	cpulist_format(&online, all, sizeof(all));
+	expect_error("[rule a]\npolicy = fifo\npriority = 5\nisolate = yes\n",
+		     ":4: [rule a]: isolate = yes needs the CPUs to empty for it; add 'cpus = N'", NULL);
+	char text[256], want[256];
+	snprintf(text, sizeof(text), "[rule a]\npolicy = fifo\npriority = 5\nisolate = yes\ncpus = %s\n", all);
+	snprintf(want, sizeof(want), ":5: [rule a]: isolate = yes with cpus = %s empties every online CPU", all);
+	expect_error(text, want, "leave at least one out");
+	expect_error("[probe p]\nisolate = yes\n", ":2: [probe p]: isolate = yes needs the CPUs to empty for it; "
+		     "add 'cpu = N'", NULL);
+	expect_error("[rule a]\npolicy = fifo\npriority = 5\nresume-latency-us = -1\n", ":4: resume-latency-us:",
+		     "0..1000000");
+	expect_error("[rule a]\npolicy = fifo\npriority = 5\nisolate = sometimes\n", ":4: isolate: 'sometimes' is "
+		     "not a boolean", NULL);
+	expect_warning("[rule a]\npolicy = fifo\npriority = 5\nresume-latency-us = 0\n",
+		       "[rule a]: resume-latency-us without cpus: every CPU its threads may run on keeps out of its idle states");
+	snprintf(text, sizeof(text), "[rule a]\npolicy = fifo\npriority = 5\ncpus = %s\nisolate = yes\n"
+		 "resume-latency-us = 0\n[rule b]\npolicy = fifo\npriority = 6\n[probe p]\ncpu = %s\n"
+		 "isolate = yes\nresume-latency-us = off\n", last, last);
+	struct config *c = expect_ok(text);
+	const struct rule *a = config_find_rule(c, "a"), *b = config_find_rule(c, "b");
+	ck_assert(a->quiet.isolate);
+	ck_assert_int_eq(a->quiet.resume_latency_us, 0);
+	ck_assert(!b->quiet.isolate);
+	ck_assert_int_eq(b->quiet.resume_latency_us, -1);
+	ck_assert_int_eq(a->match.n_keys, 0);       /* a role, not a match rule */
+	ck_assert_uint_eq(c->n_auto_rules, 0);
+	ck_assert_uint_eq(c->n_quiet, 2);           /* rule a and probe p */
+	ck_assert(c->probes[0].quiet.isolate);
+	ck_assert_int_eq(c->probes[0].quiet.resume_latency_us, -1);
+	/* printed only where set, and the print loads back */
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	config_print(c, f);
+	fclose(f);
+	ck_assert_msg(strstr(out, "\nisolate        = yes ") && strstr(out, "\nresume-latency-us = 0 "), "%s", out);
+	ck_assert_msg(!strstr(out, "resume-latency-us = off"), "%s", out);
+	config_free(c);
+	c = expect_ok(out);
+	ck_assert(config_find_rule(c, "a")->quiet.isolate);
+	config_free(c);
+	free(out);
+}
+END_TEST
+
 START_TEST(test_dropin_dir_name)
 {
 	char buf[64];
@@ -479,6 +540,7 @@ int main(void)
 	tcase_add_test(tc, test_overrides);
 	tcase_add_test(tc, test_dropin_dir_name);
 	tcase_add_test(tc, test_match_keys);
+	tcase_add_test(tc, test_quiet_keys);
 	tcase_add_test(tc, test_comm_patterns);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

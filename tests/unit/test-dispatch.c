@@ -133,11 +133,6 @@ static void hook_changed(void *ud)
 	ck_assert_ptr_eq(ud, &svc);
 }
 
-static const char *hook_pmqos_state(void *ud)
-{
-	return "off";
-}
-
 static void hook_status(void *ud, struct service_status *st)
 {
 	struct timespec now;
@@ -154,7 +149,7 @@ static void hook_status(void *ud, struct service_status *st)
 }
 
 static const struct service_hooks hooks = { .reload = hook_reload, .changed = hook_changed,
-					    .pmqos_state = hook_pmqos_state, .status = hook_status };
+					    .status = hook_status };
 
 static void peer_init(struct peer *p, uid_t uid, gid_t gid)
 {

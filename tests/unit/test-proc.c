@@ -36,6 +36,9 @@ START_TEST(test_parse_stat)
 	ck_assert_int_eq(st.tid, 4242);
 	ck_assert_str_eq(st.comm, "a) b (c");
 	ck_assert_int_eq(st.state, 'R');
+	ck_assert_int_eq(st.ppid, 1);
+	ck_assert_uint_eq(st.flags, 4194368);
+	ck_assert_int_eq(st.nice, 0);
 	ck_assert_uint_eq(st.cputime, 1525);
 	ck_assert_uint_eq(st.starttime, 987654);
 	ck_assert_int_eq(st.processor, 1);
@@ -61,6 +64,14 @@ START_TEST(test_parse_stat)
 	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), TAIL, 0, 0);
 	ck_assert_int_eq(proc_parse_stat(buf, &st), -EINVAL);
 #undef TAIL
+	/* a kernel thread: parent kthreadd, PF_KTHREAD, PF_NO_SETAFFINITY, nice -20 (a kworker/NH) */
+	ck_assert_int_eq(proc_parse_stat("24 (kworker/1:0H-ev) I 2 0 0 0 -1 69238880 0 0 0 0 0 0 0 0 0 "
+					 "-20 1 0 24 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 "
+					 "1 0 0 0 0 0 0 0 0 0 0 0 0 0\n", &st), 0);
+	ck_assert_int_eq(st.ppid, 2);
+	ck_assert_int_eq(st.nice, -20);
+	ck_assert(st.flags & PROC_PF_KTHREAD);
+	ck_assert(st.flags & PROC_PF_NO_SETAFFINITY);
 	ck_assert_int_eq(proc_parse_stat("77 (x) R 1 2 3\n", &st), -EINVAL);
 	ck_assert_int_eq(proc_parse_stat("4242 x R", &st), -EINVAL);
 	ck_assert_int_eq(proc_parse_stat("no parenthesis", &st), -EINVAL);

@@ -57,6 +57,8 @@ void config_free(struct config *c)
 	free(c->rules);
 	free(c->principals);
 	free(c->probes);
+	free(c->irqs);
+	free(c->kthreads);
 	strmap_clear(&c->sections);
 	free(c);
 }

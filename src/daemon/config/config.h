@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include "daemon/sys/irqinfo.h"
 #include "daemon/sys/strmap.h"
 
 #define CONFIG_NAME_MAX 64
@@ -66,10 +67,18 @@ struct rule_match {
 	int n_keys;             /* how many match keys are set: the specificity */
 };
 
+/* What a rule or probe asks of the CPUs its threads run on while they are
+ * managed (src/daemon/cpu): a wake-up latency bound and an emptied CPU. */
+struct cpu_quiet {
+	int resume_latency_us;  /* pm_qos_resume_latency_us of those CPUs; -1: not set */
+	bool isolate;           /* the CPUs emptied of every other task that can move */
+};
+
 /* [rule NAME]: what a thread gets, by request (a role) or by matching. */
 struct rule {
 	char name[CONFIG_NAME_MAX];
 	struct sched_spec spec;
+	struct cpu_quiet quiet;
 	struct rule_match match;
 	unsigned budget_us;     /* budget-us: its threads' wake-ups may be this late; 0: no budget */
 	struct key_origin origin;
@@ -105,6 +114,7 @@ struct probe_conf {
 	char strategy[16];    /* sleep, hybrid, busy, adaptive */
 	bool noise;           /* mode = noise: a busy loop recording gaps (oslat) */
 	unsigned budget_us;   /* budget-us: 0 none */
+	struct cpu_quiet quiet;
 	struct key_origin origin;
 	short file;
 	unsigned line;
@@ -122,6 +132,48 @@ struct rtkit_conf {
 	struct key_origin origin;
 	short file;               /* where the section starts, -1 if absent */
 	unsigned line;
+};
+
+/* [irq NAME]: interrupts found by their action name and by the device
+ * behind them, the CPUs of each vector and the scheduling of its threads
+ * (src/daemon/irq). Empty strings and unset has-flags match anything;
+ * every key given must match. */
+struct irq_conf {
+	char name[CONFIG_NAME_MAX];
+	struct irq_selector sel;  /* what it matches (sys/irqinfo.h) */
+	bool has_cpus;
+	cpu_set_t cpus;           /* smp_affinity_list, and the threads' CPUs */
+	bool spread;              /* one CPU of cpus per vector, in turn */
+	int policy;               /* of the IRQ's threads: SCHED_FIFO or SCHED_RR */
+	int priority;             /* 0: the threads' scheduling is left alone */
+	int n_keys;               /* how many match keys are set (config_validate) */
+	struct key_origin origin;
+	short file;
+	unsigned line;
+};
+
+/* [kthread NAME]: kernel threads (ksoftirqd/N, rcuc/N, ktimers/N, ...) by
+ * name, and their scheduling. */
+struct kthread_conf {
+	char name[CONFIG_NAME_MAX];
+	char match[64];           /* glob on the thread's name */
+	bool has_policy;
+	int policy;
+	int priority;
+	int nice;
+	bool has_cpus;
+	cpu_set_t cpus;
+	struct key_origin origin;
+	short file;
+	unsigned line;
+};
+
+/* irq-avoid-cpus: off, auto (the CPUs managed real-time threads are
+ * pinned to), or a list. */
+enum { IRQ_AVOID_OFF, IRQ_AVOID_AUTO, IRQ_AVOID_LIST };
+struct irq_avoid {
+	int mode;
+	cpu_set_t cpus;           /* IRQ_AVOID_LIST */
 };
 
 struct config {
@@ -144,6 +196,7 @@ struct config {
 	char limits_conf[256];
 	char limits_dir[256];
 	size_t n_auto_rules;  /* rules with match keys */
+	size_t n_quiet;       /* rules and probes with isolate or resume-latency-us (set by config_validate()) */
 	unsigned match_needs; /* MATCH_NEED_*: what the matcher must read from /proc */
 	struct key_origin origin;
 
@@ -161,6 +214,11 @@ struct config {
 	unsigned watchdog_cooldown_s;
 	bool watchdog_demote_all; /* watchdog-demote = all: every real-time thread on the CPU, grants held for all */
 	struct rtkit_conf rtkit;
+	struct irq_avoid irq_avoid;
+	struct irq_conf *irqs;
+	size_t n_irqs;
+	struct kthread_conf *kthreads;
+	size_t n_kthreads;
 
 	struct strmap sections; /* "rule NAME", "user NAME"...: index into rules/principals/probes */
 	char **files;         /* every file read, in order */

@@ -13,7 +13,7 @@
 #include "daemon/config/keys.h"
 
 _Static_assert(D_N <= CONFIG_KEYS_MAX && R_N <= CONFIG_KEYS_MAX && P_N <= CONFIG_KEYS_MAX &&
-	       PR_N <= CONFIG_KEYS_MAX && RK_N <= CONFIG_KEYS_MAX,
+	       PR_N <= CONFIG_KEYS_MAX && RK_N <= CONFIG_KEYS_MAX && I_N <= CONFIG_KEYS_MAX && K_N <= CONFIG_KEYS_MAX,
 	       "raise CONFIG_KEYS_MAX");
 _Static_assert(D_RESET_ON_FORK - D_POLICY == R_RESET_ON_FORK - R_POLICY,
 	       "[daemon] and [rule NAME] share the sched_spec keys, in one order");
@@ -110,6 +110,8 @@ static const struct config_key daemon_keys[D_N] = {
 	/* a thread without a budget: its wake-ups later than this are late */
 	[D_LATE_THRESHOLD] = { .name = "late-threshold-us", .type = KEY_INT, .min = 1, .max = 1000000,
 			       AT(C, late_threshold_us), .def = 200 },
+	/* the IRQs no [irq NAME] claims, kept off these CPUs (src/daemon/irq) */
+	[D_IRQ_AVOID_CPUS] = { .name = "irq-avoid-cpus", .type = KEY_AVOID, AT(C, irq_avoid) },
 };
 #undef C
 
@@ -121,17 +123,24 @@ static const unsigned char daemon_print_order[D_N] = {
 	D_PROCESS_EVENTS,
 	D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE, D_METRICS_FILE,
 	D_METRICS_INTERVAL, D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_WATCHDOG_DEMOTE,
-	D_CPU_DMA_LATENCY,
+	D_CPU_DMA_LATENCY, D_IRQ_AVOID_CPUS,
 };
 
 /* A rule's policy is required and its reset-on-fork follows [daemon]'s
  * (config_validate()): the spec defaults here are never seen. */
+/* isolate and resume-latency-us, in [rule NAME] and [probe NAME] alike. */
+#define QUIET_KEYS(T, iso, lat)                                                                          \
+	[iso] = { .name = "isolate", .type = KEY_BOOL, AT(T, quiet.isolate), .flags = KEY_SHOW_SET },      \
+	[lat] = { .name = "resume-latency-us", .type = KEY_INT, .min = 0, .max = 1000000,                  \
+		  AT(T, quiet.resume_latency_us), .def = -1, .flags = KEY_OFF | KEY_SHOW_SET }
+
 #define C struct rule
 static const struct config_key rule_keys[R_N] = {
 	SPEC_KEYS(C, spec, 0, 0, 0, false),
 	/* a setting, not a match key: it comes before R_THREAD_NAME */
 	[R_BUDGET] = { .name = "budget-us", .type = KEY_INT, .min = 1, .max = 1000000, AT(C, budget_us),
 		       .flags = KEY_SHOW_SET, .bad = BUDGET_BAD },
+	QUIET_KEYS(C, R_ISOLATE, R_RESUME_LATENCY),
 	[R_THREAD_NAME] = { .name = "thread-name", .type = KEY_COMM_GLOB, AT(C, match.thread_name),
 			    .flags = KEY_SHOW_SET },
 	[R_PROCESS_NAME] = { .name = "process-name", .type = KEY_COMM_GLOB, AT(C, match.process_name),
@@ -185,11 +194,12 @@ static const struct config_key probe_keys[PR_N] = {
 	/* at most period-us, and for latency probes only (config_validate()) */
 	[PR_BUDGET] = { .name = "budget-us", .type = KEY_INT, .min = 1, .max = 1000000, AT(C, budget_us),
 			.flags = KEY_SHOW_SET, .bad = BUDGET_BAD },
+	QUIET_KEYS(C, PR_ISOLATE, PR_RESUME_LATENCY),
 };
 #undef C
 
 static const unsigned char probe_print_order[PR_N] = {
-	PR_CPU, PR_POLICY, PR_PRIORITY, PR_MODE, PR_PERIOD, PR_STRATEGY, PR_BUDGET,
+	PR_CPU, PR_POLICY, PR_PRIORITY, PR_MODE, PR_PERIOD, PR_STRATEGY, PR_BUDGET, PR_ISOLATE, PR_RESUME_LATENCY,
 };
 
 /* The built-in values are what rtkit itself grants and advertises. */
@@ -212,6 +222,48 @@ static const struct config_key rtkit_keys[RK_N] = {
 };
 #undef C
 
+/* priority and policy of [irq NAME] print only where the section sets the
+ * threads' scheduling; queues only where given. */
+static bool irq_sched_shown(const struct config_key *k, const void *sec)
+{
+	return ((const struct irq_conf *)sec)->priority > 0;
+}
+
+#define C struct irq_conf
+static const struct config_key irq_keys[I_N] = {
+	[I_MATCH] = { .name = "match", .type = KEY_GLOB, AT(C, sel.match), .flags = KEY_SHOW_SET },
+	[I_DRIVER] = { .name = "driver", .type = KEY_GLOB, AT(C, sel.driver), .flags = KEY_SHOW_SET },
+	[I_DEVICE] = { .name = "device", .type = KEY_GLOB, AT(C, sel.device), .flags = KEY_SHOW_SET },
+	[I_PCI_ID] = { .name = "pci-id", .type = KEY_DEVID, AT(C, sel.pci_id), .flags = KEY_SHOW_SET },
+	[I_USB_ID] = { .name = "usb-id", .type = KEY_DEVID, AT(C, sel.usb_id), .flags = KEY_SHOW_SET },
+	[I_SOUND_CARD] = { .name = "sound-card", .type = KEY_GLOB, AT(C, sel.sound_card), .flags = KEY_SHOW_SET },
+	[I_NET_INTERFACE] = { .name = "net-interface", .type = KEY_GLOB, AT(C, sel.net_interface), .flags = KEY_SHOW_SET },
+	[I_QUEUES] = { .name = "queues", .type = KEY_NUMBERS, AT(C, sel.queues), HAS(C, sel.has_queues),
+		       .flags = KEY_SHOW_SET },
+	[I_CPUS] = { .name = "cpus", .type = KEY_CPUS, AT(C, cpus), HAS(C, has_cpus), .flags = KEY_SHOW_SET,
+		     .note = "cpus: not set, the affinity is left as it is" },
+	[I_SPREAD] = { .name = "spread", .type = KEY_BOOL, AT(C, spread) },
+	[I_POLICY] = { .name = "policy", .type = KEY_ENUM, AT(C, policy), .def = SCHED_FIFO,
+		       .choices = (const struct key_choice[]){ { "fifo", SCHED_FIFO }, { "rr", SCHED_RR },
+							       { NULL, 0 } },
+		       .bad = "'%s' is not valid for an IRQ thread; use fifo or rr", .shown = irq_sched_shown },
+	[I_PRIORITY] = { .name = "priority", .type = KEY_INT, .min = 1, .max = 99, AT(C, priority),
+			 .shown = irq_sched_shown, .note = "priority: not set, the IRQ threads keep their scheduling" },
+};
+#undef C
+
+#define C struct kthread_conf
+static const struct config_key kthread_keys[K_N] = {
+	[K_MATCH] = { .name = "match", .type = KEY_COMM_GLOB, AT(C, match), .flags = KEY_SHOW_SET },
+	[K_POLICY] = { .name = "policy", .type = KEY_POLICY, AT(C, policy), HAS(C, has_policy),
+		       .flags = KEY_SHOW_SET, .note = "policy: not set, the threads keep their scheduling" },
+	[K_PRIORITY] = { .name = "priority", .type = KEY_INT, .min = 0, .max = 99, AT(C, priority),
+			 .flags = KEY_SHOW_SET },
+	[K_NICE] = { .name = "nice", .type = KEY_INT, .min = -20, .max = 19, AT(C, nice), .flags = KEY_SHOW_SET },
+	[K_CPUS] = { .name = "cpus", .type = KEY_CPUS, AT(C, cpus), HAS(C, has_cpus), .flags = KEY_SHOW_SET },
+};
+#undef C
+
 static const struct key_section sections[] = {
 	[SEC_DAEMON] = { daemon_keys, D_N, daemon_print_order, offsetof(struct config, origin) },
 	[SEC_RULE] = { rule_keys, R_N, NULL, offsetof(struct rule, origin) },
@@ -219,6 +271,8 @@ static const struct key_section sections[] = {
 	[SEC_GROUP] = { principal_keys, P_N, NULL, offsetof(struct principal, origin) },
 	[SEC_PROBE] = { probe_keys, PR_N, probe_print_order, offsetof(struct probe_conf, origin) },
 	[SEC_RTKIT] = { rtkit_keys, RK_N, NULL, offsetof(struct rtkit_conf, origin) },
+	[SEC_IRQ] = { irq_keys, I_N, NULL, offsetof(struct irq_conf, origin) },
+	[SEC_KTHREAD] = { kthread_keys, K_N, NULL, offsetof(struct kthread_conf, origin) },
 };
 
 const struct key_section *key_section(enum section_kind kind)

@@ -17,27 +17,37 @@
 struct config;
 struct key_origin;
 
-enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_PROBE, SEC_RTKIT, SEC_BAD };
+enum section_kind { SEC_NONE, SEC_DAEMON, SEC_RULE, SEC_USER, SEC_GROUP, SEC_PROBE, SEC_RTKIT, SEC_IRQ, SEC_KTHREAD,
+		   SEC_BAD };
 
 enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK,
 		  D_MAX_PRIORITY, D_LOG_LEVEL, D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_PROCESS_EVENTS,
 		  D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE,
 		  D_METRICS_FILE, D_METRICS_INTERVAL, D_CPU_DMA_LATENCY,
 		  D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_WATCHDOG_DEMOTE, D_OBSERVE_THREADS,
-		  D_CULPRITS, D_LATE_THRESHOLD, D_N };
+		  D_CULPRITS, D_LATE_THRESHOLD, D_IRQ_AVOID_CPUS, D_N };
 
 /* A rule's keys are the sched_spec keys of [daemon], in the same order,
  * its other settings, then its match keys, R_THREAD_NAME to the end: a
  * rule with any of those matches threads by itself (config_validate()). */
-enum rule_key { R_POLICY, R_PRIORITY, R_NICE, R_CPUS, R_RESET_ON_FORK, R_BUDGET,
+enum rule_key { R_POLICY, R_PRIORITY, R_NICE, R_CPUS, R_RESET_ON_FORK, R_BUDGET, R_ISOLATE,
+		R_RESUME_LATENCY,
 		R_THREAD_NAME, R_PROCESS_NAME, R_EXE, R_USER, R_GROUP, R_UNIT, R_CGROUP, R_N };
 
 enum principal_key { P_MAX_PRIORITY, P_POLICIES, P_MAX_THREADS, P_CPUS, P_MIN_NICE, P_SESSION, P_N };
 
-enum probe_key { PR_CPU, PR_POLICY, PR_PRIORITY, PR_PERIOD, PR_STRATEGY, PR_MODE, PR_BUDGET, PR_N };
+enum probe_key { PR_CPU, PR_POLICY, PR_PRIORITY, PR_PERIOD, PR_STRATEGY, PR_MODE, PR_BUDGET, PR_ISOLATE,
+		PR_RESUME_LATENCY, PR_N };
 
 /* [rtkit]: the RealtimeKit1 bus service (src/daemon/rtkit). */
 enum rtkit_key { RK_ENABLE, RK_REPLACE, RK_POLICY, RK_MAX_RT_PRIORITY, RK_MIN_NICE, RK_RTTIME_MAX, RK_ROLE, RK_N };
+
+/* [irq NAME] (src/daemon/irq): the match keys first, I_MATCH..I_NET_INTERFACE. */
+enum irq_key { I_MATCH, I_DRIVER, I_DEVICE, I_PCI_ID, I_USB_ID, I_SOUND_CARD, I_NET_INTERFACE, I_QUEUES, I_CPUS,
+	       I_SPREAD, I_POLICY, I_PRIORITY, I_N };
+
+/* [kthread NAME]. */
+enum kthread_key { K_MATCH, K_POLICY, K_PRIORITY, K_NICE, K_CPUS, K_N };
 
 /* What a key's value is, which says how it is read, checked and printed. */
 enum key_type {
@@ -57,6 +67,9 @@ enum key_type {
 	KEY_COMM_GLOB,  /* a pattern on a thread's or process's name, which the kernel cuts to 15 characters */
 	KEY_UID,        /* a user's name or number, resolved now: uid_t */
 	KEY_GID,        /* a group's name or number, resolved now: gid_t */
+	KEY_NUMBERS,    /* a list of numbers in the CPU list syntax, not checked against CPUs: cpu_set_t */
+	KEY_DEVID,      /* a PCI or USB id, "vvvv:pppp" in hexadecimal, pppp may be '*' */
+	KEY_AVOID,      /* off, auto or a CPU list: struct irq_avoid */
 };
 
 /* A word a KEY_ENUM or KEY_WORD key takes, and for KEY_ENUM what it stores. */

@@ -72,6 +72,10 @@ static void *section_struct(struct parse_ctx *ctx)
 		return &c->probes[ctx->idx];
 	case SEC_RTKIT:
 		return &c->rtkit;
+	case SEC_IRQ:
+		return &c->irqs[ctx->idx];
+	case SEC_KTHREAD:
+		return &c->kthreads[ctx->idx];
 	default:
 		return NULL;
 	}
@@ -182,6 +186,18 @@ static int section_open(struct parse_ctx *ctx, enum section_kind kind, const cha
 		if (!r)
 			return -ENOMEM;
 		SECTION_MARK(ctx, r, name);
+	} else if (kind == SEC_IRQ) {
+		struct irq_conf *q = section_add(ctx, kind, &c->irqs, &c->n_irqs, sizeof(*q), e);
+
+		if (!q)
+			return -ENOMEM;
+		SECTION_MARK(ctx, q, name);
+	} else if (kind == SEC_KTHREAD) {
+		struct kthread_conf *k = section_add(ctx, kind, &c->kthreads, &c->n_kthreads, sizeof(*k), e);
+
+		if (!k)
+			return -ENOMEM;
+		SECTION_MARK(ctx, k, name);
 	} else {
 		struct principal *p = section_add(ctx, kind, &c->principals, &c->n_principals, sizeof(*p), e);
 
@@ -239,9 +255,13 @@ static void section_header(struct parse_ctx *ctx, char *hdr)
 		kind = SEC_PROBE;
 	else if (n == 1 && strcmp(kind_s, "rtkit") == 0)
 		kind = SEC_RTKIT;
+	else if (n == 2 && strcmp(kind_s, "irq") == 0)
+		kind = SEC_IRQ;
+	else if (n == 2 && strcmp(kind_s, "kthread") == 0)
+		kind = SEC_KTHREAD;
 	if (kind == SEC_BAD) {
 		value_error(&ctx->at, NULL, "unknown section [%s]; use [daemon], [rule NAME], [user NAME], [group NAME], "
-			    "[probe NAME] or [rtkit]", hdr + 1);
+			    "[probe NAME], [rtkit], [irq NAME] or [kthread NAME]", hdr + 1);
 		return;
 	}
 	if (kind == SEC_RTKIT) {

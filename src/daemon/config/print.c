@@ -79,6 +79,14 @@ void config_print(const struct config *c, FILE *f)
 		fprintf(f, "\n[probe %s]\n", c->probes[i].name);
 		print_section(c, f, SEC_PROBE, &c->probes[i]);
 	}
+	for (size_t i = 0; i < c->n_irqs; i++) {
+		fprintf(f, "\n[irq %s]\n", c->irqs[i].name);
+		print_section(c, f, SEC_IRQ, &c->irqs[i]);
+	}
+	for (size_t i = 0; i < c->n_kthreads; i++) {
+		fprintf(f, "\n[kthread %s]\n", c->kthreads[i].name);
+		print_section(c, f, SEC_KTHREAD, &c->kthreads[i]);
+	}
 	for (size_t i = 0; i < c->n_principals; i++) {
 		const struct principal *p = &c->principals[i];
 

@@ -3,6 +3,7 @@
  * given its built-in default. Errors and warnings name file:line and key. */
 #include "autoconfig.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
@@ -127,6 +128,10 @@ static int set_cpus(struct value_at *at, const char *key, const char *v, cpu_set
 	cpu_set_t missing;
 	char have[256], miss[256];
 
+	if (!*v) {
+		value_error(at, key, "empty CPU list; name at least one CPU, or remove the key");
+		return -EINVAL;
+	}
 	if (cpulist_parse(v, out, &bad) < 0) {
 		value_error(at, key, "bad CPU list '%s' at '%s'; use the kernel's syntax, e.g. 0-3,6", v,
 			    bad ? bad : v);
@@ -232,6 +237,38 @@ static int set_id(struct value_at *at, const char *key, const char *v, bool grou
 	return -EINVAL;
 }
 
+/* A PCI or USB id: four hexadecimal digits, ':', four more or '*'; kept
+ * in lower case, as the kernel prints ids. */
+static int set_devid(struct value_at *at, const char *key, const char *v, char *out, size_t len)
+{
+	bool ok = strlen(v) == 9 || (strlen(v) == 6 && v[5] == '*');
+
+	for (int i = 0; ok && i < (int)strlen(v); i++)
+		ok = i == 4 ? v[i] == ':' : (i == 5 && v[i] == '*' && strlen(v) == 6) || isxdigit((unsigned char)v[i]);
+	if (!ok || len < 10) {
+		value_error(at, key, "'%s' is not a device id; use vendor:product in hexadecimal as lspci -nn or "
+			    "lsusb show it, e.g. 1235:8211, or 1235:* for any product of the vendor", v);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i <= strlen(v); i++)
+		out[i] = (char)tolower((unsigned char)v[i]);
+	return 0;
+}
+
+/* irq-avoid-cpus: off, auto, or a CPU list of this machine. */
+static int set_avoid(struct value_at *at, const char *key, const char *v, struct irq_avoid *out)
+{
+	if (strcmp(v, "off") == 0 || strcmp(v, "auto") == 0) {
+		out->mode = strcmp(v, "off") == 0 ? IRQ_AVOID_OFF : IRQ_AVOID_AUTO;
+		CPU_ZERO(&out->cpus);
+		return 0;
+	}
+	if (set_cpus(at, key, v, &out->cpus) < 0)
+		return -EINVAL;
+	out->mode = IRQ_AVOID_LIST;
+	return 0;
+}
+
 /* The value of key k, by its type. */
 static int set_value(struct value_at *at, const struct config_key *k, void *p, const char *v)
 {
@@ -319,6 +356,18 @@ static int set_value(struct value_at *at, const struct config_key *k, void *p, c
 	case KEY_UID:
 	case KEY_GID:
 		return set_id(at, k->name, v, k->type == KEY_GID, p);
+	case KEY_NUMBERS: {
+		const char *bad = NULL;
+		if (cpulist_parse(v, p, &bad) < 0 || CPU_COUNT((cpu_set_t *)p) == 0) {
+			value_error(at, k->name, "bad list '%s'; use numbers and ranges, e.g. 0-3,6", v);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	case KEY_DEVID:
+		return set_devid(at, k->name, v, p, k->size);
+	case KEY_AVOID:
+		return set_avoid(at, k->name, v, p);
 	}
 	return -EINVAL;
 }
@@ -353,10 +402,20 @@ const char *value_format(const struct config *c, const struct config_key *k, con
 	case KEY_GLOB:
 	case KEY_COMM_GLOB:
 	case KEY_WORD:
+	case KEY_DEVID:
 		return (k->flags & KEY_SHOW_SET) && !*(const char *)p ? NULL : p;
 	case KEY_CPUS:
+	case KEY_NUMBERS:
 		cpulist_format(p, buf, len);
 		return buf;
+	case KEY_AVOID: {
+		const struct irq_avoid *a = p;
+		if (a->mode == IRQ_AVOID_LIST)
+			cpulist_format(&a->cpus, buf, len);
+		else
+			snprintf(buf, len, "%s", a->mode == IRQ_AVOID_AUTO ? "auto" : "off");
+		return buf;
+	}
 	case KEY_UID:
 	case KEY_GID:
 		snprintf(buf, len, "%u", *(const unsigned *)p);

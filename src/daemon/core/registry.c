@@ -40,6 +40,12 @@ void registry_set_observer(struct registry *r, registry_observer fn, void *ud)
 	r->observer_ud = ud;
 }
 
+void registry_set_admit(struct registry *r, registry_admit_fn fn, void *ud)
+{
+	r->admit = fn;
+	r->admit_ud = ud;
+}
+
 static unsigned bucket_of(pid_t tid)
 {
 	return (unsigned)tid % REG_BUCKETS;
@@ -373,6 +379,8 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	t->since_usec = now_realtime_usec();
 	/* The pidfd first: from here on the thread cannot vanish unnoticed. */
 	t->pidfd = open_pidfd(r, tid, true);
+	if (r->admit)
+		r->admit(r->admit_ud, tid);
 	/* A thread pidfd pins the thread (registry_same_thread() polls it), so
 	 * its start time, which only the journal needs then, is read after the
 	 * policy is set: /proc/TID/stat costs ~7 µs here, on the path from a

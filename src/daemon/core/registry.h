@@ -90,6 +90,12 @@ enum { REG_EV_THREAD_SET, REG_EV_THREAD_GONE, REG_EV_PROC_SET, REG_EV_PROC_GONE 
 typedef void (*registry_observer)(void *ud, int event, struct reg_thread *t, struct reg_process *p);
 void registry_set_observer(struct registry *r, registry_observer fn, void *ud);
 
+/* Called before a thread becomes managed, before its settings are read
+ * (the isolation gives it back CPUs it took away, cpu/isolate.h). Its
+ * failure is logged by it; the registration goes on. */
+typedef int (*registry_admit_fn)(void *ud, pid_t tid);
+void registry_set_admit(struct registry *r, registry_admit_fn fn, void *ud);
+
 int registry_new(struct registry **ret, sd_event *e);
 /* Free; restore every thread first when `restore`. NULL is fine. */
 void registry_free(struct registry *r, bool restore);

@@ -27,6 +27,8 @@ struct registry {
 	int thread_pidfd; /* 1 yes, 0 no, -1 not probed yet */
 	registry_observer observer;
 	void *observer_ud;
+	registry_admit_fn admit;
+	void *admit_ud;
 	/* watchdog cooldown: who gets SCHED_OTHER now and real-time afterwards */
 	bool hold_all;
 	struct reg_hold {

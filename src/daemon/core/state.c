@@ -14,8 +14,10 @@
  * configuration and the target's current owner. */
 #include "autoconfig.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pwd.h>
@@ -44,6 +46,12 @@ struct state {
 	size_t lines;
 	size_t adopted_threads, adopted_procs;
 	bool loading;
+	char **extra;         /* other modules' lines from the last run, until taken */
+	size_t n_extra;
+	struct {              /* other modules' live lines at compaction */
+		state_writer fn;
+		void *ud;
+	} writers[STATE_WRITERS_MAX];
 };
 
 /* Room for any cpu_set_t as a CPU list: every other CPU of CPU_SETSIZE
@@ -111,6 +119,11 @@ static int compact(struct state *s)
 		put_process(f, p);
 	for (struct reg_thread *t = registry_threads(s->registry); t; t = t->next, s->lines++)
 		put_thread(f, t);
+	for (size_t i = 0; i < s->n_extra; i++, s->lines++)
+		fputs(s->extra[i], f);
+	for (size_t i = 0; i < STATE_WRITERS_MAX; i++)
+		if (s->writers[i].fn)
+			s->lines += s->writers[i].fn(s->writers[i].ud, f);
 	if (fclose(f) != 0) {
 		r = -errno;
 		unlinkat(s->dirfd, tmp, 0);
@@ -132,10 +145,10 @@ static int compact(struct state *s)
 	return 0;
 }
 
+static void maybe_compact(struct state *s);
+
 void state_observe(struct state *s, int ev, struct reg_thread *t, struct reg_process *p)
 {
-	size_t live;
-
 	if (!s || !s->f || s->loading)
 		return;
 	switch (ev) {
@@ -144,9 +157,80 @@ void state_observe(struct state *s, int ev, struct reg_thread *t, struct reg_pro
 	case REG_EV_PROC_SET: put_process(s->f, p); break;
 	case REG_EV_PROC_GONE: fprintf(s->f, "-P %d\n", (int)p->pid); break;
 	}
-	live = registry_n_threads(s->registry) + registry_n_processes(s->registry);
+	maybe_compact(s);
+}
+
+/* Compact when the journal holds more than twice the live lines. */
+static void maybe_compact(struct state *s)
+{
+	size_t live = registry_n_threads(s->registry) + registry_n_processes(s->registry);
+
 	if (++s->lines > 2 * live + 1024 && compact(s) < 0)
 		log_warn("compacting %s", s->path);
+}
+
+void state_put(struct state *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!s || !s->f)
+		return;
+	va_start(ap, fmt);
+	vfprintf(s->f, fmt, ap);
+	va_end(ap);
+	fputc('\n', s->f);
+	maybe_compact(s);
+}
+
+void state_put_with(struct state *s, void (*fn)(FILE *f, const void *arg), const void *arg)
+{
+	if (!s || !s->f)
+		return;
+	fn(s->f, arg);
+	maybe_compact(s);
+}
+
+void state_put_gone(struct state *s, char kind, long id)
+{
+	state_put(s, "-%c %ld", kind, id);
+}
+
+int state_add_writer(struct state *s, state_writer fn, void *ud)
+{
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < STATE_WRITERS_MAX; i++)
+		if (!s->writers[i].fn) {
+			s->writers[i].fn = fn;
+			s->writers[i].ud = ud;
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+void state_remove_writer(struct state *s, state_writer fn, void *ud)
+{
+	for (size_t i = 0; s && i < STATE_WRITERS_MAX; i++)
+		if (s->writers[i].fn == fn && s->writers[i].ud == ud)
+			s->writers[i].fn = NULL;
+}
+
+void state_take(struct state *s, const char *kinds, void (*fn)(void *ud, char *line), void *ud)
+{
+	size_t k = 0;
+
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_extra; i++) {
+		if (strchr(kinds, s->extra[i][0])) {
+			s->extra[i][strcspn(s->extra[i], "\n")] = '\0';
+			fn(ud, s->extra[i]);
+			free(s->extra[i]);
+		} else {
+			s->extra[k++] = s->extra[i];
+		}
+	}
+	s->n_extra = k;
 }
 
 /* Parse "role pol prio nice cpus" starting at *p. */
@@ -425,8 +509,15 @@ int state_open(struct state **ret, struct registry *reg, const struct config *c,
 				adopt_thread(s, ents[i].line);
 		s->loading = false;
 		s->config = NULL; /* the daemon's to replace from here on */
-		for (size_t i = 0; i < n; i++)
-			free(ents[i].line);
+		/* other modules' entries wait for them (state_take) */
+		s->extra = calloc(n ? n : 1, sizeof(*s->extra));
+		for (size_t i = 0; i < n; i++) {
+			if (ents[i].kind != 'T' && ents[i].kind != 'P' && s->extra && ents[i].line &&
+			    isalpha((unsigned char)ents[i].kind))
+				s->extra[s->n_extra++] = ents[i].line;
+			else
+				free(ents[i].line);
+		}
 		free(ents);
 		if (s->adopted_threads || s->adopted_procs)
 			log_info("re-adopted %zu thread%s and %zu process%s from %s", s->adopted_threads,
@@ -464,6 +555,9 @@ void state_free(struct state *s)
 		fclose(s->f);
 	if (s->dirfd >= 0)
 		close(s->dirfd);
+	for (size_t i = 0; i < s->n_extra; i++)
+		free(s->extra[i]);
+	free(s->extra);
 	free(s->path);
 	free(s);
 }

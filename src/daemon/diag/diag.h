@@ -45,6 +45,19 @@
  *   kernel-feature-missing  info     it is not: what rtschedd does instead
  *   check-failed            info     something could not be read; the report is partial
  *   bpf-*                   the BPF wake-up observer: see observe/bpfcheck.h
+ * Interrupts and kernel threads (diag_irq(); the IRQ manager's own codes
+ * for what the kernel refused are in irq/irqmgr.h, IRQ_CODE_*):
+ *   irq-match               info     what an [irq NAME] or [kthread NAME] section matches now
+ *   irq-unmatched           warning  an [irq NAME] section matches no interrupt now
+ *   kthread-unmatched       warning  a [kthread NAME] section matches no kernel thread
+ *   irq-not-threaded        warning  a priority for an IRQ that has no thread (no threadirqs)
+ *   irq-managed             warning  the kernel manages a matched vector's CPUs
+ *   irq-no-permission       error    /proc/irq cannot be written (read-only, or not root)
+ *   kthread-bound           warning  cpus = for a kernel thread bound to its CPUs
+ *   rt-above-irq            warning  a real-time thread at or above an IRQ thread it shares CPUs with
+ *   rt-above-ksoftirqd      warning/info  a real-time thread above ksoftirqd where softirqs run there
+ *   irq-avoid               info/error  what irq-avoid-cpus keeps free, or that it leaves no CPU
+ *   irqbalance              info/warning  irqbalance runs: told over its socket, or to be told by hand
  */
 #ifndef RTSCHED_DIAG_H
 #define RTSCHED_DIAG_H
@@ -57,6 +70,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "daemon/sys/irqinfo.h"
 #include "shared/report.h"
 
 /* The priority the fix lines use when no real-time priority was requested. */
@@ -111,6 +125,44 @@ int diag_run(const struct diag_env *env, const struct diag_target *t, struct dia
  * the same code `check` would report for it. */
 int diag_explain(const struct diag_env *env, const struct diag_target *t, const char *what,
 		 int err, char *buf, size_t len, char *code);
+
+/* An [irq NAME] or [kthread NAME] section, as diag_irq() checks it. */
+struct diag_irq_section {
+	bool kthread;                     /* [kthread NAME], else [irq NAME] */
+	const char *name;
+	const char *where;                /* "FILE:LINE" of its header */
+	const struct irq_selector *sel;   /* [irq]: what it matches */
+	const char *match;                /* [kthread]: the glob on the thread's name */
+	int policy, priority;             /* priority 0: scheduling left alone */
+	bool has_cpus;
+	cpu_set_t cpus;
+};
+
+/* A real-time priority something gives threads: the [daemon] default, a
+ * [rule NAME], or (in a running daemon) a managed thread. */
+struct diag_rt_use {
+	const char *who;                  /* "[rule ola-main]", "tid 123 (olad)" */
+	int priority;
+	bool has_cpus;
+	cpu_set_t cpus;                   /* without: every CPU */
+};
+
+struct diag_irq_input {
+	const struct diag_irq_section *sections;
+	size_t n_sections;
+	const struct diag_rt_use *rt;
+	size_t n_rt;
+	bool avoid;                       /* irq-avoid-cpus is on */
+	cpu_set_t avoid_cpus;             /* what it keeps free now */
+	const char *avoid_text;           /* its value: "auto", "2-3" */
+	bool irqbalance_told;             /* the daemon told irqbalance (rtschedctl check), or can (root) */
+};
+
+/* The checks of interrupts and kernel threads: what each section matches,
+ * what the kernel will refuse, whether /proc/irq can be written, real-time
+ * priorities against the IRQ threads and ksoftirqd they share CPUs with,
+ * irq-avoid-cpus and irqbalance. Findings are appended to r. -ENOMEM. */
+int diag_irq(const struct diag_env *env, const struct diag_irq_input *in, struct diag_report *r);
 
 /* The kernel's preemption model in one word, told as the preempt-model
  * finding tells it (/sys/kernel/realtime, the version string, debugfs's

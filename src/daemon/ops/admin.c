@@ -10,6 +10,9 @@
 #include "daemon/core/grant.h"
 #include "daemon/core/registry.h"
 #include "daemon/diag/diag.h"
+#include "daemon/cpu/cpucheck.h"
+#include "daemon/irq/irqcheck.h"
+#include "daemon/irq/irqmgr.h"
 #include "daemon/observe/bpfcheck.h"
 #include "daemon/ops/ops.h"
 #include "daemon/sys/cpulist.h"
@@ -67,6 +70,26 @@ static void check_grant(struct ctx *x, const struct grant_subject *caller, const
 				fix ? fix : "see the message: it names the limit and where it is set");
 		diag_report_sort(rep);
 	}
+}
+
+/* check --pid of an IRQ thread or a kernel thread a section holds: which
+ * section, what it had before and what it has now (an irq-match finding). */
+static int check_held_kthread(const struct irqmgr *m, pid_t tid, struct diag_report *rep)
+{
+	for (const struct kt_entry *k = irqmgr_kthreads(m); k; k = k->next) {
+		char msg[DIAG_TEXT_MAX], fix[DIAG_TEXT_MAX], was[96], now[96];
+
+		if (k->tid != tid)
+			continue;
+		task_sched_format(&k->original, was, sizeof(was));
+		task_sched_format(&k->applied, now, sizeof(now));
+		snprintf(msg, sizeof(msg), "%d (%.32s) is held by [%s %.64s]: %s, was %s", (int)k->tid, k->comm,
+			 k->irq >= 0 ? "irq" : "kthread", k->section, now, was);
+		snprintf(fix, sizeof(fix), "rtschedctl jitter --histogram %.64s shows how late it runs once woken; "
+			 "remove the section (and reload) to give it back", k->section);
+		return diag_report_add(rep, "irq-match", DIAG_INFO, msg, fix);
+	}
+	return 0;
 }
 
 /* check: the diagnosis of a process or a user, one ROW per finding. A
@@ -136,6 +159,15 @@ void op_check(struct ctx *x)
 	if (t.policy >= 0)
 		check_grant(x, subj, &t, &rep);
 	bpfcheck_add(&rep, x->svc->observer_error, x->svc->observer_why, true);
+	if (cpucheck_run(NULL, x->svc->config, x->svc->pmqos, x->svc->isolate, &rep) < 0 ||
+	    /* interrupts and kernel threads; other users' threads are named to
+	     * root and admin-group only */
+	    irqcheck_run(NULL, x->svc->config, subj->privileged ? x->svc->registry : NULL, x->svc->irq, &rep) < 0 ||
+	    (t.pid && check_held_kthread(x->svc->irq, t.pid, &rep) < 0)) {
+		diag_report_free(&rep);
+		refuse(x, PE_INTERNAL, "check failed: out of memory");
+		return;
+	}
 	diag_report_sort(&rep);
 	for (size_t i = 0; i < rep.n; i++) {
 		proto_begin(&x->out, "ROW");

@@ -11,7 +11,10 @@
 #include <unistd.h>
 
 #include "daemon/core/grant.h"
+#include "daemon/cpu/isolate.h"
+#include "daemon/cpu/pmqos.h"
 #include "daemon/diag/diag.h"
+#include "daemon/irq/irqmgr.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/ops/ops.h"
 #include "daemon/sys/cpulist.h"
@@ -36,6 +39,7 @@ struct jitter_ctx {
 	struct ctx *x;
 	const char *want;   /* histogram of this source ([KIND:]tid or name), or NULL */
 	int want_kind;      /* the KIND: given or, once a row matched, its kind; -1 */
+	pid_t want_tid;     /* once a row matched, its thread: one source, not every namesake; 0 */
 	long rows;
 };
 
@@ -55,9 +59,10 @@ static void jitter_row_out(void *ud, const struct jitter_row *r)
 		 * the first that matches (timer, probe, bpf-timer, bpf-wakeup)
 		 * unless the request names the kind */
 		if (r->kind == JITTER_SCHEDSTAT || (jc->want_kind >= 0 && (int)r->kind != jc->want_kind) ||
-		    (strcmp(jc->want, tid) && strcmp(jc->want, r->name)))
+		    (jc->want_tid && r->tid != jc->want_tid) || (strcmp(jc->want, tid) && strcmp(jc->want, r->name)))
 			return;
 		jc->want_kind = (int)r->kind;
+		jc->want_tid = r->tid;
 		for (int i = hist_bucket_next(&r->h, 0); i >= 0; i = hist_bucket_next(&r->h, i + 1)) {
 			proto_begin(&x->out, "ROW");
 			proto_add(&x->out, "name", r->name);
@@ -117,12 +122,46 @@ static void jitter_row_out(void *ud, const struct jitter_row *r)
 	jc->rows++;
 }
 
+/* The IRQ threads and kernel threads [irq]/[kthread] sections hold, as
+ * the BPF observer saw them: named by their section, so `jitter
+ * --histogram SECTION` finds an IRQ by what manages it (a section of
+ * several threads: the first; the others by tid). */
+static void jitter_kthreads(struct jitter_ctx *jc)
+{
+	struct jitter_row *row = malloc(sizeof(*row));
+
+	if (!row)
+		return;
+	for (const struct kt_entry *k = irqmgr_kthreads(jc->x->svc->irq); k; k = k->next)
+		for (int kind = BPFOBS_TIMER; kind <= BPFOBS_WAKEUP; kind++) {
+			double mean = 0;
+
+			memset(row, 0, sizeof(*row));
+			if (observer_read(jc->x->svc->observer, k->tid, (enum bpfobs_kind)kind, true, &row->h) < 0)
+				break;
+			/* an IRQ's thread is woken by its interrupt: a timer row
+			 * only once a timer woke it, so that --histogram SECTION
+			 * draws the wake-ups, not an empty timer row */
+			if (kind == BPFOBS_TIMER && !hist_count(&row->h))
+				continue;
+			row->kind = kind == BPFOBS_TIMER ? JITTER_BPF_TIMER : JITTER_BPF_WAKEUP;
+			snprintf(row->name, sizeof(row->name), "%s", k->section);
+			row->tid = row->pid = k->tid;
+			snprintf(row->rule, sizeof(row->rule), "%s", k->section);
+			snprintf(row->strategy, sizeof(row->strategy), "-");
+			row->samples = hist_count(&row->h);
+			row->mean_ns = hist_mean(&row->h, &mean) < 0 ? -1 : mean < 0x1p63 ? (int64_t)mean : INT64_MAX;
+			jitter_row_out(jc, row);
+		}
+	free(row);
+}
+
 /* jitter: a summary row per source, or with histogram= one source's buckets. */
 void op_jitter(struct ctx *x)
 {
 	struct jitter_ctx jc = { .x = x, .want = proto_get(x->m, "histogram"), .want_kind = -1 };
 	const char *colon = jc.want ? strchr(jc.want, ':') : NULL;
-	char model[64];
+	char model[64], qos[256];
 
 	if (colon) {
 		static const enum jitter_kind k[] = { JITTER_TIMER, JITTER_PROBE, JITTER_BPF_TIMER, JITTER_BPF_WAKEUP };
@@ -139,12 +178,20 @@ void op_jitter(struct ctx *x)
 	}
 
 	jitter_foreach(x->svc->jitter, jitter_row_out, &jc);
+	jitter_kthreads(&jc);
 	proto_begin(&x->out, "OK");
 	proto_add_long(&x->out, "rows", jc.rows);
 	/* the model check reports; "dynamic" or "voluntary or none" when nothing tells it */
 	diag_preempt_model(NULL, model, sizeof(model));
 	proto_add(&x->out, "preempt", model);
-	proto_add(&x->out, "cpu_dma_latency", x->svc->hooks->pmqos_state(x->svc->ud));
+	proto_add(&x->out, "cpu_dma_latency", pmqos_global_state(x->svc->pmqos, x->svc->config, qos, sizeof(qos)));
+	pmqos_cpus_state(x->svc->pmqos, qos, sizeof(qos));
+	proto_add(&x->out, "resume_latency", qos);
+	if (isolate_active(x->svc->isolate)) {
+		struct isolate_status st;
+		isolate_status(x->svc->isolate, &st);
+		proto_add(&x->out, "isolated", st.cpus);
+	}
 	send_buf(x);
 }
 
@@ -153,6 +200,8 @@ void op_jitter(struct ctx *x)
 void op_jitter_reset(struct ctx *x)
 {
 	jitter_reset(x->svc->jitter);
+	for (const struct kt_entry *k = irqmgr_kthreads(x->svc->irq); k; k = k->next)
+		observer_reset(x->svc->observer, k->tid);
 	proto_begin(&x->out, "OK");
 	send_buf(x);
 }

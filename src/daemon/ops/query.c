@@ -9,6 +9,10 @@
 #include <unistd.h>
 
 #include "daemon/core/registry.h"
+#include "daemon/cpu/isolate.h"
+#include "daemon/cpu/pmqos.h"
+#include "daemon/irq/irqmgr.h"
+#include "daemon/sys/cpulist.h"
 #include "daemon/observe/observer.h"
 #include "daemon/ops/ops.h"
 #include "daemon/privs.h"
@@ -87,9 +91,46 @@ void op_status(struct ctx *x)
 		proto_add_long(&x->out, "rtkit_grants", (long)st.rtkit_grants);
 		proto_add_long(&x->out, "rtkit_refusals", (long)st.rtkit_refusals);
 	}
+	char qos[512];
+	proto_add(&x->out, "cpu_dma_latency", pmqos_global_state(s->pmqos, c, qos, sizeof(qos)));
+	pmqos_cpus_state(s->pmqos, qos, sizeof(qos));
+	proto_add(&x->out, "resume_latency", qos);
+	struct isolate_status is;
+	isolate_status(s->isolate, &is);
+	if (is.cpus[0]) {
+		snprintf(qos, sizeof(qos), "cpu %s for %s (%s): %zu tasks on the other CPUs, %zu kernel threads by "
+			 "affinity, %zu other groups narrowed; applied in %.1f ms", is.cpus, is.who, is.backend, is.moved,
+			 is.kthreads, is.groups, is.apply_usec / 1000.0);
+		proto_add(&x->out, "isolation", qos);
+		if (is.stay[0])
+			proto_add(&x->out, "isolation_stay", is.stay);
+		if (is.workqueue[0])
+			proto_add(&x->out, "isolation_workqueue", is.workqueue);
+	} else {
+		proto_add(&x->out, "isolation", is.code ? "not isolated" : "off");
+	}
+	if (is.code) {
+		snprintf(qos, sizeof(qos), "%s: %s", is.code, is.why);
+		proto_add(&x->out, "isolation_error", qos);
+	}
+	if (is.apply_usec)
+		proto_add_long(&x->out, "isolation_apply_us", (long)is.apply_usec);
+	if (is.release_usec)
+		proto_add_long(&x->out, "isolation_release_us", (long)is.release_usec);
 	char *caps = privs_describe();
 	proto_add(&x->out, "capabilities", caps ? caps : "?");
 	free(caps);
+	struct irqmgr_stats ir;
+	irqmgr_stats(s->irq, &ir);
+	proto_add_long(&x->out, "irqs", (long)ir.irqs);
+	proto_add_long(&x->out, "kthreads", (long)ir.kthreads);
+	proto_add_long(&x->out, "irqs_avoided", (long)ir.avoided);
+	proto_add(&x->out, "irq_avoid_cpus", ir.avoid);
+	proto_add(&x->out, "hotplug", ir.hotplug);
+	proto_add(&x->out, "irqbalance", ir.irqbalance);
+	proto_add_long(&x->out, "irq_sync_us", (long)ir.last_sync_usec);
+	if (ir.last_hotplug_usec)
+		proto_add_long(&x->out, "hotplug_apply_us", (long)ir.last_hotplug_usec);
 	proto_add_long(&x->out, "match_rules", (long)c->n_auto_rules);
 	proto_add_long(&x->out, "scan_tasks", (long)st.scan_tasks);
 	proto_add_long(&x->out, "scan_us", (long)st.scan_usec);
@@ -144,6 +185,101 @@ static const char *source_name(enum reg_source s)
 	       s == REG_SOURCE_RTKIT ? "rtkit" : s == REG_SOURCE_PRELOAD ? "preload" : "thread";
 }
 
+/* The IRQ fields of a list row: its number, names, CPUs (where the kernel
+ * handles it now: a move is made at the vector's next interrupt), what it
+ * serves. */
+static void add_irq(struct proto_buf *b, const struct irq_entry *e, const cpu_set_t *effective)
+{
+	char cpus[256];
+
+	proto_add_long(b, "irq", e->irq);
+	proto_add(b, "irq_actions", e->actions);
+	if (e->has_cpus && cpulist_format(&e->want, cpus, sizeof(cpus)) == 0)
+		proto_add(b, "irq_cpus", cpus);
+	if (cpulist_format(effective, cpus, sizeof(cpus)) == 0)
+		proto_add(b, "irq_effective", cpus);
+	if (e->written && cpulist_format(&e->original, cpus, sizeof(cpus)) == 0)
+		proto_add(b, "irq_original", cpus);
+	if (e->served[0])
+		proto_add(b, "irq_serves", e->served);
+}
+
+/* applied, partial (some of it went through) or refused, with the code
+ * and the reason. */
+static void add_irq_state(struct proto_buf *b, const char *code, bool some, const char *why)
+{
+	proto_add(b, "state", !code ? "applied" : some ? "partial" : "refused");
+	if (code) {
+		proto_add(b, "state_code", code);
+		proto_add(b, "state_msg", why);
+	}
+}
+
+/* The first fields of a kernel thread's row: the thread, what the kernel
+ * reports, its section and source. */
+static void kt_row_begin(struct ctx *x, const struct kt_entry *k, const char *source)
+{
+	proto_begin(&x->out, "ROW");
+	proto_add_long(&x->out, "tid", k->tid);
+	proto_add_long(&x->out, "pid", k->tid);
+	proto_add(&x->out, "comm", k->comm);
+	add_sched(&x->out, &k->applied);
+	proto_add(&x->out, "rule", k->section);
+	proto_add(&x->out, "source", source);
+	proto_add_long(&x->out, "owner", 0);
+}
+
+/* list: the IRQs and kernel threads rtschedd holds, one ROW per thread
+ * (an IRQ without a thread gets one of its own). Returns how many. */
+static long list_irqs(struct ctx *x)
+{
+	const struct irqmgr *m = x->svc->irq;
+	long rows = 0;
+
+	for (const struct irq_entry *e = irqmgr_irqs(m); e; e = e->next) {
+		cpu_set_t aff, eff = e->effective;
+		bool any = false;
+
+		irqinfo_read_affinity(NULL, e->irq, &aff, &eff);
+		for (const struct kt_entry *k = irqmgr_kthreads(m); k; k = k->next) {
+			if (k->irq != e->irq)
+				continue;
+			any = true;
+			kt_row_begin(x, k, "irq");
+			add_irq(&x->out, e, &eff);
+			const char *code = k->code ? k->code : e->code;
+			add_irq_state(&x->out, code, !k->code || !e->code, k->code ? k->why : e->why);
+			send_buf(x);
+			rows++;
+		}
+		if (any)
+			continue;
+		char cpus[256];
+		proto_begin(&x->out, "ROW");
+		proto_add(&x->out, "comm", e->actions);
+		if (cpulist_format(&eff, cpus, sizeof(cpus)) == 0)
+			proto_add(&x->out, "cpus", cpus);
+		proto_add(&x->out, "rule", e->avoid ? "irq-avoid-cpus" : e->section);
+		proto_add(&x->out, "source", e->avoid ? "irq-avoid" : "irq");
+		proto_add_long(&x->out, "owner", 0);
+		add_irq(&x->out, e, &eff);
+		add_irq_state(&x->out, e->code, false, e->why);
+		send_buf(x);
+		rows++;
+	}
+	for (const struct kt_entry *k = irqmgr_kthreads(m); k; k = k->next) {
+		if (k->irq >= 0)
+			continue;
+		kt_row_begin(x, k, "kthread");
+		proto_add(&x->out, "original_policy", policy_to_string(k->original.policy));
+		proto_add_long(&x->out, "original_priority", k->original.priority);
+		add_irq_state(&x->out, k->code, k->code && strcmp(k->code, IRQ_CODE_BOUND) == 0, k->why);
+		send_buf(x);
+		rows++;
+	}
+	return rows;
+}
+
 /* list: one ROW per managed thread (with all=1, also the recent unmanaged ones). */
 void op_list(struct ctx *x)
 {
@@ -181,6 +317,7 @@ void op_list(struct ctx *x)
 		send_buf(x);
 		rows++;
 	}
+	rows += list_irqs(x);
 	/* with all=1, threads not managed, still alive, that a rule matched (or
 	 * a process registered) and were refused, or that were let go and
 	 * restored; without, only how many there are */

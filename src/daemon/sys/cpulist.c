@@ -111,12 +111,16 @@ int cpulist_format(const cpu_set_t *set, char *buf, size_t len)
 	return 0;
 }
 
-int cpulist_present(cpu_set_t *set)
+/* A CPU list file of /sys/devices/system/cpu, or without sysfs (a
+ * container without it) the configured count. */
+static int read_cpu_file(const char *name, cpu_set_t *set)
 {
-	char line[4096];
-	FILE *f = fopen("/sys/devices/system/cpu/present", "re");
+	char line[4096], path[96];
+	FILE *f;
 	long n;
 
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/%s", name);
+	f = fopen(path, "re");
 	if (f) {
 		char *ok = fgets(line, sizeof(line), f);
 		fclose(f);
@@ -126,7 +130,6 @@ int cpulist_present(cpu_set_t *set)
 				return 0;
 		}
 	}
-	/* No sysfs (a container without it): trust the configured count. */
 	n = sysconf(_SC_NPROCESSORS_CONF);
 	if (n <= 0)
 		return -errno;
@@ -134,6 +137,16 @@ int cpulist_present(cpu_set_t *set)
 	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
 		CPU_SET((int)c, set);
 	return 0;
+}
+
+int cpulist_present(cpu_set_t *set)
+{
+	return read_cpu_file("present", set);
+}
+
+int cpulist_online(cpu_set_t *set)
+{
+	return read_cpu_file("online", set);
 }
 
 int cpulist_missing(const cpu_set_t *set, const cpu_set_t *present, cpu_set_t *missing)

@@ -13,6 +13,8 @@ int cpulist_parse(const char *s, cpu_set_t *set, const char **bad);
 int cpulist_format(const cpu_set_t *set, char *buf, size_t len);
 /* The CPUs present on this machine, from /sys/devices/system/cpu/present. */
 int cpulist_present(cpu_set_t *set);
+/* The CPUs online now, from /sys/devices/system/cpu/online. */
+int cpulist_online(cpu_set_t *set);
 /* The CPUs of *set that are not in *present; 0 if none. Returns the count. */
 int cpulist_missing(const cpu_set_t *set, const cpu_set_t *present, cpu_set_t *missing);
 

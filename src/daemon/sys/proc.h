@@ -27,12 +27,19 @@ struct proc_stat {
 	pid_t tid;                      /* 1 */
 	char comm[PROC_COMM_MAX + 1];   /* 2, without its parentheses */
 	char state;                     /* 3 */
+	pid_t ppid;                     /* 4: 2 (kthreadd) for a kernel thread */
+	unsigned flags;                 /* 9: PF_* (PROC_PF_KTHREAD...) */
+	int nice;                       /* 19 */
 	uint64_t cputime;               /* 14 + 15 (utime + stime), clock ticks */
 	uint64_t starttime;             /* 22: clock ticks after boot; pins a tid's identity */
 	int processor;                  /* 39: the CPU it last ran on */
 	int rt_priority;                /* 40 */
 	int policy;                     /* 41 */
 };
+
+/* Bits of a task's flags (stat field 9), from the kernel's PF_*. */
+#define PROC_PF_KTHREAD 0x00200000u          /* a kernel thread */
+#define PROC_PF_NO_SETAFFINITY 0x04000000u   /* its CPUs are the kernel's: sched_setaffinity fails */
 
 /* /proc/.../status. */
 struct proc_status {

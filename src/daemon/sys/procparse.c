@@ -72,6 +72,21 @@ int proc_parse_stat(const char *buf, struct proc_stat *out)
 			return -EINVAL;
 		p += n;
 		switch (field) {
+		case 4:
+			if (neg || v > INT_MAX)
+				return -EINVAL;
+			s.ppid = (pid_t)v;
+			break;
+		case 9:
+			if (neg || v > UINT_MAX)
+				return -EINVAL;
+			s.flags = (unsigned)v;
+			break;
+		case 19:
+			if (v > 20)
+				return -EINVAL;
+			s.nice = neg ? -(int)v : (int)v;
+			break;
 		case 14:
 			if (neg)
 				return -EINVAL;
