@@ -23,6 +23,7 @@
  *   abuse-client churn N                 print "pid P", wait for a line on stdin, create and join N
  *                                        short-lived threads, print "churned N", exit when stdin closes
  *   abuse-client threads N               N idle threads: print "tids T1 T2 ...", exit when stdin closes
+ *                                        ($ABUSE_NAME: the threads are named NAME1, NAME2...)
  *   abuse-client self SOCK K REQ...      K idle threads of this process; each REQ (with @TID@ = @TID1@,
  *                                        @TID2@..@TID9@, @PID@) on one connection: "REPLY ..." and
  *                                        "KERNEL ..." (the kernel's view of the threads) and "NICE ..."
@@ -37,6 +38,9 @@
  *   abuse-client exec SOCK REQ PROG ARG...  connect, fork; the parent execs PROG (a setuid program),
  *                                        the child ("parent P") waits for a line, sends REQ
  *                                        (@PPID@ = P) on the connection and prints "REPLY ..."
+ *   abuse-client regexec SOCK REQ PROG ARG...  send REQ (@PID@ = this process) and print "REPLY ...",
+ *                                        print "pid P", wait for a line on stdin, then exec PROG
+ *                                        (a setuid program): a registration made before the exec
  *
  * Every mode ends with one summary line "MODE: key=value ...". Replies are
  * tallied by code: "ok", the ERR code ("bad-request"...), "eof" (the daemon
@@ -849,7 +853,14 @@ static void *idle_main(void *arg)
 {
 	char c;
 
-	idle_tids[(uintptr_t)arg] = gettid();
+	const char *name = getenv("ABUSE_NAME");
+
+	if (name) {
+		char n[16];
+		snprintf(n, sizeof(n), "%s%u", name, (unsigned)(uintptr_t)arg + 1);
+		pthread_setname_np(pthread_self(), n);
+	}
+	__atomic_store_n(&idle_tids[(uintptr_t)arg], gettid(), __ATOMIC_RELEASE);
 	/* blocks until the process exits */
 	while (read(idle_pipe[0], &c, 1) < 0 && errno == EINTR)
 		;
@@ -998,10 +1009,30 @@ static int mode_exec(const char *tmpl, char **prog)
 	return 0;
 }
 
+/* A registration made while the process is still the client's, then the
+ * process becomes a setuid program: does the grant follow it? */
+static int mode_regexec(const char *tmpl, char **prog)
+{
+	char m[MSG_MAX + 1], buf[MSG_MAX + 1], code[64], line[64];
+	int fd = conn();
+
+	if (fd < 0)
+		return 1;
+	subst1(tmpl, "@PID@", getpid(), m, sizeof(m));
+	request(fd, m, strlen(m), buf, sizeof(buf), code, sizeof(code));
+	printf("REPLY %s\npid %d\n", buf[0] ? buf : code, (int)getpid());
+	fflush(stdout);
+	if (read_line(line, sizeof(line)) < 0)
+		return 1;
+	execv(prog[0], prog);
+	return 127;
+}
+
 /* Modes that wait for stdin to close, however long the test takes. */
 static bool holds_until_eof(const char *mode)
 {
-	static const char *const m[] = { "hold", "noread", "threads", "self", "churn", "orphan", "heir", "exec" };
+	static const char *const m[] = { "hold", "noread", "threads", "self", "churn", "orphan", "heir", "exec",
+					 "regexec" };
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (strcmp(mode, m[i]) == 0)
@@ -1066,6 +1097,8 @@ int main(int argc, char **argv)
 		return mode_orphan(argv[3], false);
 	if (strcmp(mode, "exec") == 0 && argc >= 5)
 		return mode_exec(argv[3], argv + 4);
+	if (strcmp(mode, "regexec") == 0 && argc >= 5)
+		return mode_regexec(argv[3], argv + 4);
 	usage();
 	return 64;
 }

@@ -289,20 +289,21 @@ h unregister n3
 h register n4 -
 expect_in "$HR" "ok fifo 10" "after giving one back, the 4th fits"
 
-# a thread already managed for someone else (a match rule, owner 0) counts as
-# new for the user taking it over: max-threads is not to be bypassed that way
+# a match rule acts for the thread's owner (issue 23): at nobody's quota it
+# is refused as nobody's own request would be, and the thread is untouched;
+# nobody's own register of it is the same quota
 h spawn qb-1
 QB=${HR##* }
-wait_for sh -c "'$RTSCHEDCTL' --socket '$SOCK' --json list | jq -e '.[] | select(.tid == $QB and .source == \"match\")'" &&
-	pass "the match rule took nobody's thread qb-1" || fail "qb-1 not matched: $(kern "$QB")"
+wait_for sh -c "'$RTSCHEDCTL' --socket '$SOCK' --json list --all | jq -e '.[] | select(.tid == $QB and .state == \"refused\" and .state_code == \"quota\")'" &&
+	pass "the match rule, acting for nobody at its quota, is refused: quota" ||
+	fail "qb-1 at nobody's quota: $("$RTSCHEDCTL" --socket "$SOCK" --json list --all | jq -c ".[] | select(.tid == $QB)"), kernel $(kern "$QB")"
+untouched "qb-1 untouched" "$QB" "other/0@$ALL"
 h register qb-1 -
 case "$HR" in
-"err 122 "*"may hold 3 (max-threads"*) pass "taking over a matched thread at the quota: quota" ;;
-*) fail "taking over a matched thread at the quota: '$HR'; nobody now holds $(held_by 65534) threads, max-threads 3" ;;
+"err 122 "*"may hold 3 (max-threads"*) pass "nobody's own register of qb-1 at the quota: quota" ;;
+*) fail "nobody registers qb-1 at the quota: '$HR'; nobody now holds $(held_by 65534) threads, max-threads 3" ;;
 esac
-[ "$(held_by 65534)" -le 3 ] && pass "nobody holds at most 3 threads" || fail "nobody holds $(held_by 65534) threads, max-threads 3"
-h unregister qb-1   # back to 3 if the take-over was granted
-[ "$(held_by 65534)" = 3 ] && pass "nobody holds 3 threads again" || fail "nobody holds $(held_by 65534)"
+[ "$(held_by 65534)" = 3 ] && pass "nobody holds 3 threads still" || fail "nobody holds $(held_by 65534) threads, max-threads 3"
 ctl register --tid "$N3" --role low
 expect_rc 0 "root may register nobody's 5th thread (root has no quota)"
 h register n3 -
@@ -322,8 +323,10 @@ write_conf 8
 ctl reload
 expect_rc 0 "reload with [user *] max-priority 8"
 ctl --json list
-[ "$(echo "$OUT" | jq -c "[.[] | select(.owner == 65534) | .tid]")" = "[$N2]" ] &&
-	pass "only nobody's fifo 5 registration is left" || fail "nobody holds: $(echo "$OUT" | jq -c "[.[] | select(.owner == 65534)]")"
+# nobody's fifo 5 registration, and qb-1, which the reload's scan found
+# under its rule (fifo 5) with room in nobody's quota now
+[ "$(echo "$OUT" | jq -c "[.[] | select(.owner == 65534) | .tid] | sort")" = "$(echo "[$N2,$QB]" | jq -c sort)" ] &&
+	pass "only nobody's fifo 5 registration and rule grant are left" || fail "nobody holds: $(echo "$OUT" | jq -c "[.[] | select(.owner == 65534)]")"
 untouched "the fifo 10 one was restored" "$N1" "other/0@$ALL"
 untouched "the fifo 5 one stays" "$N2" "fifo/5@$ALL"
 untouched "root's registration survived the reload" "$RT2" "$RT2_WANT"

@@ -204,6 +204,42 @@ cl_stop
 gone() { ! "$RTSCHEDCTL" --socket "$SOCK" list | awk '{ print $1 }' | grep -qx "$OWNTID"; }
 wait_for gone && pass "caller exited: tid $OWNTID left the registry" || fail "tid $OWNTID still listed after its process exited"
 
+# Who a new caller is is asked of the bus off the event loop (issue 23): a
+# caller's MakeThreadRealtime reaches a stopped rtschedd, then the bus daemon
+# stops and rtschedd continues: it must go on serving its control socket
+# while the bus is silent, and grant the call once the bus answers.
+queued() { ss -xp 2>/dev/null | awk -v p="pid=$DPID," 'index($0, p) && $3 > 0 { f = 1 } END { exit !f }'; }
+kill -STOP "$DPID"
+mkfifo "$TMP/slow.in"; chmod 666 "$TMP/slow.in"
+as_other $RT "$CLIENT" realtime 10 <"$TMP/slow.in" >"$TMP/slow.out" 2>&1 &
+SLOWPID=$!
+exec 7>"$TMP/slow.in"
+wait_for queued || fail "the call never reached rtschedd's bus connection"
+kill -STOP "$BUSPID"
+kill -CONT "$DPID"
+t0=$(date +%s%N)
+run "$RTSCHEDCTL" --socket "$SOCK" status
+ms=$((($(date +%s%N) - t0) / 1000000))
+expect_rc 0 "with the bus silent while rtschedd asks who a new caller is, status answers (${ms} ms; the bus still stopped)"
+kill -CONT "$BUSPID"
+wait_for grep -q . "$TMP/slow.out"
+expect_in "$(head -1 "$TMP/slow.out")" "ok " "once the bus answers, the waiting call is granted: $(head -1 "$TMP/slow.out" | cut -c1-100)"
+exec 7>&-
+wait "$SLOWPID" 2>/dev/null
+
+# [rtkit] min-nice-level narrows what [user]/[group] allow, never widens it
+# (issue 23): with no min-nice for nobody (the built-in 0), a bus call
+# gets no negative nice, as a control-socket request would not
+client as_other $RT "$CLIENT" high -7
+expect_in "$CL" "LimitsExceeded" "uid $OTHER, no [user] min-nice: MakeThreadHighPriority(own thread, -7) refused"
+expect_in "$CL" "nice-denied" "... with code nice-denied"
+[ "$(nice_of "$CLTID")" = "$NICE0" ] && pass "kernel: the thread's nice stays $NICE0" || fail "nice of $CLTID is $(nice_of "$CLTID") without a [user] min-nice"
+cl_stop
+printf 'min-nice = -12\n' >"$TMP/min-nice.conf"
+sed -i '/^max-threads = 8$/r '"$TMP/min-nice.conf" "$CONF"
+ctl reload
+expect_rc 0 "reload with min-nice = -12 in [user *]"
+
 # plain MakeThreadHighPriority: no pid, the caller's own thread
 client as_other $RT "$CLIENT" high -7
 expect_in "$CL" "ok " "uid $OTHER: MakeThreadHighPriority(own thread, -7)"

@@ -130,7 +130,7 @@ expect_sched "$I" "policy=fifo priority=40" "still SCHED_FIFO 40 while it runs"
 grep -Eq "tid $STID \(runaway\) of pid $SPID \(spin-helper\), fifo/50, ran [0-9.]+ s of the last [0-9.]+ s" "$DLOG" &&
 	pass "the log names the runaway and what it ran: $(grep -o 'CPU 0: tid [^;]*' "$DLOG" | head -1)" ||
 	fail "the log does not name tid $STID: $(grep watchdog "$DLOG")"
-grep -q "watchdog: 1 managed real-time thread now SCHED_OTHER; real-time grants held back for pid $SPID (spin-helper) and rule runaway for" \
+grep -q "watchdog: 1 managed real-time thread now SCHED_OTHER; real-time grants held back for pid $SPID (spin-helper) and rule runaway of uid 0 (root) for" \
 	"$DLOG" && pass "the log says whose grants are held back: the process and its rule" ||
 	fail "no hold line: $(grep 'held back' "$DLOG")"
 ctl status

@@ -1,7 +1,7 @@
 /* spin-helper.c: a runaway thread for tests/runaway.sh.
  *
  *   spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] [--seconds S]
- *               [--register ROLE|-] [--busy-ms B] [--period-ms P]
+ *               [--register ROLE|-] [--busy-ms B] [--period-ms P] [--serial MS]
  *   spin-helper query TID    print what the kernel reports for TID
  *
  * One worker thread named NAME ("runaway"), pinned to CPU N (0), prints
@@ -12,7 +12,14 @@
  * that the CPU is now taken, not a guess of how long that takes). With --register it first asks rtschedd for real-time scheduling
  * through librtsched (ROLE "-": the daemon's default) and prints
  * "registered POLICY PRIO" or "err ERRNO". Whatever happens, the process
- * exits after S seconds (60): a test that dies cannot leave a spinner behind. */
+ * exits after S seconds (60): a test that dies cannot leave a spinner behind.
+ *
+ * --serial MS: the watchdog dodge of issue 23. One worker after another,
+ * each new (its own tid), pinned, registered as above (it prints "tid",
+ * then "registered" or "err" each time), spins MS ms and exits; the next
+ * starts at once. Each lives shorter than the daemon's 100 ms deferral of
+ * what it tells its watchdog, so none is ever published, while together
+ * they keep the CPU real-time-busy. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -35,6 +42,7 @@ static double seconds = 60;
 static const char *name = "runaway";
 static const char *role;
 static double busy_s = 0.010, period_s = 0.020;
+static double serial_s;    /* --serial: each worker's life; 0: one worker */
 
 static double now_s(void)
 {
@@ -49,9 +57,9 @@ static void on_usr(int sig)
 	atomic_store(&mode, sig == SIGUSR1 ? MODE_SPIN : MODE_IDLE);
 }
 
-static void *worker(void *arg)
+/* Pin, name, announce and (with --register) register the calling thread. */
+static void worker_start(void)
 {
-	double end = now_s() + seconds;
 	cpu_set_t one;
 
 	CPU_ZERO(&one);
@@ -74,6 +82,34 @@ static void *worker(void *arg)
 		else
 			printf("registered %s %d\n", g.policy, g.priority);
 	}
+}
+
+/* --serial: one short-lived spinner. */
+static void *serial_worker(void *arg)
+{
+	double end;
+
+	worker_start();
+	end = now_s() + serial_s;
+	while (now_s() < end)
+		;
+	return NULL;
+}
+
+static void *worker(void *arg)
+{
+	double end = now_s() + seconds;
+
+	if (serial_s > 0) {
+		while (now_s() < end) {
+			pthread_t th;
+			if (pthread_create(&th, NULL, serial_worker, NULL))
+				exit(1);
+			pthread_join(th, NULL);
+		}
+		exit(0);
+	}
+	worker_start();
 	while (now_s() < end) {
 		int m = atomic_load(&mode);
 		double t = now_s();
@@ -121,7 +157,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v) {
 			fprintf(stderr, "usage: spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] "
-				"[--seconds S] [--register ROLE|-] [--busy-ms B] [--period-ms P] | query TID\n");
+				"[--seconds S] [--register ROLE|-] [--busy-ms B] [--period-ms P] [--serial MS] | query TID\n");
 			return 64;
 		}
 		if (strcmp(a, "--cpu") == 0)
@@ -136,6 +172,8 @@ int main(int argc, char **argv)
 			busy_s = atof(v) / 1e3;
 		else if (strcmp(a, "--period-ms") == 0)
 			period_s = atof(v) / 1e3;
+		else if (strcmp(a, "--serial") == 0)
+			serial_s = atof(v) / 1e3;
 		else if (strcmp(a, "--mode") == 0)
 			atomic_store(&mode, strcmp(v, "duty") == 0 ? MODE_DUTY : strcmp(v, "idle") == 0 ? MODE_IDLE : MODE_SPIN);
 		else {

@@ -213,6 +213,35 @@ case "$(ctl_in check --pid "$RP")" in
 esac
 sctl stop "$RU"
 
+# --- RestrictRealtime= on rtschedd itself: what the kernel allows it, asked of
+# the kernel, not inferred from the unit (issue 23: this systemd's filter
+# covers sched_setscheduler, and rtschedd applies with sched_setattr) ---------
+SR=rtsd-e2e-selfrr.service
+TU=rtsd-e2e-target.service
+cin sh -c 'printf "[daemon]\nrate-limit = 0\nwatchdog = no\n" >/etc/rtsd-selfrr.conf'
+cin systemd-run --quiet --unit="$SR" -p RestrictRealtime=yes "$OPT/sbin/rtschedd" --config /etc/rtsd-selfrr.conf \
+	--socket /run/rtsd-selfrr/control
+wait_for cin "$top_builddir/rtschedctl" --socket /run/rtsd-selfrr/control version
+cin systemd-run --quiet --unit="$TU" sleep 600
+TP=$(sctl show -P MainPID "$TU")
+cin "$top_builddir/rtschedctl" --socket /run/rtsd-selfrr/control register --pid "$TP" --policy fifo --priority 10 >/dev/null 2>&1
+kernel=$(q "$TP")
+out=$(cin "$top_builddir/rtschedctl" --socket /run/rtsd-selfrr/control check 2>&1)
+case "$kernel" in
+*"policy=fifo priority=10"*)
+	pass "rtschedd under RestrictRealtime=yes applied FIFO 10 ($kernel): the kernel lets its sched_setattr through"
+	case "$out" in
+	*"ERROR    self-restrict-realtime"*) fail "check calls RestrictRealtime=yes an error although the kernel applied FIFO 10" ;;
+	*) pass "check does not call it an error" ;;
+	esac
+	expect_in "$out" "yet the kernel let it set a real-time policy on a thread of its own" \
+		"check says what the kernel allows, from asking it: $(echo "$out" | grep -m1 self-restrict-realtime | cut -c1-90)" ;;
+*)
+	pass "rtschedd under RestrictRealtime=yes could not apply FIFO 10 ($kernel): this systemd filters sched_setattr"
+	expect_in "$out" "ERROR    self-restrict-realtime" "check calls it an error, as the kernel refused it" ;;
+esac
+sctl stop "$SR" "$TU"
+
 # --- watchdog ---------------------------------------------------------------------------
 [ "$(prop WatchdogUSec)" = 2s ] && pass "WatchdogSec=2s in force" || fail "WatchdogUSec=$(prop WatchdogUSec)"
 w1=$(prop WatchdogTimestampMonotonic)
@@ -321,6 +350,7 @@ rtkit_stage() {
 [user *]
 max-priority = 20
 policies = rr,other
+min-nice = -15
 [rtkit]
 enable = yes
 EOC

@@ -3,7 +3,10 @@
  * waits N periods (optionally stalling once to miss deadlines), prints its
  * own counts, then keeps the thread alive until stdin closes.
  *
- *   timer-worker PERIOD_US STRATEGY N [STALL_AT STALL_MS] */
+ *   timer-worker PERIOD_US STRATEGY N [STALL_AT STALL_MS]
+ *
+ * $TIMER_WORKER_NAME: the thread's name instead (any bytes, cut at 15 by
+ * the kernel: what a hostile worker may call itself). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -24,7 +27,12 @@ static void *worker(void *arg)
 	long missed = 0;
 	int r;
 
-	pthread_setname_np(pthread_self(), "timer-worker");
+	const char *name = getenv("TIMER_WORKER_NAME");
+	char comm[16];
+
+	/* pthread_setname_np refuses nothing shorter than 16 bytes */
+	snprintf(comm, sizeof(comm), "%s", name && *name ? name : "timer-worker");
+	pthread_setname_np(pthread_self(), comm);
 	if ((r = rtsched_timer_create(&t, (uint64_t)period_us * 1000, strategy)) < 0 ||
 	    (r = rtsched_timer_attach(t, NULL)) < 0) {
 		printf("error %s: %s\n", rtsched_strerror(r), rtsched_last_message());

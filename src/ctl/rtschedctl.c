@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "shared/client.h"
+#include "shared/escape.h"
 #include "shared/protocol.h"
 #include "shared/report.h"
 
@@ -167,18 +168,22 @@ static bool numeric_key(const char *k)
 	return false;
 }
 
+/* A value from the daemon as JSON: it may hold a thread's name, any bytes. */
 static void json_string(const char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
+	escape_json(stdout, s);
+}
+
+/* A value from the daemon for the terminal (escape.h), NULL as "-"; eight
+ * can be in use at once, for one printf. */
+static const char *tv(const char *v)
+{
+	static char ring[8][4 * PROTO_MSG_MAX + 1];
+	static unsigned next;
+
+	if (!v)
+		return "-";
+	return escape_text(ring[next++ % 8], sizeof(ring[0]), v);
 }
 
 /* A number JSON takes as it is: digits, a '-' first, one '.' inside. */
@@ -292,24 +297,22 @@ static int on_list(void *ud, const struct proto_msg *m)
 		       "WAKE99");
 		first_row = false;
 	}
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
-		const char *v = proto_get(m, cols[i]);
-		printf("%-*s ", width[i], v ? v : "-");
-	}
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+		printf("%-*s ", width[i], tv(proto_get(m, cols[i])));
 	/* applied, demoted by the watchdog with the cooldown left, refused
 	 * with the code (--json has the message), or restored */
 	const char *state = proto_get(m, "state");
 	if (state && strcmp(state, "demoted") == 0) {
-		snprintf(b, sizeof(b), "demoted:%ss", proto_get(m, "state_left_s") ?: "?");
+		snprintf(b, sizeof(b), "demoted:%ss", tv(proto_get(m, "state_left_s") ?: "?"));
 		printf("%-12s ", b);
 	} else if (state && (strcmp(state, "refused") == 0 || strcmp(state, "partial") == 0)) {
-		snprintf(b, sizeof(b), "%s:%s", state, proto_get(m, "state_code") ?: "?");
+		snprintf(b, sizeof(b), "%s:%s", state, tv(proto_get(m, "state_code") ?: "?"));
 		printf("%-12s ", b);
 	} else {
-		printf("%-12s ", state ?: "-");
+		printf("%-12s ", tv(state));
 	}
 	/* the BPF observer's p99s since registration: timer lateness, wake-up latency */
-	printf("%-9s", proto_get(m, "observed") ?: "-");
+	printf("%-9s", tv(proto_get(m, "observed")));
 	printf(" %8s", ns_str(proto_get(m, "bpf_timer_p99_ns"), b, sizeof(b)));
 	printf(" %8s\n", ns_str(proto_get(m, "bpf_wakeup_p99_ns"), b, sizeof(b)));
 	return 0;
@@ -343,15 +346,15 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 			       "P99", "P99.9", "MAX", "MEAN", "STDDEV", "OVERR", "P99%");
 			first_row = false;
 		}
-		printf("%-10s %-15s %-7s %-6s %-4s %-6s %-8s %8s", proto_get(m, "kind") ?: "-", proto_get(m, "name") ?: "-",
-		       proto_get(m, "tid") ?: "-", proto_get(m, "policy") ?: "-", proto_get(m, "priority") ?: "-",
-		       proto_get(m, "cpus") ?: "-",
+		printf("%-10s %-15s %-7s %-6s %-4s %-6s %-8s %8s", tv(proto_get(m, "kind")), tv(proto_get(m, "name")),
+		       tv(proto_get(m, "tid")), tv(proto_get(m, "policy")), tv(proto_get(m, "priority")),
+		       tv(proto_get(m, "cpus")),
 		       strcmp(proto_get(m, "period_ns") ?: "0", "0") ? ns_str(proto_get(m, "period_ns"), b, sizeof(b)) : "-",
-		       proto_get(m, "samples") ?: "0");
+		       tv(proto_get(m, "samples") ?: "0"));
 		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 			printf(" %8s", ns_str(proto_get(m, cols[i]), b, sizeof(b)));
 		v = proto_get(m, "overruns");
-		printf(" %5s %6s\n", v ? v : "-", proto_get(m, "p99_pct") ?: "-");
+		printf(" %5s %6s\n", tv(v), tv(proto_get(m, "p99_pct")));
 		return 0;
 	}
 	if (strcmp(m->head, "OK") == 0) {
@@ -360,9 +363,9 @@ static int on_jitter(void *ud, const struct proto_msg *m)
 		const char *rl = proto_get(m, "resume_latency"), *iso = proto_get(m, "isolated");
 		printf("measured under: preemption %s, /dev/cpu_dma_latency %s%s%s%s%s%s; bpf-timer rows: timer expiry "
 		       "to running, bpf-wakeup rows: wake-up to running (BPF, from outside); schedstat rows (no BPF): "
-		       "the mean run-queue wait per run since registration\n", proto_get(m, "preempt") ?: "?",
-		       proto_get(m, "cpu_dma_latency") ?: "?", rl && strcmp(rl, "off") ? ", resume latency " : "",
-		       rl && strcmp(rl, "off") ? rl : "", iso ? ", CPU " : "", iso ? iso : "", iso ? " isolated" : "");
+		       "the mean run-queue wait per run since registration\n", tv(proto_get(m, "preempt") ?: "?"),
+		       tv(proto_get(m, "cpu_dma_latency") ?: "?"), rl && strcmp(rl, "off") ? ", resume latency " : "",
+		       rl && strcmp(rl, "off") ? tv(rl) : "", iso ? ", CPU " : "", iso ? tv(iso) : "", iso ? " isolated" : "");
 	}
 	return 0;
 }
@@ -414,7 +417,7 @@ static void draw_hist(struct bins *b)
 		return;
 	}
 	printf("%s of %s, %llu samples\n", !strcmp(b->kind, "bpf-timer") ? "timer lateness (BPF)" :
-	       !strcmp(b->kind, "bpf-wakeup") ? "wake-up latency (BPF)" : "wake-up lateness", b->name, total);
+	       !strcmp(b->kind, "bpf-wakeup") ? "wake-up latency (BPF)" : "wake-up lateness", tv(b->name), total);
 	for (int i = first; i <= last; i++) {
 		int w = (int)(50.0 * (double)b->n[i] / (double)max + 0.5);
 		snprintf(lo, sizeof(lo), "%g", b->edge[i] / 1e3);
@@ -581,7 +584,7 @@ static int on_fields(void *ud, const struct proto_msg *m)
 		return 0;
 	}
 	for (size_t i = 0; i < m->n; i++)
-		printf("%-20s %s\n", m->f[i].key, m->f[i].value);
+		printf("%-20s %s\n", tv(m->f[i].key), tv(m->f[i].value));
 	return 0;
 }
 
@@ -618,7 +621,7 @@ static int on_metrics(void *ud, const struct proto_msg *m)
 	const char *l = proto_get(m, "line");
 
 	if (strcmp(m->head, "ROW") == 0 && l)
-		printf("%s\n", l);
+		printf("%s\n", tv(l));
 	return 0;
 }
 
@@ -629,9 +632,9 @@ static void print_refusal(const struct proto_msg *m)
 	char code[32];
 
 	if (!json) {
-		fprintf(stderr, "rtschedctl: refused: %s\n", m->rest);
+		fprintf(stderr, "rtschedctl: refused: %s\n", tv(m->rest));
 		if (diag)
-			fprintf(stderr, "rtschedctl: diagnosis: %s (rtschedctl check shows the whole report)\n", diag);
+			fprintf(stderr, "rtschedctl: diagnosis: %s (rtschedctl check shows the whole report)\n", tv(diag));
 		return;
 	}
 	snprintf(code, sizeof(code), "%.*s", sp ? (int)(sp - m->rest) : (int)strlen(m->rest), m->rest);

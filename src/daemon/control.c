@@ -8,7 +8,13 @@
  * RESERVED_PRIVILEGED of MAX_CLIENTS slots only for root and admin-group,
  * and a client whose unread replies pass QUEUE_PAUSE is not read from
  * until they drain (backpressure: its own sends block, our memory does not
- * grow). */
+ * grow). Per uid here means per account (grant.h): a user's subordinate
+ * uids share its slots.
+ *
+ * Nothing a client handed over is closed on the event loop: descriptors it
+ * passed (SCM_RIGHTS) that no op kept, and the connection itself, whose
+ * queue may hold more of them, go to the closer (closer.h); a client whose
+ * user has too many closes pending is not read from until they finish. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -24,6 +30,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "daemon/sys/closer.h"
 #include "daemon/sys/log.h"
 #include "shared/protocol.h"
 #include "daemon/control.h"
@@ -32,6 +39,8 @@
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
 #endif
+
+#define MAX_PASSED 253          /* SCM_MAX_FD: the most descriptors one message can carry */
 
 struct outmsg {
 	struct outmsg *next;
@@ -48,6 +57,7 @@ struct client {
 	struct outmsg *head, *tail;
 	size_t queued;
 	bool dead;
+	bool close_paused;        /* not read while its user's closes are pending */
 	struct client *prev, *next;
 };
 
@@ -65,6 +75,8 @@ struct control {
 	bool paused;              /* out of descriptors: not accepting until a client goes */
 	sd_event_source *resume;  /* or until this timer */
 	unsigned long turned_away;
+	struct closer *closer;
+	unsigned n_close_paused;  /* clients with close_paused set */
 };
 
 /* Accept again (a client went, or the timer ran). */
@@ -92,8 +104,11 @@ static void client_free(struct client *cl)
 		cl->head = m->next;
 		free(m);
 	}
+	if (cl->close_paused)
+		c->n_close_paused--;
 	sd_event_source_disable_unref(cl->src);
-	close(cl->fd);
+	/* in-flight descriptors in its queue are released by this close */
+	closer_close(c->closer, cl->fd, cl->peer.account);
 	if (cl->peer.pidfd >= 0)
 		close(cl->peer.pidfd);
 	if (cl->prev)
@@ -105,6 +120,23 @@ static void client_free(struct client *cl)
 	c->n_clients--;
 	free(cl);
 	accept_resume(c);
+}
+
+/* Whether to read the client: not while its replies are unread
+ * (backpressure), nor while its user's descriptors wait to be closed (then
+ * it is marked, for control_resume_closed()). */
+static bool client_readable(struct client *cl)
+{
+	bool closing = closer_pending(cl->ctl->closer, cl->peer.account) >= CLOSER_PENDING_MAX;
+
+	if (closing != cl->close_paused) {
+		cl->close_paused = closing;
+		if (closing)
+			cl->ctl->n_close_paused++;
+		else
+			cl->ctl->n_close_paused--;
+	}
+	return cl->queued < QUEUE_PAUSE && !closing;
 }
 
 /* Send what is queued; returns -errno if the client must go. */
@@ -126,8 +158,16 @@ static int client_flush(struct client *cl)
 		free(m);
 	}
 	/* backpressure: a client that does not read its replies is not read */
-	return sd_event_source_set_io_events(cl->src, (cl->queued < QUEUE_PAUSE ? EPOLLIN : 0) |
-						       (cl->head ? EPOLLOUT : 0));
+	return sd_event_source_set_io_events(cl->src, (client_readable(cl) ? EPOLLIN : 0) | (cl->head ? EPOLLOUT : 0));
+}
+
+void control_resume_closed(struct control *c)
+{
+	if (!c->n_close_paused)
+		return;   /* a close finished, and no client waits for one */
+	for (struct client *cl = c->clients; cl; cl = cl->next)
+		if (cl->close_paused && !cl->dead && client_readable(cl))
+			sd_event_source_set_io_events(cl->src, EPOLLIN | (cl->head ? EPOLLOUT : 0));
 }
 
 /* reply_fn: queue one message. */
@@ -155,8 +195,9 @@ static void client_reply(void *ud, const char *data, size_t len)
 }
 
 /* The file descriptors a client sent: keep the first in *keep (only
- * jitter-attach takes one), close the rest. Returns how many came. */
-static int take_fds(struct msghdr *mh, int *keep)
+ * jitter-attach takes one), have the rest closed off the loop. Returns how
+ * many came. */
+static int take_fds(struct client *cl, struct msghdr *mh, int *keep)
 {
 	int n = 0;
 
@@ -173,7 +214,7 @@ static int take_fds(struct msghdr *mh, int *keep)
 			if (*keep < 0)
 				*keep = fd;
 			else
-				close(fd);
+				closer_close(cl->ctl->closer, fd, cl->peer.account);
 		}
 	}
 	if (mh->msg_flags & MSG_CTRUNC)
@@ -185,12 +226,15 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 {
 	struct client *cl = userdata;
 	char buf[PROTO_MSG_MAX + 1];
-	char cbuf[CMSG_SPACE(sizeof(int) * 16)];
+	/* room for every descriptor a message can carry: those that did not
+	 * fit would be released by the kernel in this thread, at the end of
+	 * recvmsg(), which is what the closer is there to avoid */
+	char cbuf[CMSG_SPACE(sizeof(int) * MAX_PASSED)];
 	struct iovec iov = { buf, sizeof(buf) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
 	ssize_t n;
 
-	if ((revents & EPOLLIN) && cl->queued < QUEUE_PAUSE) {
+	if ((revents & EPOLLIN) && client_readable(cl)) {
 		n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC | MSG_TRUNC);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			int passed;
@@ -198,27 +242,25 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 			/* a zero-length message ends the connection, but it may still
 			 * have carried descriptors: they are ours now, close them */
 			if (n == 0) {
-				take_fds(&mh, &passed);
-				if (passed >= 0)
-					close(passed);
+				take_fds(cl, &mh, &passed);
+				closer_close(cl->ctl->closer, passed, cl->peer.account);
 			}
 			client_free(cl);
 			return 0;
 		}
 		if (n > 0) {
 			struct proto_buf out;
-			int passed, nfds = take_fds(&mh, &passed);
+			int passed, nfds = take_fds(cl, &mh, &passed);
 
 			if (nfds > 1) {
-				if (passed >= 0)
-					close(passed);
 				proto_error(&out, PE_BAD_REQUEST, "at most one file descriptor per request (jitter-attach)");
 				client_reply(cl, out.data, out.len);
 			} else {
 				/* MSG_TRUNC: n is the real length, so oversize is seen, not cut;
-				 * the request takes (and closes) the passed fd */
-				cl->ctl->h->request(cl->ctl->ud, &cl->peer, buf, (size_t)n, passed, client_reply, cl);
+				 * the request may keep the passed fd */
+				cl->ctl->h->request(cl->ctl->ud, &cl->peer, buf, (size_t)n, &passed, client_reply, cl);
 			}
+			closer_close(cl->ctl->closer, passed, cl->peer.account);
 		}
 	}
 	if (cl->dead || client_flush(cl) < 0 || (revents & (EPOLLHUP | EPOLLERR) && !(revents & EPOLLIN)))
@@ -226,13 +268,13 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	return 0;
 }
 
-/* How many connections uid holds. */
-static unsigned uid_clients(const struct control *c, uid_t uid)
+/* How many connections the account holds. */
+static unsigned uid_clients(const struct control *c, uid_t account)
 {
 	unsigned n = 0;
 
 	for (const struct client *cl = c->clients; cl; cl = cl->next)
-		n += cl->peer.uid == uid;
+		n += cl->peer.account == account;
 	return n;
 }
 
@@ -307,16 +349,18 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		}
 		bool privileged = false;
 		const char *full = NULL;
+		uid_t account = (uid_t)-1;
 		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			full = "no credentials";
 		} else {
 			privileged = c->h->privileged(c->ud, cred.uid, cred.gid, cred.pid);
+			account = c->h->account(c->ud, cred.uid);
 			if (c->n_clients >= MAX_CLIENTS)
 				full = "all connections taken";
 			else if (!privileged && c->n_clients >= MAX_CLIENTS - RESERVED_PRIVILEGED)
 				full = "the free connections are kept for root and admin-group";
-			else if (!privileged && uid_clients(c, cred.uid) >= MAX_PER_UID)
-				full = "this uid holds the most connections one user may";
+			else if (!privileged && uid_clients(c, account) >= MAX_PER_UID)
+				full = "this user holds the most connections one user may";
 		}
 		if (full || !(cl = calloc(1, sizeof(*cl)))) {
 			/* one line per 1000, or a flood of connections floods the log */
@@ -325,7 +369,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 					  "user, %d in all); %lu refused so far", (unsigned)cred.uid, (int)cred.pid,
 					  full ? full : "out of memory", c->n_clients, MAX_PER_UID, MAX_CLIENTS,
 					  c->turned_away);
-			close(cfd);
+			/* it may have sent descriptors already */
+			closer_close(c->closer, cfd, account);
 			continue;
 		}
 		cl->privileged = privileged;
@@ -334,9 +379,10 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		cl->peer.pid = cred.pid;
 		cl->peer.uid = cred.uid;
 		cl->peer.gid = cred.gid;
+		cl->peer.account = account;
 		peer_pin(&cl->peer, cfd);
 		if (sd_event_add_io(c->event, &cl->src, cfd, EPOLLIN, on_client, cl) < 0) {
-			close(cfd);
+			closer_close(c->closer, cfd, account);
 			if (cl->peer.pidfd >= 0)
 				close(cl->peer.pidfd);
 			free(cl);
@@ -420,13 +466,15 @@ static int create_socket(struct control *c, const char *path)
 	return 0;
 }
 
-int control_new(struct control **ret, sd_event *e, const char *path, const struct control_handlers *h, void *ud)
+int control_new(struct control **ret, sd_event *e, const char *path, const struct control_handlers *h, void *ud,
+		struct closer *closer)
 {
 	struct control *c = calloc(1, sizeof(*c));
 	int n, r;
 
 	if (!c)
 		return -ENOMEM;
+	c->closer = closer;
 	c->event = e;
 	c->h = h;
 	c->ud = ud;

@@ -20,21 +20,31 @@
 #define MAX_QUEUED (64u << 20)  /* bytes of unread replies (one huge reply) before a client is dropped */
 
 struct control;
+struct closer;
 
 /* Where the socket's requests go, and who may take the connections kept
  * for root and admin-group: the daemon wires these to dispatch. */
 struct control_handlers {
-	/* One request from p, `fd` the descriptor it passed (-1 if none; the
-	 * handler consumes it), answered through reply(reply_ud, ...). */
-	void (*request)(void *ud, const struct peer *p, const void *data, size_t len, int fd, reply_fn reply,
+	/* One request from p, *fd the descriptor it passed (-1 if none),
+	 * answered through reply(reply_ud, ...). The handler sets *fd to -1 if
+	 * it kept the descriptor; else the control socket has it closed off
+	 * the event loop (closer.h). */
+	void (*request)(void *ud, const struct peer *p, const void *data, size_t len, int *fd, reply_fn reply,
 			void *reply_ud);
 	/* Root or a member of admin-group. */
 	bool (*privileged)(void *ud, uid_t uid, gid_t gid, pid_t pid);
+	/* The user uid counts as (grant.h's account: a subordinate uid's owner). */
+	uid_t (*account)(void *ud, uid_t uid);
 };
 
 /* Take the activated socket or create one at `path`, served on the event
- * loop `e`; requests go to the handlers, with `ud`. */
-int control_new(struct control **ret, sd_event *e, const char *path, const struct control_handlers *h, void *ud);
+ * loop `e`; requests go to the handlers, with `ud`. Descriptors clients
+ * hand over, and their connections, are closed through `closer`. */
+int control_new(struct control **ret, sd_event *e, const char *path, const struct control_handlers *h, void *ud,
+		struct closer *closer);
+/* A close a client waited for finished: read again from clients paused
+ * for their pending closes (closer.h). */
+void control_resume_closed(struct control *c);
 /* True when the socket came from systemd. */
 bool control_activated(const struct control *c);
 /* Number of connected clients. */

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "daemon/sys/log.h"
+#include "shared/escape.h"
 #include "daemon/sys/policy.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
@@ -30,11 +31,13 @@
 #include "daemon/observe/observer.h"
 #include "daemon/irq/irqmgr.h"
 #include "daemon/privs.h"
+#include "daemon/sys/closer.h"
 #include "daemon/sys/procev.h"
 #include "daemon/core/registry.h"
 #include "daemon/core/rules.h"
 #include "daemon/sys/safefile.h"
 #include "daemon/rtkit/rtkit.h"
+#include "daemon/testhook.h"
 #include "daemon/watchdog/safety.h"
 #include "daemon/core/state.h"
 
@@ -153,12 +156,19 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	return 0;
 }
 
+/* What a rule's grant goes through (rules.h). */
+static struct rules_ctx rules_of(struct daemon *d)
+{
+	return (struct rules_ctx){ d->svc.registry, d->svc.config, d->svc.ratelimit };
+}
+
 void daemon_scan(struct daemon *d, bool force)
 {
+	struct rules_ctx x = rules_of(d);
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	d->scan_tasks = rules_scan(d->svc.registry, d->svc.config, force);
+	d->scan_tasks = rules_scan(&x, force);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	d->scan_usec = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000);
 	if (d->svc.config->n_auto_rules)
@@ -166,6 +176,14 @@ void daemon_scan(struct daemon *d, bool force)
 			 d->svc.config->n_auto_rules, d->svc.config->n_auto_rules == 1 ? "" : "s",
 			 d->scan_usec / 1000.0,
 			 registry_n_threads(d->svc.registry), registry_n_threads(d->svc.registry) == 1 ? "" : "s");
+}
+
+/* SIGUSR2 with RTSCHEDD_TEST_HOLD_LOCKS set (testhook.h): the main loop
+ * blocks inside glibc's locks, for the watchdog test. */
+static int on_sigusr2(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	testhook_hold_locks();
+	return 0;
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -179,10 +197,11 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 static void ev_fork(void *ud, pid_t tid, pid_t tgid)
 {
 	struct daemon *d = ud;
+	struct rules_ctx x = rules_of(d);
 
 	if (tid != tgid)
 		registry_on_new_thread(d->svc.registry, d->svc.config, tid, tgid);
-	rules_on_task(d->svc.registry, d->svc.config, tid, tgid, NULL, false);
+	rules_on_task(&x, tid, tgid, NULL, false);
 	/* what is not managed now leaves isolated CPUs */
 	isolate_on_fork(d->svc.isolate, tid, tgid);
 }
@@ -190,19 +209,22 @@ static void ev_fork(void *ud, pid_t tid, pid_t tgid)
 static void ev_exec(void *ud, pid_t tid, pid_t tgid)
 {
 	struct daemon *d = ud;
+	struct rules_ctx x = rules_of(d);
 
-	rules_on_process(d->svc.registry, d->svc.config, tgid);
+	registry_on_exec(d->svc.registry, tgid);
+	rules_on_process(&x, tgid);
 }
 
 /* A thread renamed itself; the main thread's name is the process name too. */
 static void ev_comm(void *ud, pid_t tid, pid_t tgid, const char *comm)
 {
 	struct daemon *d = ud;
+	struct rules_ctx x = rules_of(d);
 
 	if (tid == tgid && (d->svc.config->match_needs & MATCH_NEED_PROCESS_NAME))
-		rules_on_process(d->svc.registry, d->svc.config, tgid);
+		rules_on_process(&x, tgid);
 	else
-		rules_on_task(d->svc.registry, d->svc.config, tid, tgid, comm, false);
+		rules_on_task(&x, tid, tgid, comm, false);
 }
 
 static void ev_exit(void *ud, pid_t tid, pid_t tgid)
@@ -216,9 +238,10 @@ static void ev_exit(void *ud, pid_t tid, pid_t tgid)
 static void ev_overrun(void *ud)
 {
 	struct daemon *d = ud;
+	struct rules_ctx x = rules_of(d);
 
 	registry_rescan(d->svc.registry, d->svc.config);
-	rules_scan(d->svc.registry, d->svc.config, false);
+	rules_scan(&x, false);
 	isolate_thread_gone(d->svc.isolate); /* forks were lost too: sweep again */
 }
 
@@ -227,9 +250,10 @@ static void ev_overrun(void *ud)
 static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
+	struct rules_ctx x = rules_of(d);
 
 	registry_rescan(d->svc.registry, d->svc.config);
-	rules_scan(d->svc.registry, d->svc.config, false);
+	rules_scan(&x, false);
 	daemon_changed(d);
 	return 0;
 }
@@ -271,6 +295,10 @@ static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct re
 	struct daemon *d = ud;
 
 	state_observe(d->state, ev, t, p);
+	/* the watchdog may demote a new real-time thread before the next
+	 * publication (at most 100 ms away) lists it */
+	if (t && ev == REG_EV_THREAD_SET && policy_is_realtime(t->applied.policy))
+		safety_granted(d->svc.safety, t->tid, t->pid, t->starttime);
 	/* the BPF observer's tid filter follows the registry */
 	if (t && ev == REG_EV_THREAD_SET)
 		observer_watch_thread(d->svc.observer, d->svc.config, t);
@@ -282,13 +310,17 @@ static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct re
 		sd_event_source_set_enabled(d->changed, SD_EVENT_ONESHOT);
 }
 
-/* STATUS= for systemctl status: what is managed and the worst p99 seen. */
+/* STATUS= for systemctl status: what is managed and the worst p99 seen,
+ * with its source's name, which a thread chose: escaped, or a newline in it
+ * would be an assignment of its own (STOPPING=1) to systemd. */
 static void notify_status(struct daemon *d)
 {
+	char who[4 * sizeof(d->worst_who)];
+
 	if (d->worst_p99_ns >= 0)
 		sd_notifyf(0, "STATUS=%zu thread%s managed, worst p99 %.1f us (%s)",
 			   registry_n_threads(d->svc.registry), registry_n_threads(d->svc.registry) == 1 ? "" : "s",
-			   d->worst_p99_ns / 1000.0, d->worst_who);
+			   d->worst_p99_ns / 1000.0, escape_text(who, sizeof(who), d->worst_who));
 	else
 		sd_notifyf(0, "STATUS=%zu thread%s managed", registry_n_threads(d->svc.registry),
 			   registry_n_threads(d->svc.registry) == 1 ? "" : "s");
@@ -376,22 +408,31 @@ static void safety_publish(struct daemon *d)
 }
 
 /* The watchdog demoted a runaway: record it in the registry, hold back its
- * process (or everyone, with watchdog-demote = all) and say who. */
+ * user's grants (its rule's and its process's for a rule match, root's
+ * process only; everyone's with watchdog-demote = all) and say who. */
 static void on_demoted(void *ud, const struct safety_trip *trip)
 {
 	struct daemon *d = ud;
 	char held[512];
 	size_t n = 0;
 
-	if (trip->demote_all || !trip->demoted) {
+	if (trip->demote_all) {
 		n = registry_demote(d->svc.registry, &trip->starved);
 		registry_hold_all(d->svc.registry);
-	} else {
-		for (size_t i = 0; i < trip->n_demoted; i++) {
-			struct reg_thread *t = registry_demote_thread(d->svc.registry, trip->demoted[i].tid,
-								      trip->demoted[i].starttime);
-			if (t && registry_hold_thread(d->svc.registry, t) == 0)
-				n++;
+	}
+	for (size_t i = 0; i < trip->n; i++) {
+		const struct safety_culprit *c = &trip->c[i];
+		struct reg_thread *t;
+
+		if (!c->managed)
+			continue;
+		t = c->demoted ? registry_demote_thread(d->svc.registry, c->tid, c->starttime) : NULL;
+		if (t) {
+			n++;
+			registry_hold_thread(d->svc.registry, t);
+		} else if (!trip->demote_all) {
+			/* gone, or not the registry's any more: its user is held all the same */
+			registry_hold(d->svc.registry, grant_account(c->uid), c->pid, "");
 		}
 	}
 	registry_holds_text(d->svc.registry, held, sizeof(held));
@@ -613,7 +654,7 @@ static struct rtkit_ctx bus_ctx(struct daemon *d)
 }
 
 /* control_handlers: the control socket's requests go to dispatch. */
-static void on_request(void *ud, const struct peer *p, const void *data, size_t len, int fd, reply_fn reply,
+static void on_request(void *ud, const struct peer *p, const void *data, size_t len, int *fd, reply_fn reply,
 		       void *reply_ud)
 {
 	dispatch_request(ud, p, data, len, fd, reply, reply_ud);
@@ -622,6 +663,20 @@ static void on_request(void *ud, const struct peer *p, const void *data, size_t 
 static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid)
 {
 	return dispatch_privileged(ud, uid, gid, pid);
+}
+
+static uid_t on_account(void *ud, uid_t uid)
+{
+	return grant_account(uid);
+}
+
+/* The closer finished a close: clients paused for it may be read again. */
+static void on_closed(void *ud)
+{
+	struct daemon *d = ud;
+
+	if (d->control)
+		control_resume_closed(d->control);
 }
 
 /* Load the BPF observer while CAP_BPF and CAP_PERFMON are still held, and
@@ -699,10 +754,13 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	if (testhook_hold_armed())
+		sigaddset(&mask, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if ((r = sd_event_add_signal(d->event, NULL, SIGTERM, on_exit_signal, d)) < 0 ||
 	    (r = sd_event_add_signal(d->event, NULL, SIGINT, on_exit_signal, d)) < 0 ||
-	    (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_sighup, d)) < 0) {
+	    (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_sighup, d)) < 0 ||
+	    (testhook_hold_armed() && (r = sd_event_add_signal(d->event, NULL, SIGUSR2, on_sigusr2, d)) < 0)) {
 		log_errno(LOG_LEVEL_ERR, r, "cannot watch signals");
 		return r;
 	}
@@ -735,8 +793,11 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	sd_event_source_set_enabled(d->tick, SD_EVENT_OFF);
 	/* the socket before the journal: a second rtschedd on the same socket
 	 * must stop here, before it touches the first one's threads or state */
-	static const struct control_handlers ch = { .request = on_request, .privileged = on_privileged };
-	r = control_new(&d->control, d->event, c->socket_path, &ch, &d->svc);
+	if ((r = closer_new(&d->closer, d->event, on_closed, d)) < 0)
+		return r;
+	static const struct control_handlers ch = { .request = on_request, .privileged = on_privileged,
+						    .account = on_account };
+	r = control_new(&d->control, d->event, c->socket_path, &ch, &d->svc, d->closer);
 	if (r < 0)
 		return r;
 	/* what a previous rtschedd managed (a restart or a crash) comes first,
@@ -817,6 +878,9 @@ void daemon_free(struct daemon *d)
 		return;
 	rtkit_stop(d->rtkit);
 	control_free(d->control);
+	d->control = NULL;
+	/* after the clients: their connections are closed through it */
+	closer_free(d->closer);
 	/* a start that failed half-way leaves threads and journal to the next
 	 * rtschedd (or to the one already running) */
 	if (!d->started)

@@ -29,6 +29,7 @@ struct overrides {
 
 struct procev;
 struct control;
+struct closer;
 struct state;
 struct rtkit;
 
@@ -45,6 +46,7 @@ struct daemon {
 	int procev_error;               /* why it is unavailable */
 	sd_event_source *rescan_timer;
 	struct control *control;
+	struct closer *closer;          /* closes what clients handed over, off the loop */
 	struct state *state;
 	struct rtkit *rtkit;            /* the RealtimeKit1 bus service; NULL when [rtkit] is off */
 	sd_event_source *tick;          /* metrics file and STATUS=, only while there is something to say */

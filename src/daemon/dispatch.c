@@ -38,17 +38,17 @@ static const struct op ops[] = {
 	{ "register", op_register, OP_TARGET | OP_SCHED | OP_SUBJECT | OP_RATE },
 	{ "unregister", op_unregister, OP_TARGET | OP_SUBJECT | OP_RATE },
 	{ "reload", op_reload, OP_ADMIN | OP_RATE },
-	{ "jitter", op_jitter, 0 },
-	{ "jitter-attach", op_jitter_attach, OP_FD | OP_SUBJECT | OP_UNLISTED },
+	{ "jitter", op_jitter, OP_RATE },
+	{ "jitter-attach", op_jitter_attach, OP_FD | OP_SUBJECT | OP_UNLISTED | OP_RATE },
 	{ "jitter-reset", op_jitter_reset, OP_ADMIN },
-	{ "metrics", op_metrics, 0 },
+	{ "metrics", op_metrics, OP_RATE },
 	{ "why", op_why, OP_RATE },
 	{ "check", op_check, OP_SUBJECT | OP_RATE },
 };
 
-/* The rate limit of every front end, one token per request that costs: 0
- * if uid had one, else -EAGAIN with msg saying how many are allowed and
- * where that is set. */
+/* The rate limit of every front end, one token per request that costs, per
+ * account (a user and its subordinate uids share one): 0 if it had one,
+ * else -EAGAIN with msg saying how many are allowed and where that is set. */
 static int rate(struct service *s, uid_t uid, char *msg, size_t len)
 {
 	const struct config *c = s->config;
@@ -172,7 +172,7 @@ static int gate(struct ctx *x, const struct op *op)
 		refuse(x, PE_NOT_ADMIN, "%s needs root or admin-group", op->name);
 		return -EPERM;
 	}
-	if ((op->flags & OP_RATE) && (r = rate(x->svc, x->peer->uid, msg, sizeof(msg))) < 0) {
+	if ((op->flags & OP_RATE) && (r = rate(x->svc, x->peer->account, msg, sizeof(msg))) < 0) {
 		refuse(x, PE_RATE_LIMITED, "%s", msg);
 		return r;
 	}
@@ -196,7 +196,7 @@ static void op_names(char *buf, size_t len)
 	}
 }
 
-/* Carry out a parsed request; x->fd is closed by the caller if left. */
+/* Carry out a parsed request; x->fd goes back to the caller if left. */
 static void dispatch(struct ctx *x)
 {
 	const char *name = proto_get(x->m, "op");
@@ -223,12 +223,13 @@ static void dispatch(struct ctx *x)
 	refuse(x, PE_UNKNOWN_OP, "unknown op '%s'; use %s", name ? name : "", names);
 }
 
-/* Parse one request and carry it out; the passed descriptor is closed if no op kept it. */
-void dispatch_request(struct service *s, const struct peer *p, const void *data, size_t len, int fd,
+/* Parse one request and carry it out; the passed descriptor goes back to
+ * the caller if no op kept it. */
+void dispatch_request(struct service *s, const struct peer *p, const void *data, size_t len, int *fd,
 		      reply_fn reply, void *ud)
 {
 	struct proto_msg m;
-	struct ctx x = { .svc = s, .peer = p, .m = &m, .reply = reply, .ud = ud, .fd = fd };
+	struct ctx x = { .svc = s, .peer = p, .m = &m, .reply = reply, .ud = ud, .fd = *fd };
 	int r;
 
 	r = proto_parse_request(&m, data, len);
@@ -241,8 +242,7 @@ void dispatch_request(struct service *s, const struct peer *p, const void *data,
 		       PROTO_VERSION);
 	else
 		dispatch(&x);
-	if (x.fd >= 0)
-		close(x.fd);
+	*fd = x.fd;
 }
 
 /* A front end's register (see dispatch.h): the rate limit and the caller's
@@ -258,7 +258,7 @@ int dispatch_register(struct service *s, const struct peer *p, pid_t tid, const 
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
-	if (rate(s, p->uid, msg, len) < 0) {
+	if (rate(s, p->account, msg, len) < 0) {
 		out->code = PE_RATE_LIMITED;
 		return 1;
 	}

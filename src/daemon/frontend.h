@@ -20,6 +20,7 @@ struct peer {
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
+	uid_t account; /* whose limits, rate and connection slots it uses (grant.h) */
 	int pidfd; /* -1 if none */
 	bool gone; /* the process had exited by accept: pid names no process of ours */
 };

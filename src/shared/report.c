@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/escape.h"
 #include "shared/report.h"
 
 #define LIMITS_UNSET_VALUE (-2L)   /* limits.h's LIMITS_UNSET, without its dependency */
@@ -111,27 +112,30 @@ static void limit_text(long v, char *buf, size_t len)
 		snprintf(buf, len, "%ld", v);
 }
 
+/* For the terminal: a name, a path or a message may hold any bytes. */
+#define T(s) escape_text(t, sizeof(t), (s))
+
 void diag_print_text(const struct diag_report *r, FILE *f)
 {
 	size_t count[4] = { 0, 0, 0, 0 };
-	char s[32], h[32];
+	char s[32], h[32], t[4 * DIAG_TEXT_MAX], t2[4 * DIAG_TEXT_MAX];
 
 	fputs("rtschedd check:", f);
 	if (r->pid > 0)
-		fprintf(f, " pid %d (%s)", (int)r->pid, r->comm);
+		fprintf(f, " pid %d (%s)", (int)r->pid, T(r->comm));
 	if (r->user[0])
-		fprintf(f, "%s user %s", r->pid > 0 ? "," : "", r->user);
+		fprintf(f, "%s user %s", r->pid > 0 ? "," : "", T(r->user));
 	if (r->unit[0])
-		fprintf(f, ", unit %s", r->unit);
+		fprintf(f, ", unit %s", T(r->unit));
 	if (r->pid <= 0 && !r->user[0])
 		fputs(" this system", f);
 	fputc('\n', f);
 	if (r->has_limits) {
 		limit_text(r->rtprio_soft, s, sizeof(s));
 		limit_text(r->rtprio_hard, h, sizeof(h));
-		fprintf(f, "limits.conf rtprio for %s: soft %s%s%s%s, hard %s%s%s%s\n", r->user,
-			s, r->soft_src[0] ? " (" : "", r->soft_src, r->soft_src[0] ? ")" : "",
-			h, r->hard_src[0] ? " (" : "", r->hard_src, r->hard_src[0] ? ")" : "");
+		fprintf(f, "limits.conf rtprio for %s: soft %s%s", T(r->user), s, r->soft_src[0] ? " (" : "");
+		fprintf(f, "%s%s, hard %s%s", T(r->soft_src), r->soft_src[0] ? ")" : "", h, r->hard_src[0] ? " (" : "");
+		fprintf(f, "%s%s\n", T(r->hard_src), r->hard_src[0] ? ")" : "");
 	}
 	fputc('\n', f);
 	for (size_t i = 0; i < r->n; i++) {
@@ -142,9 +146,9 @@ void diag_print_text(const struct diag_report *r, FILE *f)
 		snprintf(sev, sizeof(sev), "%s", diag_severity_name(x->severity));
 		for (k = 0; sev[k]; k++)
 			sev[k] = (char)(sev[k] - ('a' <= sev[k] && sev[k] <= 'z' ? 'a' - 'A' : 0));
-		fprintf(f, "%-8s %s: %s\n", sev, x->code, x->message);
+		fprintf(f, "%-8s %s: %s\n", sev, escape_text(t2, sizeof(t2), x->code), T(x->message));
 		if (x->fix[0])
-			fprintf(f, "         fix: %s\n", x->fix);
+			fprintf(f, "         fix: %s\n", T(x->fix));
 		if ((unsigned)x->severity < 4)
 			count[x->severity]++;
 	}
@@ -152,62 +156,6 @@ void diag_print_text(const struct diag_report *r, FILE *f)
 		count[DIAG_ERROR], count[DIAG_ERROR] == 1 ? "" : "s",
 		count[DIAG_WARNING], count[DIAG_WARNING] == 1 ? "" : "s",
 		count[DIAG_INFO], count[DIAG_OK]);
-}
-
-/* Length of the valid UTF-8 sequence at p, 0 if there is none. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n;
-	unsigned cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* A JSON string; bytes that are not UTF-8 (a comm can hold any) become U+FFFD. */
-static void json_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', f);
-	while (*p) {
-		size_t n;
-
-		if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p++);
-			continue;
-		}
-		if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\u%04x", *p++);
-			continue;
-		}
-		n = utf8_len(p);
-		if (n == 0) {
-			fputs("\\ufffd", f);
-			p++;
-			continue;
-		}
-		fwrite(p, 1, n, f);
-		p += n;
-	}
-	fputc('"', f);
 }
 
 /* A limits.conf value: a number, "unlimited" or null when unset. */
@@ -225,7 +173,7 @@ static void json_limit(FILE *f, long v)
 static void json_opt(FILE *f, const char *s)
 {
 	if (s[0])
-		json_str(f, s);
+		escape_json(f, s);
 	else
 		fputs("null", f);
 }
@@ -264,11 +212,11 @@ void diag_print_json(const struct diag_report *r, FILE *f)
 		const struct diag_finding *x = &r->v[i];
 
 		fputs(i ? ",{\"code\":" : "{\"code\":", f);
-		json_str(f, x->code);
+		escape_json(f, x->code);
 		fputs(",\"severity\":", f);
-		json_str(f, diag_severity_name(x->severity));
+		escape_json(f, diag_severity_name(x->severity));
 		fputs(",\"message\":", f);
-		json_str(f, x->message);
+		escape_json(f, x->message);
 		fputs(",\"fix\":", f);
 		json_opt(f, x->fix);
 		fputc('}', f);

@@ -115,7 +115,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int wfd = dup(fd);
 	CHECK(wfd >= 0);
 
-	e = jitter_attach(d.jitter, tid, getpid(), 65534, 1000000, "sleep", fd, msg, sizeof(msg));
+	e = jitter_attach(d.jitter, tid, getpid(), 65534, JITTER_SOURCES_MAX, 1000000, "sleep", &fd, msg,
+			  sizeof(msg));
+	if (fd >= 0)   /* refused: still the caller's */
+		close(fd);
 	/* 0, a refusal or -errno, never anything else; a message when not 0 */
 	CHECK(e == 0 || ((e < 0 || (e > 0 && e < REFUSE__MAX)) && strlen(msg) < sizeof(msg)));
 	if (e == 0) {

@@ -214,6 +214,7 @@ static void make_dead_peer(struct peer *p)
 	p->pid = c;
 	p->uid = NOBODY;
 	p->gid = NOBODY;
+	p->account = NOBODY;
 	/* without pidfds the ownership check has only the pid; keep going */
 	if (p->pidfd >= 0)
 		CHECK(syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) < 0 && errno == ESRCH);
@@ -265,6 +266,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	make_dead_peer(&dead);
 	self.pid = getpid();
 	self.uid = NOBODY;
+	self.account = NOBODY;
 	self.gid = NOBODY;
 	self.pidfd = (int)syscall(SYS_pidfd_open, self.pid, 0);
 	return 0;
@@ -335,7 +337,8 @@ static void run_pass(const uint8_t *data, size_t size, struct peer *p, struct co
 		size_t len = substitute(l, n, p->pid, req, sizeof(req));
 
 		changes_state = is_state_change(req, len);
-		dispatch_request(&d, p, req, len, -1, on_reply, p);
+		int nofd = -1;
+		dispatch_request(&d, p, req, len, &nofd, on_reply, p);
 		l = nl ? nl + 1 : end;
 	}
 	if (p == &dead)

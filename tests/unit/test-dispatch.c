@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -156,6 +157,7 @@ static void peer_init(struct peer *p, uid_t uid, gid_t gid)
 	p->pid = getpid();
 	p->uid = uid;
 	p->gid = gid;
+	p->account = uid;
 	/* pinned as the control socket pins a client; without pidfds, the pid alone */
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 }
@@ -206,7 +208,12 @@ static void use_config(const char *text)
 	log_set_level(LOG_LEVEL_ERR);
 }
 
-/* Send one request from p, passing fd (-1: none); every reply is one
+/* Whether the last request's descriptor came back (no op kept it), as the
+ * control socket would then hand it to its closer. */
+static bool fd_returned;
+
+/* Send one request from p, passing fd (-1: none; one that comes back is
+ * closed here, as the control socket's closer would); every reply is one
  * well-formed message; the last (the answer, after any ROWs) is returned. */
 static const struct proto_msg *ask_fd(const struct peer *p, int fd, const char *req)
 {
@@ -214,7 +221,10 @@ static const struct proto_msg *ask_fd(const struct peer *p, int fd, const char *
 
 	n_replies = 0;
 	snprintf(last_req, sizeof(last_req), "%s", req);
-	dispatch_request(&svc, p, req, strlen(req), fd, on_reply, replies);
+	dispatch_request(&svc, p, req, strlen(req), &fd, on_reply, replies);
+	fd_returned = fd >= 0;
+	if (fd >= 0)
+		close(fd);
 	ck_assert_msg(n_replies > 0, "no reply to '%s'", req);
 	for (size_t i = 0; i < n_replies; i++) {
 		ck_assert_msg(proto_parse_reply(&m, replies[i].msg, replies[i].len) == 0, "'%s' answered '%s'", req,
@@ -271,11 +281,6 @@ static const char *field(const struct proto_msg *m, const char *key)
 
 	ck_assert_msg(v != NULL, "'%s': no %s= in '%s'", last_req, key, replies[n_replies - 1].msg);
 	return v;
-}
-
-static bool fd_open(int fd)
-{
-	return fcntl(fd, F_GETFD) >= 0 || errno != EBADF;
 }
 
 /* A process of its own, alive until child_stop(): its pid. */
@@ -445,7 +450,7 @@ END_TEST
  * token is refused and none of the others is. Each uid has its own. */
 START_TEST(test_rate_limit)
 {
-	static const char *const free_ops[] = { "version", "status", "list", "jitter", "metrics" };
+	static const char *const free_ops[] = { "version", "status", "list" };
 	const struct proto_msg *m;
 	struct worker wk;
 	char want[256];
@@ -505,9 +510,11 @@ START_TEST(test_rate_limit)
 }
 END_TEST
 
-/* Only jitter-attach takes a descriptor; with any other op, or a request
- * refused before its op is known, the request is refused and the
- * descriptor closed. */
+/* Only jitter-attach takes a descriptor, and keeps it only when it is a
+ * sealed memfd; with any other op, a request refused before its op is
+ * known, or any other descriptor, the request is refused and the
+ * descriptor given back, for the control socket to close off the event
+ * loop (closer.h: a client's file may block its close). */
 START_TEST(test_descriptor)
 {
 	const struct proto_msg *m;
@@ -522,7 +529,7 @@ START_TEST(test_descriptor)
 		m = ask_fd(&root, fd, req);
 		snprintf(want, sizeof(want), "op %s takes no file descriptor; only jitter-attach does", listed[i]);
 		assert_err(m, "bad-request", want);
-		ck_assert_msg(!fd_open(fd), "op %s left the descriptor open", listed[i]);
+		ck_assert_msg(fd_returned, "op %s kept the descriptor", listed[i]);
 	}
 	ck_assert_uint_eq(n_reloads, 0);
 	ck_assert_uint_eq(sched_record_n(), 0);
@@ -531,29 +538,35 @@ START_TEST(test_descriptor)
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	m = ask_fd(&user, fd, "v=1 op=nothing");
 	assert_err(m, "unknown-op", NULL);
-	ck_assert(!fd_open(fd));
+	ck_assert(fd_returned);
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	m = ask_fd(&user, fd, "v=2 op=jitter-attach");
 	assert_err(m, "version", NULL);
-	ck_assert(!fd_open(fd));
+	ck_assert(fd_returned);
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	m = ask_fd(&user, fd, "v=1 op=jitter-attach\x02");
 	assert_err(m, "bad-request", "malformed request");
-	ck_assert(!fd_open(fd));
+	ck_assert(fd_returned);
 
-	/* jitter-attach takes it: past the gate, to its own checks, which
-	 * close it when they refuse */
+	/* jitter-attach takes it past the gate to its own checks, which give
+	 * it back when they refuse: a file that is no sealed memfd first */
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	m = ask_fd(&user, fd, "v=1 op=jitter-attach");
 	assert_err(m, "bad-request", "jitter-attach needs tid=TID period_ns=N strategy=NAME");
-	ck_assert(!fd_open(fd));
+	ck_assert(fd_returned);
 	c = child_start(&cfd);
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	snprintf(req, sizeof(req), "v=1 op=jitter-attach tid=%d period_ns=1000000 strategy=sleep", (int)c);
 	m = ask_fd(&user, fd, req);
+	assert_err(m, "bad-request", "the descriptor must be a memfd of");
+	ck_assert(fd_returned);
+	fd = memfd_create("hist", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_eq(ftruncate(fd, sizeof(struct hist)), 0);
+	ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+	m = ask_fd(&user, fd, req);
 	snprintf(want, sizeof(want), "tid %d belongs to process %d, not to the caller", (int)c, (int)c);
 	assert_err(m, "not-own-thread", want);
-	ck_assert(!fd_open(fd));
+	ck_assert(fd_returned);
 	m = ask(&user, req);
 	assert_err(m, "bad-request", "jitter-attach needs the histogram memfd passed with SCM_RIGHTS");
 	child_stop(c, cfd);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "daemon/core/grant.h"
+#include "daemon/sys/subid.h"
 #include "daemon/ops/ops.h"
 #include "daemon/sys/proc.h"
 #include "shared/protocol.h"
@@ -396,15 +397,69 @@ START_TEST(test_nice_floor)
 	memset(&q, 0, sizeof(q));
 	snprintf(q.role, sizeof(q.role), "loud");
 	expect(&s, &q, REFUSE_NICE, "nice -10 (loud)", NULL, NULL);
-	/* the front end's floor replaces min-nice, both ways */
+	/* the front end's floor ([rtkit] min-nice-level) narrows min-nice, never
+	 * widens it: a bus caller gets no more than a socket client (issue 23) */
 	s.has_nice_floor = true;
 	s.nice_floor = -11;
-	expect(&s, &q, 0, NULL, NULL, NULL);
+	expect(&s, &q, REFUSE_NICE, "nice -10 (loud) is below min-nice -5 for user nobody set by [user *]", NULL,
+	       NULL);
 	s.nice_floor = -2;
 	q = req_policy(SCHED_OTHER, 0);
 	q.has_nice = true;
 	q.nice = -3;
 	expect(&s, &q, REFUSE_NICE, "below min-nice -2 for user nobody set by [rtkit] min-nice-level", NULL, NULL);
+	q.nice = -2;
+	expect(&s, &q, 0, NULL, NULL, NULL);
+}
+END_TEST
+
+/* session = active: a section counts only while the user sits at the
+ * machine (sd-login); nobody never has a seat session, so [user *] is left
+ * out and the built-in defaults refuse, saying why (issue 23). */
+START_TEST(test_session)
+{
+	struct grant_subject s;
+	struct grant_request q;
+	struct grant_limits l;
+
+	load("[user *]\nsession = active\nmax-priority = 20\npolicies = fifo,other\nmin-nice = -15\n"
+	     "[group nogroup]\nmax-threads = 50\n");
+	subject_nobody(&s);
+	grant_limits_get(c, &s, &l);
+	ck_assert_int_eq(l.max_priority, 0);
+	ck_assert_int_eq(l.min_nice, 0);
+	ck_assert_int_eq(l.max_threads, 50);  /* the group, which asks for no session, counts */
+	ck_assert_str_eq(l.skipped, "[user *]");
+	q = req_policy(SCHED_FIFO, 10);
+	expect(&s, &q, REFUSE_POLICY, "[user *] not counted: session = active there, and user nobody has no "
+	       "active session on a local seat", NULL, NULL);
+	/* without it, [user *] applies as before */
+	load("[user *]\nmax-priority = 20\npolicies = fifo,other\n");
+	expect(&s, &q, 0, NULL, NULL, NULL);
+}
+END_TEST
+
+/* The owner of a subordinate uid (subid.h), as shadow writes /etc/subuid. */
+START_TEST(test_subid)
+{
+	char path[PATH_MAX + 32], name[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/subuid", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("nobody:100000:65536\nbroken line\n1234:200000:10\nx:1:2:3\n", f);
+	fclose(f);
+	ck_assert_int_eq(subid_owner(path, 100000, name, sizeof(name)), 0);
+	ck_assert_str_eq(name, "nobody");
+	ck_assert_int_eq(subid_owner(path, 165535, name, sizeof(name)), 0);
+	ck_assert_int_eq(subid_owner(path, 165536, name, sizeof(name)), -ENOENT);
+	ck_assert_int_eq(subid_owner(path, 200009, name, sizeof(name)), 0);
+	ck_assert_str_eq(name, "1234");
+	ck_assert_int_eq(subid_owner(path, 200010, name, sizeof(name)), -ENOENT);
+	ck_assert_int_eq(subid_owner(path, 1, name, sizeof(name)), -ENOENT);
+	snprintf(path, sizeof(path), "%s/no-such-subuid", dir);
+	ck_assert_int_eq(subid_owner(path, 100000, name, sizeof(name)), -ENOENT);
 }
 END_TEST
 
@@ -606,6 +661,7 @@ START_TEST(test_wire_codes)
 		{ REFUSE_WATCHDOG_COOLDOWN, PE_WATCHDOG_COOLDOWN }, { REFUSE_DEADLINE, PE_UNSUPPORTED_TARGET },
 		{ REFUSE_RTTIME_ZERO, PE_RTTIME_ZERO }, { REFUSE_APPLY_FAILED, PE_APPLY_FAILED },
 		{ REFUSE_BAD_HISTOGRAM, PE_BAD_REQUEST }, { REFUSE_HISTOGRAM_LAYOUT, PE_VERSION },
+		{ REFUSE_RATE_LIMITED, PE_RATE_LIMITED },
 		{ -ENOMEM, PE_INTERNAL }, { -EIO, PE_INTERNAL }, { REFUSE__MAX, PE_INTERNAL },
 	};
 
@@ -632,6 +688,8 @@ int main(void)
 	tcase_add_test(tc, test_cpus);
 	tcase_add_test(tc, test_nice_floor);
 	tcase_add_test(tc, test_quota);
+	tcase_add_test(tc, test_session);
+	tcase_add_test(tc, test_subid);
 	tcase_add_test(tc, test_rtprio_cap_limits_conf);
 	tcase_add_test(tc, test_rtprio_cap_rlimit);
 	tcase_add_test(tc, test_first_refusal_named);

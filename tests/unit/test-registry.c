@@ -806,7 +806,7 @@ START_TEST(test_hold_and_promote)
 
 	worker_start(&wk);
 	registry_hold_all(r);
-	ck_assert(registry_held(r, getpid(), NULL));
+	ck_assert(registry_held(r, 0, getpid(), NULL));
 	t = add(wk.tid, 0, &s);
 	ck_assert_int_eq(sched_record_last(wk.tid)->s.policy, SCHED_OTHER);
 	ck_assert(t->demoted);
@@ -814,11 +814,49 @@ START_TEST(test_hold_and_promote)
 	registry_holds_text(r, text, sizeof(text));
 	ck_assert_str_eq(text, "every process");
 	ck_assert_uint_eq(registry_promote(r), 1);
-	ck_assert(!registry_held(r, getpid(), NULL));
+	ck_assert(!registry_held(r, 0, getpid(), NULL));
 	ck_assert_int_eq(sched_record_last(wk.tid)->s.policy, SCHED_FIFO);
 	ck_assert_int_eq(sched_record_last(wk.tid)->s.priority, 10);
 	ck_assert(!t->demoted);
 	worker_stop(&wk);
+}
+END_TEST
+
+/* Holds are per account and, for a rule match, per rule: neither a fork nor
+ * a new process of the culprit's user escapes one, and another user the
+ * same rule matches is not caught by it (issue 23). */
+START_TEST(test_hold_keys)
+{
+	char text[256], want[256];
+
+	/* a non-root user's registration: every real-time grant of that account */
+	ck_assert_int_eq(registry_hold(r, 1000, 1, ""), 0);
+	ck_assert(registry_held(r, 1000, getpid(), NULL));
+	ck_assert(registry_held(r, 1000, getpid(), "any-rule"));
+	ck_assert(!registry_held(r, 1001, getpid(), NULL));
+	ck_assert(!registry_held(r, 0, getpid(), NULL));
+	registry_promote(r);
+	ck_assert(!registry_held(r, 1000, getpid(), NULL));
+	/* a rule's match: that rule's matches of the account anywhere, and the culprit's process */
+	ck_assert_int_eq(registry_hold(r, 1000, getpid(), "runaway"), 0);
+	ck_assert(registry_held(r, 1000, 1, "runaway"));
+	ck_assert(!registry_held(r, 1001, 1, "runaway"));
+	ck_assert(!registry_held(r, 1000, 1, "other"));
+	ck_assert(!registry_held(r, 1000, 1, NULL));
+	ck_assert(registry_held(r, 1000, getpid(), NULL));
+	registry_promote(r);
+	/* root's registration: its process, not every service root runs */
+	ck_assert_int_eq(registry_hold(r, 0, getpid(), ""), 0);
+	ck_assert(registry_held(r, 0, getpid(), NULL));
+	ck_assert(!registry_held(r, 0, 1, NULL));
+	registry_holds_text(r, text, sizeof(text));
+	snprintf(want, sizeof(want), "pid %d (", (int)getpid());
+	ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "holds text: %s", text);
+	registry_promote(r);
+	ck_assert_int_eq(registry_hold(r, 1000, getpid(), ""), 0);
+	registry_holds_text(r, text, sizeof(text));
+	ck_assert_msg(strstr(text, "every grant of uid 1000") != NULL, "holds text: %s", text);
+	registry_promote(r);
 }
 END_TEST
 
@@ -897,6 +935,7 @@ int main(void)
 	tcase_add_test(tc, test_reapply);
 	tcase_add_test(tc, test_reapply_rttime_per_pass);
 	tcase_add_test(tc, test_hold_and_promote);
+	tcase_add_test(tc, test_hold_keys);
 	tcase_add_test(tc, test_observer);
 	suite_add_tcase(s, tc);
 	return unit_run(s);

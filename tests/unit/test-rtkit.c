@@ -7,7 +7,8 @@
  * contract, the D-Bus error each grant-path refusal becomes (and the message
  * naming the code and the diagnosis), the properties, the admin-only
  * methods, Exit and the name asked for again; and the cache of senders: the
- * bus is asked once per connection (sd_bus_query_sender_creds is wrapped to
+ * bus is asked once per connection (sd_bus_query_sender_creds and
+ * sd_bus_call_method_async's GetConnectionCredentials are wrapped to
  * count the asking), the least recently used of 64 makes room, and a sender
  * that left the bus frees its slot. Runs as any user (the calls of another
  * uid as root); skipped without dbus-daemon. */
@@ -15,6 +16,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
@@ -47,6 +49,34 @@ int __wrap_sd_bus_query_sender_creds(sd_bus_message *m, uint64_t mask, sd_bus_cr
 {
 	n_queries++;
 	return __real_sd_bus_query_sender_creds(m, mask, creds);
+}
+
+/* and asked asynchronously (GetConnectionCredentials, a grant's caller):
+ * counted too, the call made as libsystemd's own would make it */
+int __wrap_sd_bus_call_method_async(sd_bus *bus, sd_bus_slot **slot, const char *dest, const char *path,
+				    const char *iface, const char *member, sd_bus_message_handler_t cb, void *ud,
+				    const char *types, ...);
+
+int __wrap_sd_bus_call_method_async(sd_bus *bus, sd_bus_slot **slot, const char *dest, const char *path,
+				    const char *iface, const char *member, sd_bus_message_handler_t cb, void *ud,
+				    const char *types, ...)
+{
+	sd_bus_message *m = NULL;
+	va_list ap;
+	int r;
+
+	if (member && strcmp(member, "GetConnectionCredentials") == 0)
+		n_queries++;
+	r = sd_bus_message_new_method_call(bus, &m, dest, path, iface, member);
+	if (r >= 0 && types && *types) {
+		va_start(ap, types);
+		r = sd_bus_message_appendv(m, types, ap);
+		va_end(ap);
+	}
+	if (r >= 0)
+		r = sd_bus_call_async(bus, slot, m, cb, ud, 0);
+	sd_bus_message_unref(m);
+	return r;
 }
 
 static char dir[PATH_MAX], address[512];
@@ -400,7 +430,9 @@ START_TEST(test_error_names)
 		{ PE_WATCHDOG_COOLDOWN, SD_BUS_ERROR_LIMITS_EXCEEDED },
 		{ PE_NOT_OWN_THREAD, SD_BUS_ERROR_ACCESS_DENIED }, { PE_NOT_ADMIN, SD_BUS_ERROR_ACCESS_DENIED },
 		{ PE_POLICY_DENIED, SD_BUS_ERROR_ACCESS_DENIED },  { PE_APPLY_FAILED, SD_BUS_ERROR_FAILED },
-		{ PE_INTERNAL, SD_BUS_ERROR_FAILED },              { PE_RTPRIO_CAP, SD_BUS_ERROR_FAILED },
+		{ PE_NICE_DENIED, SD_BUS_ERROR_LIMITS_EXCEEDED },  { PE_ABOVE_MAX, SD_BUS_ERROR_LIMITS_EXCEEDED },
+		{ PE_RTPRIO_CAP, SD_BUS_ERROR_LIMITS_EXCEEDED },
+		{ PE_INTERNAL, SD_BUS_ERROR_FAILED },
 	};
 	sd_bus *b = connect_bus();
 	char text[256];

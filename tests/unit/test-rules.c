@@ -35,6 +35,9 @@ static struct config *c;
 static sd_event *ev;
 static struct registry *r;
 
+/* What the rules act through: the registry and a config, no rate limit. */
+#define CTX(cfg) (&(struct rules_ctx){ .registry = r, .config = (cfg) })
+
 #define RULES \
 	"[daemon]\nmax-priority = 80\nprocess-events = no\n" \
 	"[rule demo]\nthread-name = rt-*\npolicy = fifo\npriority = 20\n" \
@@ -173,19 +176,19 @@ START_TEST(test_match_and_restore)
 
 	kid_start(&k, names, 3, false);
 	ck_assert_int_eq(task_sched_read(k.tid[0], &orig), 0);
-	rules_on_task(r, c, k.tid[0], k.pid, NULL, false);
+	rules_on_task(CTX(c), k.tid[0], k.pid, NULL, false);
 	assert_rule(k.tid[0], "demo", SCHED_FIFO, 20);
-	rules_on_task(r, c, k.tid[1], k.pid, NULL, false);
+	rules_on_task(CTX(c), k.tid[1], k.pid, NULL, false);
 	ck_assert_ptr_null(registry_find(r, k.tid[1]));
 	ck_assert_uint_eq(sched_record_count(k.tid[1]), 0);
 	/* two keys beat one (and the file order) */
-	rules_on_task(r, c, k.tid[2], k.pid, NULL, false);
+	rules_on_task(CTX(c), k.tid[2], k.pid, NULL, false);
 	assert_rule(k.tid[2], "precise", SCHED_RR, 30);
 	/* the name from the event is the one used, not /proc's */
-	rules_on_task(r, c, k.tid[1], k.pid, "rt-renamed", false);
+	rules_on_task(CTX(c), k.tid[1], k.pid, "rt-renamed", false);
 	assert_rule(k.tid[1], "demo", SCHED_FIFO, 20);
 	/* renamed so nothing matches: restored, and remembered as restored */
-	rules_on_task(r, c, k.tid[0], k.pid, "nothing", false);
+	rules_on_task(CTX(c), k.tid[0], k.pid, "nothing", false);
 	ck_assert_ptr_null(registry_find(r, k.tid[0]));
 	ck_assert_uint_eq(sched_record_count(k.tid[0]), 2);
 	ck_assert_int_eq(sched_record_last(k.tid[0])->s.policy, orig.policy);
@@ -193,7 +196,7 @@ START_TEST(test_match_and_restore)
 	ck_assert_int_eq(registry_recent(r, 0)->tid, k.tid[0]);
 	ck_assert_int_eq(registry_recent(r, 0)->code, 0);
 	/* matched again: applied again */
-	rules_on_task(r, c, k.tid[0], k.pid, "rt-back", false);
+	rules_on_task(CTX(c), k.tid[0], k.pid, "rt-back", false);
 	assert_rule(k.tid[0], "demo", SCHED_FIFO, 20);
 	kid_stop(&k);
 }
@@ -208,16 +211,16 @@ START_TEST(test_force)
 	struct kid k;
 
 	kid_start(&k, names, 1, false);
-	rules_on_task(r, c, k.tid[0], k.pid, NULL, false);
+	rules_on_task(CTX(c), k.tid[0], k.pid, NULL, false);
 	ck_assert_uint_eq(sched_record_count(k.tid[0]), 1);
-	rules_on_task(r, c, k.tid[0], k.pid, NULL, false);
+	rules_on_task(CTX(c), k.tid[0], k.pid, NULL, false);
 	ck_assert_uint_eq(sched_record_count(k.tid[0]), 1);
-	rules_on_task(r, c, k.tid[0], k.pid, NULL, true);
+	rules_on_task(CTX(c), k.tid[0], k.pid, NULL, true);
 	ck_assert_uint_eq(sched_record_count(k.tid[0]), 2);
 	/* a new config where another rule wins for it */
 	c2 = unit_config(dir, RULES "[rule exact]\nprocess-name = test-rules-kid\nthread-name = rt-a\npolicy = rr\n"
 				    "priority = 7\n");
-	rules_on_task(r, c2, k.tid[0], k.pid, NULL, false);
+	rules_on_task(CTX(c2), k.tid[0], k.pid, NULL, false);
 	assert_rule(k.tid[0], "exact", SCHED_RR, 7);
 	registry_remove_thread(r, registry_find(r, k.tid[0]), false);
 	config_free(c2);
@@ -243,8 +246,8 @@ START_TEST(test_left_alone)
 	memset(&req, 0, sizeof(req));
 	ck_assert_int_eq(registry_add_thread(r, k.tid[0], k.pid, 0, REG_SOURCE_THREAD, &req, &s, NULL, &t, msg,
 					     sizeof(msg)), 0);
-	rules_on_task(r, c, k.tid[0], k.pid, NULL, true);
-	rules_on_task(r, c, k.tid[0], k.pid, "nothing", true);
+	rules_on_task(CTX(c), k.tid[0], k.pid, NULL, true);
+	rules_on_task(CTX(c), k.tid[0], k.pid, "nothing", true);
 	ck_assert_ptr_eq(registry_find(r, k.tid[0]), t);
 	ck_assert_int_eq(t->source, REG_SOURCE_THREAD);
 	ck_assert_uint_eq(sched_record_count(k.tid[0]), 1);
@@ -253,7 +256,7 @@ START_TEST(test_left_alone)
 
 	worker_start(&wk);
 	ck_assert_int_eq(pthread_setname_np(wk.th, "rt-own"), 0);
-	rules_on_task(r, c, wk.tid, getpid(), NULL, true);
+	rules_on_task(CTX(c), wk.tid, getpid(), NULL, true);
 	ck_assert_ptr_null(registry_find(r, wk.tid));
 	ck_assert_uint_eq(sched_record_count(wk.tid), 0);
 	worker_stop(&wk);
@@ -269,7 +272,7 @@ START_TEST(test_refused)
 	struct kid k;
 
 	kid_start(&k, names, 1, true);
-	rules_on_task(r, c, k.tid[0], k.pid, NULL, false);
+	rules_on_task(CTX(c), k.tid[0], k.pid, NULL, false);
 	ck_assert_ptr_null(registry_find(r, k.tid[0]));
 	ck_assert_uint_eq(sched_record_count(k.tid[0]), 0);
 	rec = registry_recent(r, 0);
@@ -290,7 +293,7 @@ START_TEST(test_process)
 	struct kid k;
 
 	kid_start(&k, names, 3, false);
-	rules_on_process(r, c, k.pid);
+	rules_on_process(CTX(c), k.pid);
 	assert_rule(k.tid[0], "demo", SCHED_FIFO, 20);
 	assert_rule(k.tid[2], "demo", SCHED_FIFO, 20);
 	ck_assert_ptr_null(registry_find(r, k.tid[1]));
@@ -312,11 +315,11 @@ START_TEST(test_scan)
 	size_t seen;
 
 	kid_start(&gone, gone_names, 1, false);
-	rules_on_task(r, c, gone.tid[0], gone.pid, NULL, false);
+	rules_on_task(CTX(c), gone.tid[0], gone.pid, NULL, false);
 	assert_rule(gone.tid[0], "demo", SCHED_FIFO, 20);
 	kid_stop(&gone);
 	kid_start(&k, names, 2, false);
-	seen = rules_scan(r, c, false);
+	seen = rules_scan(CTX(c), false);
 	ck_assert_uint_ge(seen, 3);
 	assert_rule(k.tid[0], "demo", SCHED_FIFO, 20);
 	assert_rule(k.tid[1], "precise", SCHED_RR, 30);
@@ -326,18 +329,18 @@ START_TEST(test_scan)
 	nodemo = unit_config(dir, "[daemon]\nprocess-events = no\n"
 				  "[rule precise]\nprocess-name = test-rules-kid\nthread-name = rt-precise\n"
 				  "policy = rr\npriority = 30\n");
-	rules_scan(r, nodemo, false);
+	rules_scan(CTX(nodemo), false);
 	ck_assert_ptr_null(registry_find(r, k.tid[0]));
 	ck_assert_ptr_null(registry_find(r, gone.tid[0]));
 	assert_rule(k.tid[1], "precise", SCHED_RR, 30);
 	role = unit_config(dir, "[daemon]\nprocess-events = no\n[rule precise]\npolicy = rr\npriority = 30\n");
-	ck_assert_uint_eq(rules_scan(r, role, false), 0);
+	ck_assert_uint_eq(rules_scan(CTX(role), false), 0);
 	ck_assert_ptr_null(registry_find(r, k.tid[1]));
 	config_free(role);
-	rules_on_task(r, nodemo, k.tid[1], k.pid, NULL, false);
+	rules_on_task(CTX(nodemo), k.tid[1], k.pid, NULL, false);
 	assert_rule(k.tid[1], "precise", SCHED_RR, 30);
 	norules = unit_config(dir, "[daemon]\nprocess-events = no\n");
-	ck_assert_uint_eq(rules_scan(r, norules, false), 0);   /* nothing to look at */
+	ck_assert_uint_eq(rules_scan(CTX(norules), false), 0);   /* nothing to look at */
 	ck_assert_uint_eq(registry_n_threads(r), 0);
 	ck_assert_uint_eq(sched_record_count(k.tid[1]), 4);   /* applied, restored, twice */
 	config_free(nodemo);

@@ -172,34 +172,50 @@ START_TEST(test_culprit)
 }
 END_TEST
 
-START_TEST(test_runners)
+/* Who is blamed for a starved CPU, from what each ran there (issue 23):
+ * the biggest, until the rest ran less than half of it all. */
+START_TEST(test_share)
 {
 	/* a spinner, an audio thread at 10% and an idle one, threshold 1 s */
 	uint64_t ran[3] = { 38 * S / 10, 4 * S / 10, 0 };
 	bool pick[3];
 
-	ck_assert_uint_eq(safety_pick_runners(ran, 3, S, pick), 1);
+	ck_assert_uint_eq(safety_pick_share(ran, 3, S, pick), 1);
 	ck_assert(pick[0] && !pick[1] && !pick[2]);
-	/* two spinners: both, the audio thread kept */
-	ran[2] = 3 * S;
-	ck_assert_uint_eq(safety_pick_runners(ran, 3, S, pick), 2);
-	ck_assert(pick[0] && !pick[1] && pick[2]);
-	/* the biggest first, until the rest ran under the threshold */
-	ran[0] = 6 * S / 10;
-	ran[1] = 5 * S / 10;
-	ran[2] = 2 * S / 10;
-	ck_assert_uint_eq(safety_pick_runners(ran, 3, S, pick), 1);   /* 0.7 s left */
+	/* an innocent thread using 30% of the CPU beside a runaway that got the
+	 * rest of what throttling leaves (65%): the runaway alone (before, the
+	 * innocent 1.2 s was over the threshold and it was demoted too) */
+	ran[0] = 26 * S / 10;
+	ran[1] = 12 * S / 10;
+	ck_assert_uint_eq(safety_pick_share(ran, 3, S, pick), 1);
 	ck_assert(pick[0] && !pick[1] && !pick[2]);
-	ran[2] = 5 * S / 10;
-	ck_assert_uint_eq(safety_pick_runners(ran, 3, S, pick), 2);   /* 1.0 s left: one more */
-	ck_assert(pick[0] && (pick[1] != pick[2]));
+	/* two runaways sharing it equally: both */
+	ran[0] = 19 * S / 10;
+	ran[1] = 19 * S / 10;
+	ck_assert_uint_eq(safety_pick_share(ran, 3, S, pick), 2);
+	ck_assert(pick[0] && pick[1] && !pick[2]);
+	/* as measured, one of them a little ahead: still both */
+	ran[0] = 191 * S / 100;
+	ran[1] = 187 * S / 100;
+	ck_assert_uint_eq(safety_pick_share(ran, 3, S, pick), 2);
+	ck_assert(pick[0] && pick[1] && !pick[2]);
+	/* an innocent at 40% beside a runaway at 60%: the runaway alone */
+	ran[0] = 24 * S / 10;
+	ran[1] = 16 * S / 10;
+	ck_assert_uint_eq(safety_pick_share(ran, 3, S, pick), 1);
+	ck_assert(pick[0] && !pick[1] && !pick[2]);
+	/* many small ones (a serial dodge's threads, as users they add up) */
+	uint64_t small[5] = { 5 * S / 10, 4 * S / 10, 3 * S / 10, 2 * S / 10, 1 * S / 10 };
+	bool p5[5];
+	ck_assert_uint_eq(safety_pick_share(small, 5, S, p5), 2);   /* 0.9 of 1.5 s */
+	ck_assert(p5[0] && p5[1] && !p5[2]);
 	/* all of them together too little: the stall is someone else's */
 	ran[0] = 5 * S / 10;
 	ran[1] = 4 * S / 10;
 	ran[2] = 0;
-	ck_assert_uint_eq(safety_pick_runners(ran, 3, S, pick), 0);
+	ck_assert_uint_eq(safety_pick_share(ran, 3, S, pick), 0);
 	ck_assert(!pick[0] && !pick[1] && !pick[2]);
-	ck_assert_uint_eq(safety_pick_runners(ran, 0, S, pick), 0);
+	ck_assert_uint_eq(safety_pick_share(ran, 0, S, pick), 0);
 }
 END_TEST
 
@@ -254,7 +270,7 @@ int main(void)
 	tcase_add_test(tc, test_window);
 	tcase_add_test(tc, test_simulated_loads);
 	tcase_add_test(tc, test_culprit);
-	tcase_add_test(tc, test_runners);
+	tcase_add_test(tc, test_share);
 	tcase_add_test(tc, test_demote_identity);
 	tcase_add_test(tc, test_disabled);
 	suite_add_tcase(s, tc);

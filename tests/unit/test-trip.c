@@ -1,11 +1,13 @@
 /* test-trip.c: the watchdog's choice of culprits at a trip (watchdog/trip.c,
- * watchdog-demote = culprit), on real threads of the test: per starved CPU,
- * the managed real-time threads that may run there and used its time in the
- * window are set to SCHED_OTHER by the kernel and named with what they ran;
- * an idle real-time thread on the same CPU, one that may only run on another
- * CPU, a SCHED_OTHER one and a stale entry (its tid's start time changed)
- * keep what they have; when the real-time threads together ran too little
- * the trip blames no one. What each thread ran is real CPU time (each spins
+ * watchdog-demote = culprit), on real threads of the test measured by the
+ * watchdog's own /proc scan (scan.c): per starved CPU, the real-time threads
+ * that may run there and used its time since the scan began are named with
+ * what they ran, and those rtschedd manages are set to SCHED_OTHER by the
+ * kernel; an idle real-time thread on the same CPU, one that may only run on
+ * another CPU and a SCHED_OTHER one are not named; one rtschedd does not
+ * manage (a stale entry: its tid's start time changed) is named but keeps
+ * its policy; when the real-time threads together ran too little the trip
+ * blames no one. What each thread ran is real CPU time (each spins
  * until its own clock says so), so nothing depends on the machine's speed.
  * Needs a process that may be real-time (CAP_SYS_NICE): skipped without. */
 #include "autoconfig.h"
@@ -16,6 +18,7 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -101,56 +104,75 @@ static int policy_of(pid_t tid)
 	return sched_getscheduler(tid) & ~SCHED_RESET_ON_FORK;
 }
 
-/* A watchdog that has published `sp` (all on `cpus[i]`'s CPU sets): just
- * what trip.c reads, the run-time baseline sampled now. */
+/* A watchdog that has published `sp` (each on `cpu[i]`'s CPU set), its
+ * scan started now and a first reading taken: just what trip.c reads. */
 static struct safety s;
+static struct snapshot snap;
 static struct safety_entry entries[8];
 static cpu_set_t sets[8];
-static uint64_t (*runs)[RUN_SLOTS];
 
-static void publish(struct spinner **sp, const int *cpu, size_t n)
+static int by_tid(const void *a, const void *b)
+{
+	const struct safety_entry *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static void publish(struct spinner **sp, const int *cpu, size_t n, size_t stale)
 {
 	struct proc_stat st;
+	long tck = sysconf(_SC_CLK_TCK);
 
 	memset(&s, 0, sizeof(s));
-	pthread_mutex_init(&s.lock, NULL);
 	atomic_store(&s.threshold_ns, THRESHOLD_NS);
 	s.notify = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ck_assert_int_ge(s.notify, 0);
-	runs = calloc(n, sizeof(*runs));
+	s.clk_tck = tck > 0 ? tck : 100;
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_int_eq(proc_read_stat_at(NULL, getpid(), sp[i]->tid, &st), 0);
-		entries[i] = (struct safety_entry){ sp[i]->tid, getpid(), st.starttime, i };
+		/* the stale one: its tid names another thread now */
+		entries[i] = (struct safety_entry){ sp[i]->tid, getpid(), st.starttime + (i == stale), i };
 		CPU_ZERO(&sets[i]);
 		CPU_SET(cpu[i], &sets[i]);
-		runs[i][0] = safety_run_ns(getpid(), sp[i]->tid);
 	}
-	s.threads = entries;
-	s.cpusets = sets;
-	s.n_threads = s.n_cpusets = n;
-	s.runs = runs;
-	s.run_time[0] = safety_now_ns(CLOCK_MONOTONIC);
-	s.run_head = 1;
-	s.run_filled = 1;
+	qsort(entries, n, sizeof(entries[0]), by_tid);
+	snap = (struct snapshot){ .n = n, .n_cpusets = n, .threads = entries, .cpusets = sets };
+	atomic_store(&s.snap, &snap);
+	s.scan = calloc(1, sizeof(*s.scan));
+	ck_assert_ptr_nonnull(s.scan);
+	ck_assert_int_eq(safety_scan_init(s.scan), 0);
+	safety_scan_begin(s.scan, safety_now_ns(CLOCK_MONOTONIC),
+			  safety_now_ns(CLOCK_BOOTTIME) / (NSEC / (uint64_t)s.clk_tck));
+	safety_scan_run(s.scan);   /* the baseline: what ran before does not count */
 }
 
 static void unpublish(void)
 {
-	free(runs);
-	free(s.trip_demoted);
+	close(s.scan->proc);
+	free(s.scan);
 	close(s.notify);
-	pthread_mutex_destroy(&s.lock);
 }
 
-/* CPU 0 starved: the real-time spinner there is demoted; the one there
- * idle in the window (it ran before), the spinner pinned elsewhere, the
- * SCHED_OTHER spinner and a stale entry keep theirs. */
+/* The record's entry for tid, or NULL. */
+static const struct safety_culprit *culprit_of(pid_t tid)
+{
+	for (size_t i = 0; i < s.trip.n; i++)
+		if (s.trip.c[i].tid == tid)
+			return &s.trip.c[i];
+	return NULL;
+}
+
+/* CPU 0 starved: the managed real-time spinner there is demoted; the one
+ * there idle in the window (it ran before), the spinner pinned elsewhere
+ * and the SCHED_OTHER spinner are not named and keep theirs; a real-time
+ * spinner rtschedd does not manage (its entry's start time is another
+ * thread's) is named with what it ran but keeps its policy. */
 START_TEST(test_culprits)
 {
 	struct spinner culprit, idle, elsewhere, other, stale;
 	struct spinner *all[] = { &culprit, &idle, &elsewhere, &other, &stale };
 	int cpus[] = { 0, 0, 1, 0, 0 };
-	char want[256], comm[32];
+	const struct safety_culprit *c;
 	cpu_set_t starved;
 	uint64_t v;
 
@@ -160,8 +182,7 @@ START_TEST(test_culprits)
 	spinner_start(&other, 0, SCHED_OTHER, 0);
 	spinner_start(&stale, 0, SCHED_FIFO, 4);
 	spinner_spin(&idle);   /* before the window: not counted */
-	publish(all, cpus, 5);
-	entries[4].starttime++;   /* the tid names another thread now */
+	publish(all, cpus, 5, 4);
 	spinner_spin(&culprit);
 	spinner_spin(&elsewhere);
 	spinner_spin(&other);
@@ -170,27 +191,28 @@ START_TEST(test_culprits)
 	CPU_ZERO(&starved);
 	CPU_SET(0, &starved);
 	safety_trip(&s, &starved, 3 * THRESHOLD_NS, safety_now_ns(CLOCK_MONOTONIC));
+	ck_assert_int_eq(atomic_load(&s.trip_state), TRIP_READY);
+	ck_assert_int_eq(read(s.notify, &v, sizeof(v)), (ssize_t)sizeof(v));   /* the main loop is told */
 	ck_assert_uint_eq(s.trip.n_demoted, 1);
 	ck_assert_uint_eq(s.trip.n_failed, 0);
-	ck_assert_ptr_nonnull(s.trip_demoted);
-	ck_assert_int_eq(s.trip_demoted[0].tid, culprit.tid);
-	ck_assert_int_eq(s.trip_demoted[0].pid, getpid());
-	ck_assert(CPU_EQUAL(&s.trip_demoted[0].cpus, &sets[0]));
-	ck_assert(s.trip_pending);
-	ck_assert_int_eq(read(s.notify, &v, sizeof(v)), (ssize_t)sizeof(v));   /* the main loop is told */
+	ck_assert_ptr_nonnull(c = culprit_of(culprit.tid));
+	ck_assert(c->managed && c->demoted);
+	ck_assert_int_eq(c->pid, getpid());
+	ck_assert_int_eq(c->cpu, 0);
+	ck_assert_int_eq(c->policy, SCHED_FIFO);
+	ck_assert_int_eq(c->priority, 1);
+	ck_assert_uint_ge(c->ran_ns, SPIN_NS / 2);
+	ck_assert_ptr_nonnull(c = culprit_of(stale.tid));
+	ck_assert(!c->managed && !c->demoted);
+	ck_assert_ptr_null(culprit_of(idle.tid));
+	ck_assert_ptr_null(culprit_of(elsewhere.tid));
+	ck_assert_ptr_null(culprit_of(other.tid));
 	/* what the kernel says */
 	ck_assert_int_eq(policy_of(culprit.tid), SCHED_OTHER);
 	ck_assert_int_eq(policy_of(idle.tid), SCHED_FIFO);
 	ck_assert_int_eq(policy_of(elsewhere.tid), SCHED_FIFO);
 	ck_assert_int_eq(policy_of(other.tid), SCHED_OTHER);
 	ck_assert_int_eq(policy_of(stale.tid), SCHED_FIFO);
-	/* and what the log will say */
-	ck_assert_int_eq(proc_read_comm(getpid(), 0, comm, sizeof(comm)), 0);
-	snprintf(want, sizeof(want), "CPU 0: tid %d (", (int)culprit.tid);
-	ck_assert_msg(strncmp(s.trip.culprits, want, strlen(want)) == 0, "%s", s.trip.culprits);
-	snprintf(want, sizeof(want), ") of pid %d (%s), fifo/1, ran 0.", (int)getpid(), comm);
-	ck_assert_msg(strstr(s.trip.culprits, want), "%s", s.trip.culprits);
-	ck_assert_msg(!strchr(s.trip.culprits, ';'), "one culprit only: %s", s.trip.culprits);
 	unpublish();
 	for (size_t i = 0; i < 5; i++)
 		spinner_stop(all[i]);
@@ -198,33 +220,31 @@ START_TEST(test_culprits)
 END_TEST
 
 /* Only an idle real-time thread there: it did not starve the CPU, so
- * nothing is demoted and the main loop is not told. */
+ * nothing is named or demoted; the main loop gets the CPU's total to log. */
 START_TEST(test_no_culprit)
 {
 	struct spinner idle, *all[] = { &idle };
 	int cpus[] = { 0 };
 	cpu_set_t starved;
-	uint64_t v;
 
 	spinner_start(&idle, 0, SCHED_FIFO, 2);
-	publish(all, cpus, 1);
+	spinner_spin(&idle);   /* before the window */
+	publish(all, cpus, 1, SIZE_MAX);
 	CPU_ZERO(&starved);
 	CPU_SET(0, &starved);
 	safety_trip(&s, &starved, 3 * THRESHOLD_NS, safety_now_ns(CLOCK_MONOTONIC));
 	ck_assert_uint_eq(s.trip.n_demoted, 0);
-	ck_assert(!s.trip_pending);
-	ck_assert_int_eq(read(s.notify, &v, sizeof(v)), -1);
+	ck_assert_ptr_null(culprit_of(idle.tid));
+	ck_assert_uint_eq(s.trip.n_cpu_sum, 1);
+	ck_assert_int_eq(s.trip.cpu_sum[0].cpu, 0);
 	ck_assert_int_eq(policy_of(idle.tid), SCHED_FIFO);
-	ck_assert_msg(strstr(s.trip.culprits, "CPU 0: the managed real-time threads that may run there ran 0.0 s"),
-		      "%s", s.trip.culprits);
-	ck_assert_msg(strstr(s.trip.culprits, "a task rtschedd does not manage may be the cause"), "%s",
-		      s.trip.culprits);
 	unpublish();
 	spinner_stop(&idle);
 }
 END_TEST
 
-/* Two real-time spinners on the starved CPU: both are culprits, each named. */
+/* Two real-time spinners on the starved CPU, each half of what ran there:
+ * both are culprits, each named and demoted. */
 START_TEST(test_two_culprits)
 {
 	struct spinner a, b, *all[] = { &a, &b };
@@ -233,17 +253,18 @@ START_TEST(test_two_culprits)
 
 	spinner_start(&a, 0, SCHED_FIFO, 1);
 	spinner_start(&b, 0, SCHED_RR, 5);
-	publish(all, cpus, 2);
+	publish(all, cpus, 2, SIZE_MAX);
 	spinner_spin(&a);
 	spinner_spin(&b);
 	CPU_ZERO(&starved);
 	CPU_SET(0, &starved);
 	safety_trip(&s, &starved, 3 * THRESHOLD_NS, safety_now_ns(CLOCK_MONOTONIC));
 	ck_assert_uint_eq(s.trip.n_demoted, 2);
+	ck_assert_ptr_nonnull(culprit_of(a.tid));
+	ck_assert_ptr_nonnull(culprit_of(b.tid));
+	ck_assert_int_eq(culprit_of(b.tid)->policy, SCHED_RR);
 	ck_assert_int_eq(policy_of(a.tid), SCHED_OTHER);
 	ck_assert_int_eq(policy_of(b.tid), SCHED_OTHER);
-	ck_assert_msg(strstr(s.trip.culprits, "fifo/1") && strstr(s.trip.culprits, "rr/5") &&
-		      strstr(s.trip.culprits, "; CPU 0: tid"), "%s", s.trip.culprits);
 	unpublish();
 	spinner_stop(&a);
 	spinner_stop(&b);

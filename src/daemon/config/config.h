@@ -98,6 +98,7 @@ struct principal {
 	cpu_set_t cpus;
 	bool has_min_nice;
 	int min_nice;         /* the lowest nice granted (higher weight below needs root) */
+	bool session_active;  /* session = active: counts only while the user has an active local session */
 	struct key_origin origin;
 	short file;
 	unsigned line;

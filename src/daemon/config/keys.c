@@ -166,6 +166,11 @@ static const struct config_key principal_keys[P_N] = {
 	[P_CPUS] = { .name = "cpus", .type = KEY_CPUS, AT(C, cpus), HAS(C, has_cpus), .flags = KEY_SHOW_SET },
 	[P_MIN_NICE] = { .name = "min-nice", .type = KEY_INT, .min = -20, .max = 19, AT(C, min_nice),
 			 HAS(C, has_min_nice), .flags = KEY_SHOW_SET },
+	/* active: the section counts only while the user sits at the machine (sd-login) */
+	[P_SESSION] = { .name = "session", .type = KEY_ENUM, AT(C, session_active), .flags = KEY_SHOW_SET,
+			.choices = (const struct key_choice[]){ { "any", false }, { "active", true }, { NULL, 0 } },
+			.bad = "'%s' is not valid; use any, or active (only while the user has an active session "
+			       "on a local seat)" },
 };
 #undef C
 

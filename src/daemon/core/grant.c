@@ -11,6 +11,8 @@
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/limits.h"
 #include "daemon/sys/policy.h"
+#include "daemon/sys/session.h"
+#include "daemon/sys/subid.h"
 #include "daemon/core/grant.h"
 #include "daemon/sys/proc.h"
 
@@ -47,14 +49,49 @@ bool grant_owns(uid_t uid, const struct proc_status *target)
 	return uid == target->uid && uid == target->euid;
 }
 
-int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid)
+/* The user who owns uid's subordinate range: its passwd entry in *pw
+ * (copied), or false if uid lies in none (or in root's: a root-owned range
+ * is the host's containers, whose users are their own). */
+static bool subordinate_owner(uid_t uid, struct passwd *out, char *name, size_t len)
 {
 	struct passwd *pw;
+	char owner[CONFIG_NAME_MAX];
+	char *end;
+	unsigned long n;
+
+	if (subid_owner(SUBID_FILE, uid, owner, sizeof(owner)) < 0)
+		return false;
+	/* shadow takes a user name or a uid in digits */
+	n = strtoul(owner, &end, 10);
+	pw = *owner && !*end ? getpwuid((uid_t)n) : getpwnam(owner);
+	if (!pw || pw->pw_uid == 0 || pw->pw_uid == uid)
+		return false;
+	snprintf(name, len, "%s", pw->pw_name);
+	*out = *pw;
+	out->pw_name = name;
+	return true;
+}
+
+uid_t grant_account(uid_t uid)
+{
+	struct passwd own;
+	char name[CONFIG_NAME_MAX];
+
+	if (uid == 0 || getpwuid(uid))
+		return uid;
+	return subordinate_owner(uid, &own, name, sizeof(name)) ? own.pw_uid : uid;
+}
+
+int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid)
+{
+	struct passwd *pw, own;
+	char name[CONFIG_NAME_MAX];
 
 	memset(s, 0, sizeof(*s));
 	s->uid = uid;
 	s->gid = gid;
 	s->pid = pid;
+	s->account = uid;
 	/* root needs no name: it is privileged whatever the groups say */
 	if (uid == 0) {
 		snprintf(s->user, sizeof(s->user), "root");
@@ -62,9 +99,20 @@ int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t ui
 		return 0;
 	}
 	pw = getpwuid(uid);
-	if (pw)
+	if (!pw && subordinate_owner(uid, &own, name, sizeof(name))) {
+		/* the owner's limits and groups; never its privilege (admin-group) */
+		s->account = own.pw_uid;
+		s->subordinate = true;
+		s->gid = own.pw_gid;
+		snprintf(s->user, sizeof(s->user), "%s", own.pw_name);
+		return 0;
+	}
+	if (pw) {
 		snprintf(s->user, sizeof(s->user), "%s", pw->pw_name);
-	s->privileged = uid == 0 || (c->admin_group[0] && in_group(s, c->admin_group));
+		if (gid == (gid_t)-1)
+			s->gid = pw->pw_gid;
+	}
+	s->privileged = c->admin_group[0] && in_group(s, c->admin_group);
 	return 0;
 }
 
@@ -101,9 +149,29 @@ static void merge(struct grant_limits *l, const struct principal *p, bool widen)
 	}
 }
 
+/* Whether a section counts for s now: session = active asks that the user
+ * sit at the machine (asked of logind once per lookup); one that does not is
+ * named in l->skipped. */
+static bool section_counts(const struct principal *p, const struct grant_subject *s, int *active,
+			   struct grant_limits *l)
+{
+	size_t off = strlen(l->skipped);
+
+	if (!p->session_active)
+		return true;
+	if (*active < 0)
+		*active = session_active_local(s->account);
+	if (*active)
+		return true;
+	snprintf(l->skipped + off, sizeof(l->skipped) - off, "%s[%s %s]", off ? ", " : "",
+		 p->is_group ? "group" : "user", p->name);
+	return false;
+}
+
 void grant_limits_get(const struct config *c, const struct grant_subject *s, struct grant_limits *l)
 {
 	const struct principal *u = s->user[0] ? config_find_principal(c, s->user, false) : NULL;
+	int active = -1;
 
 	/* Built in: nothing real-time for non-root users unless configured. */
 	memset(l, 0, sizeof(*l));
@@ -115,13 +183,28 @@ void grant_limits_get(const struct config *c, const struct grant_subject *s, str
 	snprintf(l->prio_from, sizeof(l->prio_from), "built-in default");
 	snprintf(l->policies_from, sizeof(l->policies_from), "built-in default");
 	snprintf(l->threads_from, sizeof(l->threads_from), "built-in default");
-	if (!u)
-		u = config_find_principal(c, "*", false);
+	/* [user NAME] replaces [user *]; one that does not count leaves [user *] */
+	if (u && !section_counts(u, s, &active, l))
+		u = NULL;
+	if (!u && (u = config_find_principal(c, "*", false)) && !section_counts(u, s, &active, l))
+		u = NULL;
 	if (u)
 		merge(l, u, false);
 	for (size_t i = 0; i < c->n_principals; i++)
-		if (c->principals[i].is_group && in_group(s, c->principals[i].name))
+		if (c->principals[i].is_group && in_group(s, c->principals[i].name) &&
+		    section_counts(&c->principals[i], s, &active, l))
 			merge(l, &c->principals[i], true);
+}
+
+/* " ([user *] does not apply: session = active, and USER has no active local
+ * session)", or "" */
+static const char *skipped_note(const struct grant_limits *l, const struct grant_subject *s, char *buf, size_t len)
+{
+	if (!l->skipped[0])
+		return "";
+	snprintf(buf, len, " (%s not counted: session = active there, and user %s has no active session on a "
+		 "local seat)", l->skipped, s->user);
+	return buf;
 }
 
 int grant_resolve(const struct config *c, const struct grant_request *req, struct sched_spec *out,
@@ -220,31 +303,34 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 	if (s->privileged)
 		return 0;
 	grant_limits_get(c, s, &l);
+	char note[512];
 	if (!(l.policies & (1u << spec->policy))) {
 		char allowed[64];
 		policy_mask_to_string(l.policies, allowed, sizeof(allowed));
-		snprintf(msg, len, "policy %s (%s) is not allowed for user %s by %s (policies = %s); ask for one of "
+		snprintf(msg, len, "policy %s (%s) is not allowed for user %s by %s (policies = %s)%s; ask for one of "
 			 "those, or add %s to policies in a [user] or [group] section for this user",
 			 policy_to_string(spec->policy), req->has_policy ? "requested" : what,
-			 s->user, l.policies_from, allowed, policy_to_string(spec->policy));
+			 s->user, l.policies_from, allowed, skipped_note(&l, s, note, sizeof(note)),
+			 policy_to_string(spec->policy));
 		return REFUSE_POLICY;
 	}
-	if (s->has_nice_floor) {
-		/* rtkit's MinNiceLevel, which its clients read and keep to */
+	if (s->has_nice_floor && s->nice_floor > l.min_nice) {
+		/* rtkit's MinNiceLevel narrows what [user]/[group] allow, never
+		 * widens it: a bus caller gets no more than a socket client */
 		l.min_nice = s->nice_floor;
 		snprintf(l.nice_from, sizeof(l.nice_from), "[rtkit] min-nice-level");
 	}
 	if (spec->nice < l.min_nice) {
-		snprintf(msg, len, "nice %d (%s) is below min-nice %d for user %s set by %s; ask for %d or more, "
-			 "or lower min-nice there", spec->nice,
-			 req->has_nice ? "requested" : what, l.min_nice, s->user, l.nice_from, l.min_nice);
+		snprintf(msg, len, "nice %d (%s) is below min-nice %d for user %s set by %s%s; ask for %d or more, "
+			 "or lower min-nice there", spec->nice, req->has_nice ? "requested" : what, l.min_nice, s->user,
+			 l.nice_from, skipped_note(&l, s, note, sizeof(note)), l.min_nice);
 		return REFUSE_NICE;
 	}
 	if (spec->priority > l.max_priority) {
-		snprintf(msg, len, "priority %d (%s) is above max-priority %d for user %s set by %s; ask for %d or "
+		snprintf(msg, len, "priority %d (%s) is above max-priority %d for user %s set by %s%s; ask for %d or "
 			 "less, or raise max-priority there (or in a [group] section of one of the user's groups)",
 			 spec->priority, req->has_priority ? "requested" : what, l.max_priority, s->user,
-			 l.prio_from, l.max_priority);
+			 l.prio_from, skipped_note(&l, s, note, sizeof(note)), l.max_priority);
 		return REFUSE_PRIORITY;
 	}
 	if (spec->has_cpus && l.has_cpus) {
@@ -290,8 +376,9 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 		}
 	}
 	if (held + adding > (size_t)l.max_threads) {
-		snprintf(msg, len, "user %s holds %zu thread%s and may hold %d (max-threads in %s)",
-			 s->user, held, held == 1 ? "" : "s", l.max_threads, l.threads_from);
+		snprintf(msg, len, "user %s holds %zu thread%s and may hold %d (max-threads in %s)%s",
+			 s->user, held, held == 1 ? "" : "s", l.max_threads, l.threads_from,
+			 s->subordinate ? "; its subordinate uids count as the user" : "");
 		return REFUSE_QUOTA;
 	}
 	return 0;

@@ -22,15 +22,22 @@ struct grant_request {
 	cpu_set_t cpus;
 };
 
-/* The client: from SO_PEERCRED, with its groups looked up. */
+/* Who asks: a client (SO_PEERCRED, the bus), or the owner of a thread a
+ * rule matched, with its user and groups looked up. */
 struct grant_subject {
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
-	bool privileged;              /* root or a member of admin-group */
-	bool has_nice_floor;          /* the front end sets the nice floor ([rtkit] min-nice-level) */
+	/* Whose limits, quota, rate bucket and connection slots these are: uid
+	 * itself, or for a uid without a passwd entry that lies in a user's
+	 * /etc/subuid range, that user (subid.h): a user's subordinate uids
+	 * are limited together with it, never each on its own. */
+	uid_t account;
+	bool subordinate;             /* account is the owner of uid's subordinate range */
+	bool privileged;              /* root or a member of admin-group (never a subordinate uid) */
+	bool has_nice_floor;          /* the front end has a nice floor of its own ([rtkit] min-nice-level) */
 	int nice_floor;
-	char user[CONFIG_NAME_MAX];
+	char user[CONFIG_NAME_MAX];   /* the account's name, "" if it has none */
 };
 
 /* A user's effective limits, with where each came from. */
@@ -46,6 +53,9 @@ struct grant_limits {
 	char policies_from[CONFIG_NAME_MAX + 16];
 	char threads_from[CONFIG_NAME_MAX + 16];
 	char cpus_from[CONFIG_NAME_MAX + 16];
+	/* sections left out because they ask for a session the user has not
+	 * ("[user *] (session = active)"), for the refusal's message */
+	char skipped[160];
 };
 
 /* Whether the task runs as uid, both its real and its effective uid. The
@@ -55,10 +65,15 @@ struct grant_limits {
  * for both. An unprivileged subject must pass it for every thread it names,
  * whatever process it speaks from. */
 bool grant_owns(uid_t uid, const struct proc_status *target);
-/* Fill a subject for uid/gid/pid; privileged for root and admin-group members. */
+/* Fill a subject for uid/gid/pid (gid (gid_t)-1: the user's primary group
+ * from its passwd entry); privileged for root and admin-group members. */
 int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid);
+/* The account of uid (see struct grant_subject), without the rest. */
+uid_t grant_account(uid_t uid);
 /* Limits of a non-privileged subject: [user NAME] or else [user *], widened
- * by every [group NAME] the user is in (per key, the most generous). */
+ * by every [group NAME] the user is in (per key, the most generous); a
+ * section with session = active counts only while the user has an active
+ * session on a local seat (session.h). */
 void grant_limits_get(const struct config *c, const struct grant_subject *s, struct grant_limits *l);
 /* Resolve a request to a spec: 0, or REFUSE_UNKNOWN_ROLE (with msg) if the
  * role is gone. */
@@ -78,7 +93,8 @@ struct grant_cap {
 /* Check a resolved spec against a subject's limits: 0 if allowed, else a
  * refusal (enum refusal) with msg naming the limit and where it is set, or
  * -errno (with msg) if the rtprio cap could not be read. `held` is how
- * many threads the subject already holds, `adding` how many more it asks for;
+ * many threads the subject's account already holds (registry_count_owner()),
+ * `adding` how many more it asks for;
  * `target` is the process whose RLIMIT_RTPRIO counts for rtprio-cap = rlimit.
  * With over-cap = clamp, spec->priority may be lowered (said in *cap). */
 int grant_check(const struct config *c, const struct grant_subject *s, const struct grant_request *req,

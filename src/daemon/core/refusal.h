@@ -28,6 +28,7 @@ enum refusal {
 	REFUSE_APPLY_FAILED,        /* the kernel refused the change (the diagnosis says why) */
 	REFUSE_BAD_HISTOGRAM,       /* jitter-attach: not a sealed memfd the size of a struct hist */
 	REFUSE_HISTOGRAM_LAYOUT,    /* jitter-attach: a histogram of another layout (another librtsched) */
+	REFUSE_RATE_LIMITED,        /* a [rule] grant past its owner's rate limit */
 	REFUSE__MAX
 };
 

@@ -112,13 +112,27 @@ size_t registry_n_threads(struct registry *r) { return r->n_threads; }
 size_t registry_n_processes(struct registry *r) { return r->n_procs; }
 bool registry_thread_pidfds(struct registry *r) { return r->thread_pidfd == 1; }
 
-size_t registry_count_owner(struct registry *r, uid_t uid)
+size_t registry_count_owner(struct registry *r, uid_t account)
 {
 	size_t n = 0;
 
 	for (struct reg_thread *t = r->threads; t; t = t->next)
-		n += t->owner == uid;
+		n += t->account == account && !t->exempt;
 	return n;
+}
+
+void registry_set_account(struct reg_thread *t, uid_t account, bool exempt)
+{
+	t->account = account;
+	t->exempt = exempt;
+}
+
+void registry_set_process_account(struct reg_process *p, uid_t account)
+{
+	p->account = account;
+	for (struct reg_thread *t = p->reg->threads; t; t = t->next)
+		if (t->proc == p)
+			t->account = account;
 }
 
 /* A pidfd that becomes readable when the thread (or, for a process, the
@@ -245,7 +259,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	 * SCHED_OTHER now and what it asked for when the cooldown ends */
 	t->demoted = false;
 	if (policy_is_realtime(want.policy) &&
-	    registry_held(t->reg, t->pid, t->source == REG_SOURCE_RULE ? t->req.role : NULL)) {
+	    registry_held(t->reg, t->account, t->pid, t->source == REG_SOURCE_RULE ? t->req.role : NULL)) {
 		t->demoted_from = registry_policy_of(&want);
 		t->demoted = true;
 		want.policy = SCHED_OTHER;
@@ -325,13 +339,18 @@ static void thread_restore(struct reg_thread *t)
  * holds now is what the previous daemon set. */
 static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
 		      const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
-		      const struct reg_saved *saved, struct reg_thread **out, char *msg, size_t len)
+		      const struct reg_saved *saved, uint64_t pin, struct reg_thread **out, char *msg, size_t len)
 {
 	struct reg_thread *t = registry_find(r, tid);
 	struct proc_stat st;
 	bool stat_later;
 	int e, rr;
 
+	if (t && pin && t->starttime && t->starttime != pin) {
+		snprintf(msg, len, "tid %d is no longer the thread that was checked (it exited; the id was reused)",
+			 (int)tid);
+		return REFUSE_STALE_THREAD;
+	}
 	if (t) {
 		/* Asked again: the new request replaces the old, originals stay. */
 		e = thread_apply(t, spec, msg, len);
@@ -339,6 +358,8 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 			return e;
 		t->req = *req;
 		t->owner = owner;
+		t->account = proc ? proc->account : owner;
+		t->exempt = false;
 		t->source = source;
 		if (source != REG_SOURCE_PROCESS && t->proc) {
 			t->proc->n_threads--; /* registered on its own now */
@@ -358,6 +379,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	t->tid = tid;
 	t->pid = pid;
 	t->owner = owner;
+	t->account = proc ? proc->account : owner;
 	t->req = *req;
 	t->proc = proc;
 	t->source = source;
@@ -371,9 +393,9 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	 * policy is set: /proc/TID/stat costs ~7 µs here, on the path from a
 	 * rename to the policy (issue 15). Without one, or to check a journal
 	 * entry, first. */
-	stat_later = !saved && t->pidfd >= 0 && registry_thread_pidfds(r);
+	stat_later = !saved && !pin && t->pidfd >= 0 && registry_thread_pidfds(r);
 	rr = stat_later ? 0 : proc_read_stat(tid, &st);
-	if (rr == 0 && saved && st.starttime != saved->starttime)
+	if (rr == 0 && ((saved && st.starttime != saved->starttime) || (pin && st.starttime != pin)))
 		rr = -ESTALE;
 	if (rr == 0 && saved) {
 		t->original = saved->original;
@@ -443,14 +465,21 @@ int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, e
 			const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
 			struct reg_thread **out, char *msg, size_t len)
 {
-	return thread_add(r, tid, pid, owner, source, req, spec, proc, NULL, out, msg, len);
+	return thread_add(r, tid, pid, owner, source, req, spec, proc, NULL, 0, out, msg, len);
+}
+
+int registry_add_thread_pinned(struct registry *r, pid_t tid, pid_t pid, uint64_t starttime, uid_t owner,
+			       enum reg_source source, const struct grant_request *req, const struct sched_spec *spec,
+			       struct reg_thread **out, char *msg, size_t len)
+{
+	return thread_add(r, tid, pid, owner, source, req, spec, NULL, NULL, starttime, out, msg, len);
 }
 
 int registry_adopt_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
 			  const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
 			  const struct reg_saved *saved, char *msg, size_t len)
 {
-	return thread_add(r, tid, pid, owner, source, req, spec, proc, saved, NULL, msg, len);
+	return thread_add(r, tid, pid, owner, source, req, spec, proc, saved, 0, NULL, msg, len);
 }
 
 /* The ring slot for tid (its old entry if it has one), filled with who it is. */
@@ -605,6 +634,7 @@ int registry_adopt_process(struct registry *r, pid_t pid, uint64_t starttime, ui
 	if ((rr = process_new(r, pid, starttime, &p)) < 0)
 		return rr;
 	p->owner = owner;
+	p->account = owner;
 	p->req = *req;
 	registry_notify(r, REG_EV_PROC_SET, NULL, p);
 	*out = p;
@@ -623,14 +653,31 @@ void registry_restore_saved(pid_t tid, const struct reg_saved *saved)
 int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
 			 const struct sched_spec *spec, struct reg_process **out, char *msg, size_t len)
 {
+	return registry_add_process_pinned(r, pid, 0, owner, req, spec, out, msg, len);
+}
+
+int registry_add_process_pinned(struct registry *r, pid_t pid, uint64_t starttime, uid_t owner,
+				const struct grant_request *req, const struct sched_spec *spec, struct reg_process **out,
+				char *msg, size_t len)
+{
 	struct reg_process *p = registry_find_process(r, pid);
 	struct proc_stat st;
 	int rr;
 
+	if (p && starttime && p->starttime != starttime) {
+		snprintf(msg, len, "pid %d is no longer the process that was checked (it exited; the id was reused)",
+			 (int)pid);
+		return REFUSE_STALE_THREAD;
+	}
 	if (!p) {
 		if ((rr = proc_read_stat(pid, &st)) < 0) {
 			snprintf(msg, len, "pid %d: %s", (int)pid, rr == -ESRCH ? "no such process" : strerror(-rr));
 			return rr == -ESRCH ? REFUSE_NO_SUCH_THREAD : rr;
+		}
+		if (starttime && st.starttime != starttime) {
+			snprintf(msg, len, "pid %d is no longer the process that was checked (it exited; the id was "
+				 "reused)", (int)pid);
+			return REFUSE_STALE_THREAD;
 		}
 		if ((rr = process_new(r, pid, st.starttime, &p)) < 0) {
 			snprintf(msg, len, "out of memory");
@@ -643,6 +690,7 @@ int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struc
 				log_warnx("pid %d: %s", (int)pid, msg);
 	}
 	p->owner = owner;
+	p->account = owner;
 	p->req = *req;
 	registry_notify(r, REG_EV_PROC_SET, NULL, p);
 	msg[0] = '\0';
@@ -708,9 +756,8 @@ static void process_new_thread(struct registry *r, const struct config *c, struc
 	/* the owner's limits hold for threads the process creates later too */
 	struct grant_subject subj;
 	struct grant_cap cap;
-	struct passwd *pw = getpwuid(p->owner);
-	grant_subject_init(&subj, c, p->owner, pw ? pw->pw_gid : (gid_t)-1, pid);
-	e = grant_check(c, &subj, &p->req, &spec, pid, subj.privileged ? 0 : registry_count_owner(r, p->owner), 1,
+	grant_subject_init(&subj, c, p->owner, (gid_t)-1, pid);
+	e = grant_check(c, &subj, &p->req, &spec, pid, subj.privileged ? 0 : registry_count_owner(r, p->account), 1,
 			&cap, msg, sizeof(msg));
 	if (e != 0) {
 		if (!quiet_repeat || !refused_before(r, tid, e))
@@ -732,6 +779,36 @@ void registry_on_new_thread(struct registry *r, const struct config *c, pid_t ti
 
 	if (p && !registry_find(r, tid))
 		process_new_thread(r, c, p, tid, false);
+}
+
+void registry_on_exec(struct registry *r, pid_t pid)
+{
+	struct reg_process *p = registry_find_process(r, pid);
+	/* an exec leaves the main thread alone (its tid is the pid): the
+	 * others are gone, their exits come as such */
+	struct reg_thread *t = registry_find(r, pid);
+	struct proc_status ps;
+
+	if (t && (t->proc || t->owner == 0))
+		t = NULL;
+	if ((!p || p->owner == 0) && !t)
+		return;   /* every exec on the machine comes here: nothing of ours */
+	if (proc_read_status(pid, &ps) < 0)
+		return;   /* gone: its exit comes next */
+	/* what a user registered is its program's: one that exec'd a setuid
+	 * program (root's now, or another user's) is not, though its pid is */
+	if (p && p->owner != 0 && !grant_owns(p->owner, &ps)) {
+		log_notice("pid %d exec'd a program that runs as uid %u (effective %u), not as uid %u who registered "
+			   "it: its registration ends and its threads get back what they had", (int)pid,
+			   (unsigned)ps.uid, (unsigned)ps.euid, (unsigned)p->owner);
+		registry_remove_process(r, p, true);
+	}
+	if (t && !grant_owns(t->owner, &ps)) {
+		log_notice("tid %d: its process exec'd a program that runs as uid %u (effective %u), not as uid %u who "
+			   "registered it: restoring it", (int)t->tid, (unsigned)ps.uid, (unsigned)ps.euid,
+			   (unsigned)t->owner);
+		registry_remove_thread(r, t, true);
+	}
 }
 
 void registry_on_exit(struct registry *r, pid_t tid)

@@ -30,13 +30,15 @@ struct proc_rlimits;
 struct reg_thread {
 	pid_t tid, pid;
 	uint64_t starttime;
-	uid_t owner;
+	uid_t owner;                  /* the uid it is managed for: the client's, or the thread's own (a rule) */
+	uid_t account;                /* whose quota it counts against (grant.h): owner, or its subordinate range's owner */
 	enum reg_source source;
 	struct grant_request req;
 	struct task_sched original;
 	struct task_sched applied;
 	bool cpus_changed;
 	bool demoted;                 /* by the watchdog; demoted_from comes back after the cooldown */
+	bool exempt;                  /* granted by a [rule] that names its users: outside every quota */
 	int pidfd;                    /* in the registry's exit epoll set while >= 0 */
 	uint64_t since_usec;          /* CLOCK_REALTIME */
 	uint64_t ss_delay0, ss_count0; /* schedstat at registration (or the last jitter reset) */
@@ -50,6 +52,7 @@ struct reg_process {
 	pid_t pid;
 	uint64_t starttime;
 	uid_t owner;
+	uid_t account;                /* as reg_thread's; its new threads get it */
 	struct grant_request req;
 	int pidfd;
 	sd_event_source *exit_src;
@@ -106,14 +109,25 @@ struct reg_thread *registry_threads(struct registry *r);
 struct reg_process *registry_processes(struct registry *r);
 size_t registry_n_threads(struct registry *r);
 size_t registry_n_processes(struct registry *r);
-/* Threads held by an owner uid. */
-size_t registry_count_owner(struct registry *r, uid_t uid);
+/* Threads counted against an account's quota (max-threads): its own and
+ * its subordinate uids', but for those a [rule] naming its users granted. */
+size_t registry_count_owner(struct registry *r, uid_t account);
+/* Count t (or a process's threads, now and later) against `account`
+ * instead of its owner; `exempt`: against no one. A new registration
+ * starts counted against its owner. */
+void registry_set_account(struct reg_thread *t, uid_t account, bool exempt);
+void registry_set_process_account(struct reg_process *p, uid_t account);
 /* Manage thread `tid` of process `pid` with `spec` (or re-apply to one already
  * managed). Returns 0, else a refusal (enum refusal) or -errno, with msg
  * filled. */
 int registry_add_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
 			const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
 			struct reg_thread **out, char *msg, size_t len);
+/* The same for a thread pinned before its checks: only if its start time is
+ * still `starttime` (the tid not reused since it was checked). */
+int registry_add_thread_pinned(struct registry *r, pid_t tid, pid_t pid, uint64_t starttime, uid_t owner,
+			       enum reg_source source, const struct grant_request *req, const struct sched_spec *spec,
+			       struct reg_thread **out, char *msg, size_t len);
 /* Take over a thread a previous rtschedd managed: only if its start time is
  * still `saved->starttime`; its recorded originals are what will be restored.
  * Returns as registry_add_thread(). */
@@ -124,6 +138,10 @@ int registry_adopt_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner,
  * registry_add_thread(). */
 int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
 			 const struct sched_spec *spec, struct reg_process **out, char *msg, size_t len);
+/* The same for a process pinned before its checks (see above). */
+int registry_add_process_pinned(struct registry *r, pid_t pid, uint64_t starttime, uid_t owner,
+				const struct grant_request *req, const struct sched_spec *spec, struct reg_process **out,
+				char *msg, size_t len);
 /* Take over a process a previous rtschedd managed, if its start time still
  * matches; its threads come through registry_adopt_thread(). */
 int registry_adopt_process(struct registry *r, pid_t pid, uint64_t starttime, uid_t owner,
@@ -137,6 +155,10 @@ void registry_remove_thread(struct registry *r, struct reg_thread *t, bool resto
 void registry_remove_process(struct registry *r, struct reg_process *p, bool restore);
 /* A thread was created (proc connector): manage it if its process is registered. */
 void registry_on_new_thread(struct registry *r, const struct config *c, pid_t tid, pid_t pid);
+/* Process pid exec'd (proc connector): a registration of it (or of its
+ * thread) by a user it does not run as any more, real and effective uid
+ * (a setuid program), ends, its threads restored. */
+void registry_on_exec(struct registry *r, pid_t pid);
 /* A task exited (proc connector, or a pidfd). */
 void registry_on_exit(struct registry *r, pid_t tid);
 /* Re-read the task lists of registered processes: new threads are managed,
@@ -161,14 +183,23 @@ struct reg_thread *registry_demote_thread(struct registry *r, pid_t tid, uint64_
  * threads held get SCHED_OTHER at every apply (a reload, a rule match, a new
  * thread) and what they asked for afterwards. Everyone's ... */
 void registry_hold_all(struct registry *r);
-/* ... or only the process of culprit t, and the [rule] that matched it (so a
- * restarted program is held too). 0, or -ENOMEM (then everyone is held). */
+/* ... or the culprit's: a hold is per account and, for a thread a [rule]
+ * matched, per rule, so neither a fork nor a new process of the same user
+ * escapes it, and another user the same rule matches is not caught by it:
+ *   - a [rule] match: the rule's matches of the culprit's account, and the
+ *     culprit's process;
+ *   - a registration of a non-root account: every real-time grant of it;
+ *   - root's registration: the culprit's process (root is every service).
+ * 0, or -ENOMEM (then everyone is held). */
 int registry_hold_thread(struct registry *r, const struct reg_thread *t);
-/* Whether real-time is held back for process pid, or for a thread that the
- * [rule] `rule` matched (NULL: not a rule match). */
-bool registry_held(struct registry *r, pid_t pid, const char *rule);
-/* Who is held, for the log and status: "pid 12 (olad) and rule ola-main, ..."
- * or "every process"; "" if no one. */
+/* The same for a culprit the registry does not know (any more): a thread
+ * of account, pid, that the rule `rule` ("" none) matched. */
+int registry_hold(struct registry *r, uid_t account, pid_t pid, const char *rule);
+/* Whether real-time is held back for a thread of account in process pid
+ * that the [rule] `rule` matched (NULL: not a rule match). */
+bool registry_held(struct registry *r, uid_t account, pid_t pid, const char *rule);
+/* Who is held, for the log and status: "uid 1000 (alice)", "rule ola-main of
+ * uid 0 and pid 12 (olad)", ..., or "every process"; "" if no one. */
 void registry_holds_text(struct registry *r, char *buf, size_t len);
 /* After the cooldown: release the holds and give demoted threads their
  * real-time settings back. Returns how many got them. */

@@ -4,6 +4,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,36 +71,50 @@ static uint64_t process_starttime(pid_t pid)
 	return proc_read_stat(pid, &st) == 0 ? st.starttime : 0;
 }
 
-int registry_hold_thread(struct registry *r, const struct reg_thread *t)
+int registry_hold(struct registry *r, uid_t account, pid_t pid, const char *rule)
 {
-	const char *rule = t->source == REG_SOURCE_RULE ? t->req.role : "";
-	uint64_t start = t->proc ? t->proc->starttime : process_starttime(t->pid);
-	struct reg_hold *h;
+	struct reg_hold *h, want = { .account = account };
 
-	for (size_t i = 0; i < r->n_holds; i++)
-		if (r->holds[i].pid == t->pid && r->holds[i].starttime == start && strcmp(r->holds[i].rule, rule) == 0)
+	/* a rule's hold: its matches of the account, and the culprit's process;
+	 * a registration's: the whole account, but root's only its process */
+	snprintf(want.rule, sizeof(want.rule), "%s", rule ? rule : "");
+	if (want.rule[0] || account == 0) {
+		want.pid = pid;
+		want.starttime = process_starttime(pid);
+	}
+	for (size_t i = 0; i < r->n_holds; i++) {
+		h = &r->holds[i];
+		if (h->account == want.account && h->pid == want.pid && h->starttime == want.starttime &&
+		    strcmp(h->rule, want.rule) == 0)
 			return 0;
+	}
 	h = realloc(r->holds, (r->n_holds + 1) * sizeof(*h));
 	if (!h) {
 		r->hold_all = true;   /* cannot say whom: hold everyone rather than no one */
 		return -ENOMEM;
 	}
 	r->holds = h;
-	h = &r->holds[r->n_holds++];
-	h->pid = t->pid;
-	h->starttime = start;
-	snprintf(h->rule, sizeof(h->rule), "%s", rule);
+	r->holds[r->n_holds++] = want;
 	return 0;
 }
 
-bool registry_held(struct registry *r, pid_t pid, const char *rule)
+int registry_hold_thread(struct registry *r, const struct reg_thread *t)
+{
+	return registry_hold(r, t->account, t->pid, t->source == REG_SOURCE_RULE ? t->req.role : "");
+}
+
+bool registry_held(struct registry *r, uid_t account, pid_t pid, const char *rule)
 {
 	if (r->hold_all)
 		return true;
 	for (size_t i = 0; i < r->n_holds; i++) {
 		const struct reg_hold *h = &r->holds[i];
-		if ((rule && h->rule[0] && strcmp(h->rule, rule) == 0) ||
-		    (h->pid == pid && h->starttime == process_starttime(pid)))
+
+		if (h->account != account)
+			continue;
+		if (h->rule[0] && rule && strcmp(h->rule, rule) == 0)
+			return true;
+		if (h->pid ? h->pid == pid && h->starttime == process_starttime(pid) : !h->rule[0])
 			return true;
 	}
 	return false;
@@ -112,10 +127,22 @@ void registry_holds_text(struct registry *r, char *buf, size_t len)
 	snprintf(buf, len, "%s", r->hold_all ? "every process" : "");
 	for (size_t i = 0; !r->hold_all && i < r->n_holds && off < len; i++) {
 		const struct reg_hold *h = &r->holds[i];
+		struct passwd *pw = getpwuid(h->account);
+		char who[128] = "", proc[64] = "";
 		struct proc_stat st;
-		int k = snprintf(buf + off, len - off, "%spid %d (%s)%s%s", off ? ", " : "", (int)h->pid,
-				 proc_read_stat(h->pid, &st) == 0 && st.starttime == h->starttime ? st.comm : "gone",
-				 h->rule[0] ? " and rule " : "", h->rule);
+		int k;
+
+		snprintf(who, sizeof(who), "uid %u%s%s%s", (unsigned)h->account, pw ? " (" : "", pw ? pw->pw_name : "",
+			 pw ? ")" : "");
+		if (h->pid)
+			snprintf(proc, sizeof(proc), "pid %d (%s)", (int)h->pid,
+				 proc_read_stat(h->pid, &st) == 0 && st.starttime == h->starttime ? st.comm : "gone");
+		if (h->rule[0])
+			k = snprintf(buf + off, len - off, "%s%s and rule %s of %s", off ? ", " : "", proc, h->rule, who);
+		else if (h->pid)
+			k = snprintf(buf + off, len - off, "%s%s", off ? ", " : "", proc);
+		else
+			k = snprintf(buf + off, len - off, "%severy grant of %s", off ? ", " : "", who);
 		if (k < 0)
 			break;
 		off += (size_t)k;

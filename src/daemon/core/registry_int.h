@@ -32,7 +32,8 @@ struct registry {
 	/* watchdog cooldown: who gets SCHED_OTHER now and real-time afterwards */
 	bool hold_all;
 	struct reg_hold {
-		pid_t pid;
+		uid_t account;                 /* only this account's threads are held */
+		pid_t pid;                     /* 0: any process of the account */
 		uint64_t starttime;            /* the process's: a reused pid is not held */
 		char rule[CONFIG_NAME_MAX];    /* "" or the [rule] that matched the culprit */
 	} *holds;

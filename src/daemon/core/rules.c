@@ -4,6 +4,7 @@
 #include "autoconfig.h"
 
 #include <dirent.h>
+#include <time.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,9 +14,18 @@
 
 #include "daemon/sys/log.h"
 #include "daemon/sys/proc.h"
+#include "daemon/core/grant.h"
 #include "daemon/core/match.h"
 #include "daemon/core/registry.h"
 #include "daemon/core/rules.h"
+
+static uint64_t now_monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 struct subject_buf {
 	struct match_subject s;
@@ -90,15 +100,66 @@ static int load_subject(const struct config *c, pid_t tid, pid_t pid, const char
 	return 0;
 }
 
-void rules_on_task(struct registry *r, const struct config *c, pid_t tid, pid_t pid, const char *comm, bool force)
+/* The owner of a thread a rule matched: its effective uid, as the owner of
+ * its /proc directory says (one stat; the matching path is timed, bench's
+ * "match"). Whoever runs a setuid program cannot rename its threads (the
+ * kernel makes it not dumpable): it is the program owner's. -errno if gone. */
+static int thread_owner(pid_t pid, pid_t tid, uid_t *owner)
+{
+	return proc_task_owner(pid, tid, owner);
+}
+
+/* The grant of rule rl to thread tid (t: already managed, by this rule
+ * or another) as its owner's own request would be checked (rules.h): 0, or
+ * a refusal with msg. Fills who the thread is held for. */
+static int rule_grant_check(const struct rules_ctx *x, const struct rule *rl, struct reg_thread *t, pid_t tid,
+			    pid_t pid, struct grant_request *req, struct sched_spec *spec, struct grant_subject *subj,
+			    bool *exempt, char *msg, size_t len)
+{
+	const struct config *c = x->config;
+	struct grant_cap cap;
+	uid_t owner;
+	size_t held;
+	bool again;
+	int e;
+
+	if ((e = thread_owner(pid, tid, &owner)) < 0) {
+		snprintf(msg, len, "tid %d: no such thread", (int)tid);
+		return REFUSE_NO_SUCH_THREAD;
+	}
+	grant_subject_init(subj, c, owner, (gid_t)-1, pid);
+	/* user = or group =: the administrator's grant to those users by name */
+	*exempt = !subj->privileged && (rl->match.has_user || rl->match.has_group);
+	if (subj->privileged || *exempt)
+		return 0;
+	/* already held for this account by this rule: a re-evaluation (a reload)
+	 * adds nothing and costs no token */
+	again = t && t->source == REG_SOURCE_RULE && t->account == subj->account && !t->exempt &&
+		strcmp(t->req.role, rl->name) == 0;
+	if (!again && x->ratelimit && c->rate_limit &&
+	    !ratelimit_take(x->ratelimit, subj->account, now_monotonic_usec(), c->rate_limit, c->rate_burst)) {
+		snprintf(msg, len, "more than %u grants per second (burst %u) for user %s (uid %u); the rule is "
+			 "tried again when the thread is next seen (renamed, reload); raise rate-limit in [daemon]",
+			 c->rate_limit, c->rate_burst, subj->user[0] ? subj->user : "?", (unsigned)subj->account);
+		return REFUSE_RATE_LIMITED;
+	}
+	held = registry_count_owner(x->registry, subj->account);
+	return grant_check(c, subj, req, spec, pid, held, again ? 0 : 1, &cap, msg, len);
+}
+
+void rules_on_task(const struct rules_ctx *x, pid_t tid, pid_t pid, const char *comm, bool force)
 {
 	static pid_t self;
+	struct registry *r = x->registry;
+	const struct config *c = x->config;
 	struct reg_thread *t = registry_find(r, tid);
 	const struct rule *rl = NULL;
 	struct subject_buf b = { .comm = "?" }; /* the name in the log lines, if never read */
+	struct grant_subject subj;
 	struct grant_request req;
 	struct sched_spec spec;
 	char msg[512];
+	bool exempt;
 	int e;
 
 	if (t && t->source != REG_SOURCE_RULE)
@@ -121,33 +182,44 @@ void rules_on_task(struct registry *r, const struct config *c, pid_t tid, pid_t 
 	memset(&req, 0, sizeof(req));
 	snprintf(req.role, sizeof(req.role), "%s", rl->name);
 	spec = rl->spec;
-	e = registry_add_thread(r, tid, pid, 0, REG_SOURCE_RULE, &req, &spec, NULL, &t, msg, sizeof(msg));
+	e = rule_grant_check(x, rl, t, tid, pid, &req, &spec, &subj, &exempt, msg, sizeof(msg));
+	if (e == 0)
+		e = registry_add_thread(r, tid, pid, subj.uid, REG_SOURCE_RULE, &req, &spec, NULL, &t, msg,
+					sizeof(msg));
 	if (e != 0) {
 		if (e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {
 			log_warnx("rule %s matched tid %d (%s) but could not apply: %s", rl->name, (int)tid, b.comm, msg);
-			registry_note_refused(r, tid, pid, 0, REG_SOURCE_RULE, rl->name, e, msg);
+			/* a thread it managed before (another rule, or limits since
+			 * shrunk) goes back to what it had */
+			if ((t = registry_find(r, tid)) && t->source == REG_SOURCE_RULE)
+				registry_remove_thread(r, t, true);
+			registry_note_refused(r, tid, pid, subj.uid, REG_SOURCE_RULE, rl->name, e, msg);
 		}
 		return;
 	}
-	log_debug("rule %s matched tid %d (%s) of pid %d", rl->name, (int)tid, b.comm, (int)pid);
+	registry_set_account(t, subj.account, exempt);
+	log_debug("rule %s matched tid %d (%s) of pid %d, uid %u", rl->name, (int)tid, b.comm, (int)pid,
+		  (unsigned)subj.uid);
 }
 
-void rules_on_process(struct registry *r, const struct config *c, pid_t pid)
+void rules_on_process(const struct rules_ctx *x, pid_t pid)
 {
 	pid_t *tids;
 	size_t n;
 
-	if (!c->n_auto_rules && !registry_n_threads(r))
+	if (!x->config->n_auto_rules && !registry_n_threads(x->registry))
 		return;
 	if (proc_list_tasks(pid, &tids, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++)
-		rules_on_task(r, c, tids[i], pid, NULL, false);
+		rules_on_task(x, tids[i], pid, NULL, false);
 	free(tids);
 }
 
-size_t rules_scan(struct registry *r, const struct config *c, bool force)
+size_t rules_scan(const struct rules_ctx *x, bool force)
 {
+	struct registry *r = x->registry;
+	const struct config *c = x->config;
 	struct reg_thread *t, *tn;
 	struct dirent *de;
 	size_t seen = 0;
@@ -167,7 +239,7 @@ size_t rules_scan(struct registry *r, const struct config *c, bool force)
 			if (*end || pid <= 0 || proc_list_tasks((pid_t)pid, &tids, &n) < 0)
 				continue;
 			for (size_t i = 0; i < n; i++)
-				rules_on_task(r, c, tids[i], (pid_t)pid, NULL, force);
+				rules_on_task(x, tids[i], (pid_t)pid, NULL, force);
 			seen += n;
 			free(tids);
 		}

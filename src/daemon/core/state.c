@@ -334,7 +334,7 @@ static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct 
 	}
 	if ((e = grant_resolve(c, q, spec, msg, len)) != 0)
 		return e;
-	return grant_check(c, &subj, q, spec, pid, subj.privileged ? 0 : registry_count_owner(s->registry, owner),
+	return grant_check(c, &subj, q, spec, pid, subj.privileged ? 0 : registry_count_owner(s->registry, subj.account),
 			   adding, &cap, msg, len);
 }
 
@@ -391,8 +391,10 @@ static void adopt_process(struct state *s, char *line)
 			log_warnx("state journal: not re-adopting process %ld for uid %ld: %s", pid, owner, msg);
 		return;
 	}
-	if (registry_adopt_process(s->registry, (pid_t)pid, (uint64_t)st, (uid_t)owner, &q, &p) == 0)
+	if (registry_adopt_process(s->registry, (pid_t)pid, (uint64_t)st, (uid_t)owner, &q, &p) == 0) {
+		registry_set_process_account(p, grant_account((uid_t)owner));
 		s->adopted_procs++;
+	}
 }
 
 /* Re-adopt one thread ("T ...") line. */
@@ -450,8 +452,13 @@ static void adopt_thread(struct state *s, char *line)
 	}
 	e = registry_adopt_thread(s->registry, tid, pid, owner, (enum reg_source)source, &q, &spec, proc, &saved,
 				  msg, sizeof(msg));
-	if (e == 0)
+	if (e == 0) {
+		/* a subordinate uid's thread counts against its owner, as before */
+		struct reg_thread *t = registry_find(s->registry, tid);
+		if (t && !proc)
+			registry_set_account(t, grant_account(owner), false);
 		s->adopted_threads++;
+	}
 	else if (e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD)
 		log_warnx("re-adopting tid %d: %s", (int)tid, msg);
 	return;

@@ -254,7 +254,9 @@ static int explain_rt_eperm(struct diag_ctx *c, char *buf, size_t len, const cha
 				 "(RT group scheduling), so the kernel refuses real-time policies there; fix: %s",
 				 tid, b.group, b.fix);
 	}
-	if (s->loaded && s->restrict_rt == 1) {
+	/* blamed only if the kernel refuses it to rtschedd itself too (or that
+	 * could not be asked): systemd 252's filter lets sched_setattr through */
+	if (s->loaded && s->restrict_rt == 1 && s->rt_allowed != 1) {
 		char fix[DIAG_TEXT_MAX];
 		*code = "self-restrict-realtime";
 		diag_fix_restrict(s, fix, sizeof(fix));

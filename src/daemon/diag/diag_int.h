@@ -26,6 +26,7 @@ struct diag_proc {
 	int restrict_rt;                /* 1 RestrictRealtime=yes, 0 no, -errno unit not found */
 	bool transient;                 /* the unit was made by systemd-run (known from systemd) */
 	char restrict_src[PATH_MAX + 16];
+	int rt_allowed;                 /* self on the live system: kfeat_rt_allowed(); else -ENOSYS */
 };
 
 struct diag_ctx {

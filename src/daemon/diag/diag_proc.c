@@ -13,6 +13,7 @@
 #include <sys/capability.h>
 #include <unistd.h>
 
+#include "daemon/sys/kfeat.h"
 #include "daemon/sys/limits.h"
 #include "daemon/diag/diag_int.h"
 
@@ -72,6 +73,9 @@ int diag_proc_load(struct diag_ctx *c, struct diag_proc *p, pid_t pid)
 	    in_service(p))
 		p->restrict_rt = diag_unit_restrict_rt(c, p->unit, p->user_unit, &p->transient, p->restrict_src,
 						       sizeof(p->restrict_src));
+	/* what the kernel allows the checking process, asked of it (a fixture
+	 * tree has only the unit's word) */
+	p->rt_allowed = c->real && !pid && p->cap_sys_nice == 1 ? kfeat_rt_allowed() : -ENOSYS;
 	p->loaded = true;
 	return 0;
 }
@@ -146,7 +150,29 @@ void diag_check_self(struct diag_ctx *c)
 		diag_failed(c, "CAP_SYS_NICE of the checking process", s->cap_sys_nice);
 	}
 	diag_fmt(u, sizeof(u), "%s", s->unit[0] ? s->unit : "its unit");
-	if (s->restrict_rt == 1) {
+	if (s->rt_allowed == 0) {
+		/* the kernel refused it on a thread of its own: every apply fails */
+		if (s->restrict_rt == 1)
+			diag_fix_restrict(s, fix, sizeof(fix));
+		else
+			diag_fmt(fix, sizeof(fix), "start it without the seccomp filter (SystemCallFilter=, "
+				 "RestrictRealtime= of %s, the container's profile) and in a cpu cgroup with a "
+				 "real-time budget", u);
+		diag_add(c, s->restrict_rt == 1 ? "self-restrict-realtime" : "self-rt-refused", DIAG_ERROR, fix,
+			 "%s (pid %d) was refused a real-time policy on a thread of its own (sched_setattr: EPERM), "
+			 "so its every apply fails%s%s%s", s->st.name, (int)s->pid,
+			 s->restrict_rt == 1 ? "; its unit sets RestrictRealtime=yes (" : "",
+			 s->restrict_rt == 1 ? s->restrict_src : "", s->restrict_rt == 1 ? ")" : "");
+	} else if (s->rt_allowed == 1 && s->restrict_rt == 1) {
+		/* systemd 252's filter covers sched_setscheduler, not the
+		 * sched_setattr rtschedd applies with: it works, for now */
+		diag_fix_restrict(s, fix, sizeof(fix));
+		diag_add(c, "self-restrict-realtime", DIAG_WARNING, fix, "%s (pid %d) runs in %s, which sets "
+			 "RestrictRealtime=yes (%s), yet the kernel let it set a real-time policy on a thread of its "
+			 "own (this systemd's filter does not cover sched_setattr, which rtschedd applies with); a "
+			 "systemd whose filter does would make every apply fail", s->st.name, (int)s->pid, u,
+			 s->restrict_src);
+	} else if (s->rt_allowed < 0 && s->restrict_rt == 1) {
 		diag_fix_restrict(s, fix, sizeof(fix));
 		diag_add(c, "self-restrict-realtime", DIAG_ERROR, fix, "%s (pid %d) runs in %s, which sets "
 			 "RestrictRealtime=yes (%s): its every call to set a real-time policy fails with EPERM",

@@ -15,6 +15,7 @@
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
+#include "shared/escape.h"
 #include "shared/waiter.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/culprit.h"
@@ -23,7 +24,10 @@
 #include "daemon/sys/proc.h"
 #include "daemon/core/registry.h"
 
-#define SNAPSHOT_TRIES 1000
+/* A worker's update keeps the seqlock odd for a few ns: a histogram that
+ * stays unreadable this many times running is being kept moving, and its
+ * row is skipped rather than copied (14.5 KiB a try) on and on. */
+#define SNAPSHOT_TRIES 16
 
 struct source {
 	enum jitter_kind kind;
@@ -36,6 +40,8 @@ struct source {
 	const struct hist *shared;  /* timer: the worker's memfd, mapped read-only */
 	struct probe *probe;
 	struct hist *baseline;      /* `jitter --reset` point, or NULL */
+	dev_t dev;                  /* timer: the memfd, one thread's only */
+	ino_t ino;
 	struct source *next;
 };
 
@@ -114,28 +120,58 @@ static void add(struct jitter *j, struct source *s)
 	j->n++;
 }
 
-int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, int64_t period_ns, const char *strategy,
-		  int fd, char *msg, size_t len)
+int jitter_fd_check(int fd, char *msg, size_t len)
 {
 	const int need = F_SEAL_SHRINK | F_SEAL_GROW;
-	struct proc_stat st;
-	struct source *s;
+	int seals = fcntl(fd, F_GET_SEALS);
 	struct stat sb;
-	void *map;
-	int seals, r;
 
-	/* A worker could shrink its memfd under our mapping (SIGBUS for the
-	 * daemon): only sealed, fixed-size memfds are taken. */
-	seals = fcntl(fd, F_GET_SEALS);
+	/* F_GET_SEALS answers for memfds only (EINVAL for anything else, without
+	 * asking a file system): a worker could shrink an unsealed one under our
+	 * mapping (SIGBUS for the daemon) */
 	if (seals < 0 || (seals & need) != need || fstat(fd, &sb) < 0 || sb.st_size != (off_t)sizeof(struct hist)) {
 		snprintf(msg, len, "the descriptor must be a memfd of %zu bytes sealed with F_SEAL_SHRINK and "
 			 "F_SEAL_GROW (use rtsched_timer_attach)", sizeof(struct hist));
-		close(fd);
 		return REFUSE_BAD_HISTOGRAM;
 	}
-	map = mmap(NULL, sizeof(struct hist), PROT_READ, MAP_SHARED, fd, 0);
+	return 0;
+}
+
+int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, size_t max, int64_t period_ns,
+		  const char *strategy, int *fd, char *msg, size_t len)
+{
+	struct proc_stat st;
+	struct source *s;
+	struct stat sb;
+	size_t mine = 0;
+	void *map;
+	int r;
+
+	if ((r = jitter_fd_check(*fd, msg, len)) != 0)
+		return r;
+	if (fstat(*fd, &sb) < 0)
+		return -errno;
+	for (s = j->sources; s; s = s->next) {
+		if (s->kind != JITTER_TIMER || s->tid == tid)
+			continue;   /* a new timer on the same thread replaces the old */
+		if (s->dev == sb.st_dev && s->ino == sb.st_ino) {
+			snprintf(msg, len, "this memfd is the histogram of tid %d already; each thread's timer has a "
+				 "memfd of its own", (int)s->tid);
+			return REFUSE_BAD_HISTOGRAM;
+		}
+		mine += s->owner == owner;
+	}
+	if (mine >= max || j->n >= JITTER_SOURCES_MAX) {
+		snprintf(msg, len, "%s has %zu timer histograms attached and may have %zu (its max-threads)",
+			 mine >= max ? "this user" : "the daemon", mine >= max ? mine : j->n,
+			 mine >= max ? max : (size_t)JITTER_SOURCES_MAX);
+		return REFUSE_QUOTA;
+	}
+	/* a memfd now: its close cannot block */
+	map = mmap(NULL, sizeof(struct hist), PROT_READ, MAP_SHARED, *fd, 0);
 	r = map == MAP_FAILED ? -errno : 0;
-	close(fd);
+	close(*fd);
+	*fd = -1;
 	if (r < 0) {
 		snprintf(msg, len, "mmap: %s", strerror(-r));
 		return r;
@@ -163,6 +199,8 @@ int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, int64_t p
 	s->pid = pid;
 	s->starttime = st.starttime;
 	s->owner = owner;
+	s->dev = sb.st_dev;
+	s->ino = sb.st_ino;
 	s->period_ns = period_ns;
 	snprintf(s->strategy, sizeof(s->strategy), "%s", strategy);
 	snprintf(s->name, sizeof(s->name), "%s", st.comm);
@@ -368,18 +406,11 @@ int64_t jitter_worst_p99(struct jitter *j, char *who, size_t len)
 	return worst;
 }
 
-/* Prometheus label values escape backslash, double quote and newline. */
+/* A label: its value may be a thread's name, any bytes (escape.h). */
 static void label(FILE *f, const char *key, const char *v, bool last)
 {
 	fprintf(f, "%s=\"", key);
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(f, "\\%c", *v);
-		else if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
+	escape_prom(f, v);
 	fprintf(f, "\"%s", last ? "" : ",");
 }
 

@@ -45,12 +45,20 @@ int jitter_new(struct jitter **ret, struct registry *r);
  * (NULL: none, schedstat rows instead). */
 void jitter_set_observer(struct jitter *j, struct observer *o);
 void jitter_free(struct jitter *j);
-/* Take a worker's timer histogram (fd: a sealed memfd holding a struct
- * hist). The fd is consumed. Returns 0, else a refusal (enum refusal) or
- * -errno with msg. A new source is the caller's to report to the daemon (it
- * may start the tick). */
-int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, int64_t period_ns, const char *strategy,
-		  int fd, char *msg, size_t len);
+/* Most timer sources in all; one account may have at most its max-threads
+ * ([user]/[group]: as many as it may hold real-time threads). */
+#define JITTER_SOURCES_MAX 4096
+/* Whether fd is a sealed memfd the size of a struct hist, the only kind a
+ * timer is taken from: 0, or REFUSE_BAD_HISTOGRAM with msg. Asks nothing of
+ * a file's owner (a FUSE file cannot stall it): the seals come first. */
+int jitter_fd_check(int fd, char *msg, size_t len);
+/* Take a worker's timer histogram: *fd, which jitter_fd_check() accepted,
+ * is consumed (set to -1). `owner` may have at most `max` sources (the
+ * histogram of one thread each, one memfd each). Returns 0, else a refusal
+ * (enum refusal) or -errno with msg. A new source is the caller's to report
+ * to the daemon (it may start the tick). */
+int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, size_t max, int64_t period_ns,
+		  const char *strategy, int *fd, char *msg, size_t len);
 /* Start and stop probes to match the [probe NAME] sections of c. */
 void jitter_apply_config(struct jitter *j, const struct config *c);
 /* A task exited: drop its timer histogram. */

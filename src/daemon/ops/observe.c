@@ -4,6 +4,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,8 +103,10 @@ static void jitter_row_out(void *ud, const struct jitter_row *r)
 				proto_add_long(&x->out, pct[i].k, (long)v);
 		proto_add_long(&x->out, "max_ns", (long)hist_max(&r->h));
 		proto_add_long(&x->out, "mean_ns", (long)r->mean_ns);
+		/* the sums are the worker's to write: a stddev past LONG_MAX must
+		 * not reach the (undefined) conversion */
 		if (hist_stddev(&r->h, &d) == 0)
-			proto_add_long(&x->out, "stddev_ns", (long)d);
+			proto_add_long(&x->out, "stddev_ns", d < 0x1p63 ? (long)d : LONG_MAX);
 		proto_add_long(&x->out, "overruns", (long)hist_overruns(&r->h));
 		if (r->period_ns > 0 && hist_percentile(&r->h, 99, &v) == 0) {
 			char p[32];
@@ -203,38 +206,48 @@ void op_jitter_reset(struct ctx *x)
 	send_buf(x);
 }
 
-/* jitter-attach: watch a histogram the client's thread fills in a memfd it passed. */
+/* jitter-attach: watch a histogram the client's thread fills in a memfd it
+ * passed. The descriptor is kept only when it is one; anything else is left
+ * in x->fd, which the control socket closes off the event loop. */
 void op_jitter_attach(struct ctx *x)
 {
 	struct proc_status ps;
 	const char *strategy = proto_get(x->m, "strategy");
 	char msg[512];
 	long tid, period;
-	int e, fd = x->fd;
+	size_t max = JITTER_SOURCES_MAX;
+	int e;
 
-	x->fd = -1; /* ours now: jitter_attach consumes it */
-	if (fd < 0) {
+	if (x->fd < 0) {
 		refuse(x, PE_BAD_REQUEST, "jitter-attach needs the histogram memfd passed with SCM_RIGHTS");
 		return;
 	}
 	if (proto_get_long(x->m, "tid", 1, INT32_MAX, &tid) < 0 ||
 	    proto_get_long(x->m, "period_ns", 1, 60L * 1000000000L, &period) < 0 || !strategy ||
 	    strlen(strategy) >= 16) {
-		close(fd);
 		refuse(x, PE_BAD_REQUEST, "jitter-attach needs tid=TID period_ns=N strategy=NAME");
 		return;
 	}
+	if ((e = jitter_fd_check(x->fd, msg, sizeof(msg))) != 0) {
+		refuse(x, ops_wire_error(e), "%s", msg);
+		return;
+	}
 	if (proc_read_status((pid_t)tid, &ps) < 0) {
-		close(fd);
 		refuse(x, PE_NO_SUCH_THREAD, "tid %ld: no such thread", tid);
 		return;
 	}
 	if (may_act_on(x->peer, &x->subj, &ps, "tid", tid, msg, sizeof(msg)) < 0) {
-		close(fd);
 		refuse(x, PE_NOT_OWN_THREAD, "%s", msg);
 		return;
 	}
-	e = jitter_attach(x->svc->jitter, (pid_t)tid, ps.tgid, x->subj.uid, period, strategy, fd, msg, sizeof(msg));
+	/* a user may watch as many timers as it may hold real-time threads */
+	if (!x->subj.privileged) {
+		struct grant_limits l;
+		grant_limits_get(x->svc->config, &x->subj, &l);
+		max = (size_t)l.max_threads;
+	}
+	e = jitter_attach(x->svc->jitter, (pid_t)tid, ps.tgid, x->subj.account, max, period, strategy, &x->fd, msg,
+			  sizeof(msg));
 	if (e != 0) {
 		refuse(x, ops_wire_error(e), "%s", msg);
 		return;

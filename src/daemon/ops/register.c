@@ -17,6 +17,7 @@
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
+#include "daemon/testhook.h"
 #include "daemon/watchdog/safety.h"
 
 /* Where the ceiling came from, and whether the priority was clamped to it. */
@@ -108,12 +109,16 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 	struct grant_request req = *req_in;
 	struct sched_spec spec;
 	struct proc_status ps;
+	struct proc_stat pin;
 	size_t adding = 1;
 	int e, r;
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
-	if ((r = task_identity(peer, subj, id, known, &ps)) < 0) {
+	/* pinned first (its start time), then checked, then applied only if
+	 * still the same task: a tid checked as the caller's and reused by
+	 * another user's thread before the apply is refused, not changed */
+	if ((r = proc_read_stat(id, &pin)) < 0 || (r = task_identity(peer, subj, id, known, &ps)) < 0) {
 		snprintf(msg, len, "%s %d: %s", is_pid ? "pid" : "tid", (int)id,
 			 r == -ESRCH ? "no such task" : strerror(-r));
 		return REFUSE_NO_SUCH_THREAD;
@@ -125,12 +130,13 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 	}
 	if (may_act_on(peer, subj, &ps, is_pid ? "pid" : "tid", id, msg, len) < 0)
 		return REFUSE_NOT_OWN_THREAD;
+	testhook_pause("after-check");
 	if ((e = grant_resolve(s->config, &req, &spec, msg, len)) != 0)
 		return e;
 	/* during a cooldown, the runaway's own process (with watchdog-demote =
 	 * all, every process) waits; other programs still get real-time */
 	if (s->safety && safety_in_cooldown(s->safety) && policy_is_realtime(spec.policy) &&
-	    registry_held(s->registry, ps.tgid, NULL)) {
+	    registry_held(s->registry, subj->account, ps.tgid, NULL)) {
 		struct safety_status st;
 		char held[512];
 		safety_get_status(s->safety, &st);
@@ -145,33 +151,40 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 		if (proc_list_tasks(id, &tids, &adding) == 0)
 			free(tids);
 		/* registering again: only threads not yet held count against the quota */
-		if (rp && subj->uid == rp->owner)
+		if (rp && subj->account == rp->account)
 			adding = adding > rp->n_threads ? adding - rp->n_threads : 0;
 	} else {
 		struct reg_thread *held = registry_find(s->registry, id);
 
-		/* registering again a thread this uid holds adds nothing; taking one
-		 * over from another owner (root, a match rule) adds it to the quota */
-		if (held && held->owner == subj->uid)
+		/* registering again a thread this account holds adds nothing; taking
+		 * one over from another owner (root, a match rule) adds it to the quota */
+		if (held && held->account == subj->account && !held->exempt)
 			adding = 0;
 	}
 	e = grant_check(s->config, subj, &req, &spec, ps.tgid,
-			subj->privileged ? 0 : registry_count_owner(s->registry, subj->uid), adding, &out->cap, msg,
+			subj->privileged ? 0 : registry_count_owner(s->registry, subj->account), adding, &out->cap, msg,
 			len);
 	if (e != 0)
 		return e;
 	if (is_pid) {
-		e = registry_add_process(s->registry, id, subj->uid, &req, &spec, &out->process, msg, len);
+		e = registry_add_process_pinned(s->registry, id, pin.starttime, subj->uid, &req, &spec, &out->process,
+						msg, len);
 	} else {
+		/* what the front end read of the thread's limits, for this grant only */
 		registry_limits_known(s->registry, known ? known->tid : 0, known ? &known->limits : NULL);
-		e = registry_add_thread(s->registry, id, ps.tgid, subj->uid, source, &req, &spec, NULL, &out->thread,
-					msg, len);
+		e = registry_add_thread_pinned(s->registry, id, ps.tgid, pin.starttime, subj->uid, source, &req, &spec,
+					       &out->thread, msg, len);
 		registry_limits_known(s->registry, 0, NULL);
 	}
 	if (e == REFUSE_APPLY_FAILED)
 		snprintf(out->diag, sizeof(out->diag), "%s", registry_last_diag(s->registry));
 	if (e != 0)
 		return e;
+	/* a subordinate uid's threads count against its owner's quota */
+	if (is_pid)
+		registry_set_process_account(out->process, subj->account);
+	else
+		registry_set_account(out->thread, subj->account, false);
 	s->grants++;
 	return 0;
 }

@@ -34,6 +34,7 @@ static const enum proto_error wire[REFUSE__MAX] = {
 	[REFUSE_APPLY_FAILED] = PE_APPLY_FAILED,
 	[REFUSE_BAD_HISTOGRAM] = PE_BAD_REQUEST,
 	[REFUSE_HISTOGRAM_LAYOUT] = PE_VERSION,
+	[REFUSE_RATE_LIMITED] = PE_RATE_LIMITED,
 };
 
 /* A refusal by the table; -errno, or a value outside it, is internal. */

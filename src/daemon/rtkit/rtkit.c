@@ -58,6 +58,25 @@ struct sender {
 	struct proc_pin pin;          /* /proc/PID and its limits, open; PROC_PIN_NONE until used */
 };
 
+/* A call whose sender the bus has not been asked about yet waits for the
+ * answer off the event loop (GetConnectionCredentials, asynchronously): a
+ * caller that connects anew for every call costs the loop no round trip.
+ * At most PENDING_MAX such calls wait at once, one per sender. */
+#define PENDING_MAX 64
+
+/* One Make* call, as parsed. */
+struct call {
+	sd_bus_message *m;            /* referenced while it waits */
+	bool with_pid, realtime;
+	uint64_t process, thread;
+	uint32_t prio;
+	int32_t nice;
+	struct rtkit *rk;
+	sd_bus_slot *slot;            /* the credentials query */
+	char sender[48];
+	struct call *next;
+};
+
 enum rtkit_state { RK_CONNECTING, RK_OWNED, RK_NOT_OWNED, RK_LOST, RK_RELEASED, RK_FAILED };
 static const char *const state_names[] = { "connecting", "owned", "not owned", "lost", "released", "failed" };
 
@@ -70,6 +89,8 @@ struct rtkit {
 	char detail[192];
 	unsigned long calls, grants, refusals;
 	struct sender senders[SENDER_CACHE];
+	struct call *pending;         /* waiting for their sender's credentials */
+	unsigned n_pending;
 };
 
 /* One refusal: counted, logged at debug, answered with `name` and a message
@@ -96,7 +117,7 @@ static const char *error_name(int e)
 	case PE_BAD_REQUEST: case PE_NO_SUCH_THREAD: case PE_UNKNOWN_ROLE: case PE_STALE_THREAD:
 		return SD_BUS_ERROR_INVALID_ARGS;
 	case PE_PRIORITY_DENIED: case PE_CPU_DENIED: case PE_QUOTA: case PE_RATE_LIMITED:
-	case PE_WATCHDOG_COOLDOWN:
+	case PE_WATCHDOG_COOLDOWN: case PE_NICE_DENIED: case PE_ABOVE_MAX: case PE_RTPRIO_CAP:
 		return SD_BUS_ERROR_LIMITS_EXCEEDED;
 	case PE_NOT_OWN_THREAD: case PE_NOT_ADMIN: case PE_POLICY_DENIED:
 		return SD_BUS_ERROR_ACCESS_DENIED;
@@ -155,50 +176,33 @@ static int on_owner_changed(sd_bus_message *m, void *ud, sd_bus_error *unused)
 	return 0;
 }
 
-/* Who called: uid and pid as the bus daemon recorded them when the caller
- * connected (never read back from /proc, which a caller could race), asked
- * once per connection (struct sender; *slot, if asked for, is its slot or
- * NULL when it is not kept). */
-static int sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, struct sender **slot, sd_bus_error *err)
+/* Fill p from what the bus said of a sender. */
+static void peer_fill(struct peer *p, uid_t uid, pid_t pid)
 {
-	const char *name = sd_bus_message_get_sender(m);
-	sd_bus_creds *c = NULL;
-	struct sender *s;
-	struct passwd *pw;
-	uid_t uid;
-	pid_t pid;
-	int r;
+	struct passwd *pw = getpwuid(uid);
 
 	memset(p, 0, sizeof(*p));
 	/* no pidfd from dbus-daemon 1.14: the grant path's uid check stands in for it */
 	p->pidfd = -1;
-	if (slot)
-		*slot = NULL;
-	if (name && (s = sender_find(rk, name))) {
-		s->used = rk->calls;
-		p->pid = s->pid;
-		p->uid = s->uid;
-		p->gid = s->gid;
-		if (slot)
-			*slot = s;
-		return 0;
-	}
-	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_PID | SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID, &c);
-	if (r >= 0 && (r = sd_bus_creds_get_pid(c, &pid)) >= 0 &&
-	    ((r = sd_bus_creds_get_euid(c, &uid)) >= 0 || (r = sd_bus_creds_get_uid(c, &uid)) >= 0)) {
-		sd_bus_creds_unref(c);
-		p->pid = pid;
-		p->uid = uid;
-		pw = getpwuid(uid);
-		p->gid = pw ? pw->pw_gid : (gid_t)-1;
-		if (name && name[0] == ':' && (s = sender_keep(rk, name, p)) && slot)
-			*slot = s;
-		return 0;
-	}
-	sd_bus_creds_unref(c);
-	return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, "no-credentials",
-		      "the bus did not say who is calling (%s); rtschedd grants nothing to an unknown caller",
-		      strerror(-r));
+	p->pid = pid;
+	p->uid = uid;
+	p->account = grant_account(uid);
+	p->gid = pw ? pw->pw_gid : (gid_t)-1;
+}
+
+/* Who called, if the bus told us before: uid and pid as the bus daemon
+ * recorded them when the caller connected (never read back from /proc,
+ * which a caller could race). Its slot (which holds its process open for
+ * check_rttime()), or NULL if not known. */
+static struct sender *sender_known(struct rtkit *rk, const char *name, struct peer *p)
+{
+	struct sender *s;
+
+	if (!name || !(s = sender_find(rk, name)))
+		return NULL;
+	s->used = rk->calls;
+	peer_fill(p, s->uid, s->pid);
+	return s;
 }
 
 /* rtkit's contract: a real-time thread's process must carry an RLIMIT_RTTIME
@@ -251,66 +255,42 @@ static int check_rttime(struct rtkit *rk, struct sender *s, pid_t pid, pid_t tid
 	return 0;
 }
 
-/* The common body of the four Make* methods. */
-static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, bool with_pid, bool realtime)
+/* The rest of a Make* call, once its sender is known: the grant, through
+ * the daemon's grant path. Returns as a method handler does. */
+static int call_finish(struct rtkit *rk, const struct call *c, struct peer *peer, struct sender *slot,
+		       sd_bus_error *err)
 {
-	struct rtkit *rk = userdata;
 	const struct rtkit_conf *conf = &rk->config->rtkit;
 	struct grant_request req;
 	struct frontend_grant g;
 	struct frontend_task known, *read = NULL;
-	struct sender *slot;
-	struct peer peer;
-	uint64_t process = 0, thread = 0;
-	uint32_t prio = 0;
-	int32_t nice = 0;
 	char msg[768];
 	int e, r;
 
-	rk->calls++;
-	if (with_pid)
-		r = realtime ? sd_bus_message_read(m, "ttu", &process, &thread, &prio) :
-			       sd_bus_message_read(m, "tti", &process, &thread, &nice);
-	else
-		r = realtime ? sd_bus_message_read(m, "tu", &thread, &prio) :
-			       sd_bus_message_read(m, "ti", &thread, &nice);
-	if (r < 0)
-		return r;
-	if ((r = sender(rk, m, &peer, &slot, err)) < 0)
-		return r;
-	if (thread == 0 || thread > INT32_MAX || (with_pid && (process == 0 || process > INT32_MAX)))
-		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
-			      "thread and process ids must be in 1..%d", INT32_MAX);
 	/* WithPID: the thread must be one of `process`, which must be the
 	 * caller's uid's (the grant path checks both); else the caller's own */
-	if (with_pid)
-		peer.pid = (pid_t)process;
+	if (c->with_pid)
+		peer->pid = (pid_t)c->process;
 	memset(&req, 0, sizeof(req));
 	snprintf(req.role, sizeof(req.role), "%s", conf->role);
 	req.has_policy = true;
-	if (realtime) {
-		if (prio < 1 || prio > 99)
-			return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
-				      "priority %" PRIu32 " is not a real-time priority; ask for 1..%d "
-				      "(MaxRealtimePriority)", prio, conf->max_priority);
-		if ((r = check_rttime(rk, slot, peer.pid, (pid_t)thread, &known, err)) < 0)
+	if (c->realtime) {
+		if ((r = check_rttime(rk, slot, peer->pid, (pid_t)c->thread, &known, err)) < 0)
 			return r;
 		read = &known;
 		req.policy = conf->policy;
 		req.has_priority = true;
 		/* capped, not refused: clients ask for what they like and adapt to
 		 * MaxRealtimePriority, which says what they get */
-		req.priority = (int)prio > conf->max_priority ? conf->max_priority : (int)prio;
+		req.priority = (int)c->prio > conf->max_priority ? conf->max_priority : (int)c->prio;
 	} else {
-		if (nice < -20 || nice > 19)
-			return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
-				      "nice level %" PRId32 " is out of range; ask for %d..19 (MinNiceLevel)", nice,
-				      conf->min_nice);
 		req.policy = SCHED_OTHER;
 		req.has_nice = true;
-		req.nice = nice < conf->min_nice ? conf->min_nice : nice;
+		/* floored to MinNiceLevel, which its clients read; [user]/[group]
+		 * min-nice still holds below that (grant_check()) */
+		req.nice = c->nice < conf->min_nice ? conf->min_nice : c->nice;
 	}
-	e = rk->ctx.grant(rk->ctx.ud, &peer, (pid_t)thread, &req, read, &g, msg, sizeof(msg));
+	e = rk->ctx.grant(rk->ctx.ud, peer, (pid_t)c->thread, &req, read, &g, msg, sizeof(msg));
 	/* the message starts with the error code, then, when the kernel refused,
 	 * the diagnosed cause's code: "rtschedd: apply-failed: rtprio-zero: ..." */
 	if (e != 0)
@@ -320,10 +300,135 @@ static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, boo
 	if (log_enabled(LOG_LEVEL_INFO)) {
 		task_sched_format(&g.applied, msg, sizeof(msg));
 		log_info("rtkit: %s for uid %u (pid %d): tid %d (pid %d): %s",
-			 realtime ? "MakeThreadRealtime" : "MakeThreadHighPriority", (unsigned)peer.uid,
-			 (int)peer.pid, (int)g.tid, (int)g.pid, msg);
+			 c->realtime ? "MakeThreadRealtime" : "MakeThreadHighPriority", (unsigned)peer->uid,
+			 (int)peer->pid, (int)g.tid, (int)g.pid, msg);
 	}
-	return sd_bus_reply_method_return(m, NULL);
+	return sd_bus_reply_method_return(c->m, NULL);
+}
+
+static void call_free(struct call *c)
+{
+	struct rtkit *rk = c->rk;
+
+	for (struct call **pp = &rk->pending; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			rk->n_pending--;
+			break;
+		}
+	sd_bus_slot_unref(c->slot);
+	sd_bus_message_unref(c->m);
+	free(c);
+}
+
+/* The bus's answer about a waiting call's sender: go on with the call, and
+ * answer it. */
+static int on_creds(sd_bus_message *reply, void *userdata, sd_bus_error *unused)
+{
+	struct call *c = userdata;
+	struct rtkit *rk = c->rk;
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	const sd_bus_error *e = sd_bus_message_get_error(reply);
+	uint32_t uid = 0, pid = 0;
+	bool have_uid = false, have_pid = false;
+	struct peer peer;
+	int r = 0;
+
+	if (e)
+		r = refuse(rk, &err, SD_BUS_ERROR_ACCESS_DENIED, "no-credentials", "the bus did not say who is "
+			   "calling (%s); rtschedd grants nothing to an unknown caller", e->message ? e->message : e->name);
+	else if ((r = sd_bus_message_enter_container(reply, 'a', "{sv}")) >= 0) {
+		const char *key;
+
+		while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+			if ((r = sd_bus_message_read(reply, "s", &key)) < 0)
+				break;
+			if (strcmp(key, "UnixUserID") == 0 && (r = sd_bus_message_read(reply, "v", "u", &uid)) >= 0)
+				have_uid = true;
+			else if (strcmp(key, "ProcessID") == 0 && (r = sd_bus_message_read(reply, "v", "u", &pid)) >= 0)
+				have_pid = true;
+			else if (r >= 0)
+				r = sd_bus_message_skip(reply, "v");
+			if (r < 0 || (r = sd_bus_message_exit_container(reply)) < 0)
+				break;
+		}
+		if (r >= 0 && (!have_uid || !have_pid))
+			r = -ENODATA;
+		if (r < 0)
+			r = refuse(rk, &err, SD_BUS_ERROR_ACCESS_DENIED, "no-credentials", "the bus did not say who is "
+				   "calling (%s); rtschedd grants nothing to an unknown caller", strerror(-r));
+	}
+	if (r >= 0) {
+		peer_fill(&peer, (uid_t)uid, (pid_t)pid);
+		r = call_finish(rk, c, &peer, sender_keep(rk, c->sender, &peer), &err);
+	}
+	if (r < 0)
+		sd_bus_reply_method_errno(c->m, r, &err);
+	sd_bus_error_free(&err);
+	call_free(c);
+	return 0;
+}
+
+/* The common body of the four Make* methods. */
+static int make_thread(sd_bus_message *m, void *userdata, sd_bus_error *err, bool with_pid, bool realtime)
+{
+	struct rtkit *rk = userdata;
+	const struct rtkit_conf *conf = &rk->config->rtkit;
+	const char *name = sd_bus_message_get_sender(m);
+	struct call c = { .m = m, .with_pid = with_pid, .realtime = realtime, .rk = rk }, *w;
+	struct sender *s;
+	struct peer peer;
+	int r;
+
+	rk->calls++;
+	if (with_pid)
+		r = realtime ? sd_bus_message_read(m, "ttu", &c.process, &c.thread, &c.prio) :
+			       sd_bus_message_read(m, "tti", &c.process, &c.thread, &c.nice);
+	else
+		r = realtime ? sd_bus_message_read(m, "tu", &c.thread, &c.prio) :
+			       sd_bus_message_read(m, "ti", &c.thread, &c.nice);
+	if (r < 0)
+		return r;
+	if (c.thread == 0 || c.thread > INT32_MAX || (with_pid && (c.process == 0 || c.process > INT32_MAX)))
+		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
+			      "thread and process ids must be in 1..%d", INT32_MAX);
+	if (realtime && (c.prio < 1 || c.prio > 99))
+		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
+			      "priority %" PRIu32 " is not a real-time priority; ask for 1..%d "
+			      "(MaxRealtimePriority)", c.prio, conf->max_priority);
+	if (!realtime && (c.nice < -20 || c.nice > 19))
+		return refuse(rk, err, SD_BUS_ERROR_INVALID_ARGS, proto_error_code(PE_BAD_REQUEST),
+			      "nice level %" PRId32 " is out of range; ask for %d..19 (MinNiceLevel)", c.nice,
+			      conf->min_nice);
+	if ((s = sender_known(rk, name, &peer)))
+		return call_finish(rk, &c, &peer, s, err);
+	/* ask the bus who it is, and answer when it says (on_creds) */
+	if (!name || name[0] != ':' || strlen(name) >= sizeof(c.sender))
+		return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, "no-credentials",
+			      "the call has no unique sender name; rtschedd grants nothing to an unknown caller");
+	for (w = rk->pending; w; w = w->next)
+		if (strcmp(w->sender, name) == 0)
+			break;
+	if (w || rk->n_pending >= PENDING_MAX)
+		return refuse(rk, err, SD_BUS_ERROR_LIMITS_EXCEEDED, proto_error_code(PE_RATE_LIMITED),
+			      "%s; call again once the bus has answered", w ? "this caller's previous call still waits "
+			      "for the bus to say who it is" : "too many callers wait for the bus to say who they are");
+	if (!(w = calloc(1, sizeof(*w))))
+		return -ENOMEM;
+	*w = c;
+	snprintf(w->sender, sizeof(w->sender), "%s", name);
+	r = sd_bus_call_method_async(rk->bus, &w->slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+				     "org.freedesktop.DBus", "GetConnectionCredentials", on_creds, w, "s", name);
+	if (r < 0) {
+		free(w);
+		return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, "no-credentials", "cannot ask the bus who is "
+			      "calling (%s); rtschedd grants nothing to an unknown caller", strerror(-r));
+	}
+	w->m = sd_bus_message_ref(m);
+	w->next = rk->pending;
+	rk->pending = w;
+	rk->n_pending++;
+	return 1;   /* answered by on_creds() */
 }
 
 static int m_realtime(sd_bus_message *m, void *ud, sd_bus_error *err)
@@ -346,6 +451,31 @@ static int m_high_pid(sd_bus_message *m, void *ud, sd_bus_error *err)
 	return make_thread(m, ud, err, true, false);
 }
 
+/* Who calls Reset* or Exit: asked of the bus on the loop (they are refused
+ * by the bus policy to everyone but root, and rare; not worth waiting for
+ * off the loop). */
+static int admin_sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_bus_error *err)
+{
+	sd_bus_creds *c = NULL;
+	uid_t uid;
+	pid_t pid;
+	int r;
+
+	if (sender_known(rk, sd_bus_message_get_sender(m), p))
+		return 0;
+	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_PID | SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID, &c);
+	if (r >= 0 && (r = sd_bus_creds_get_pid(c, &pid)) >= 0 &&
+	    ((r = sd_bus_creds_get_euid(c, &uid)) >= 0 || (r = sd_bus_creds_get_uid(c, &uid)) >= 0)) {
+		sd_bus_creds_unref(c);
+		peer_fill(p, uid, pid);
+		return 0;
+	}
+	sd_bus_creds_unref(c);
+	return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, "no-credentials",
+		      "the bus did not say who is calling (%s); rtschedd grants nothing to an unknown caller",
+		      strerror(-r));
+}
+
 /* Reset*, Exit: root or admin-group only (rtkit's bus policy denies them to
  * everyone but root; this holds even where the policy file is missing). */
 static int admin_only(struct rtkit *rk, sd_bus_message *m, const char *what, sd_bus_error *err)
@@ -355,7 +485,7 @@ static int admin_only(struct rtkit *rk, sd_bus_message *m, const char *what, sd_
 	int r;
 
 	rk->calls++;
-	if ((r = sender(rk, m, &p, NULL, err)) < 0)
+	if ((r = admin_sender(rk, m, &p, err)) < 0)
 		return r;
 	grant_subject_init(&s, rk->config, p.uid, p.gid, p.pid);
 	if (!s.privileged)
@@ -565,6 +695,30 @@ static int request_name(struct rtkit *rk)
 					(uint32_t)(conf->replace ? NAME_FLAG_REPLACE_EXISTING : NAME_FLAG_DO_NOT_QUEUE));
 }
 
+/* The system bus, as sd_bus_open_system() connects to it, but refusing
+ * descriptors: no method here takes one, and sd-bus would close a caller's
+ * (a lingering socket, a file on its own FUSE mount) on the event loop when
+ * the message is freed. Without unix-fd negotiation the bus daemon refuses
+ * to deliver a message that carries any. */
+static int bus_open(sd_bus **ret)
+{
+	const char *addr = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS");
+	sd_bus *b = NULL;
+	int r;
+
+	if ((r = sd_bus_new(&b)) < 0)
+		return r;
+	if ((r = sd_bus_set_description(b, "rtschedd-rtkit")) < 0 ||
+	    (r = sd_bus_set_address(b, addr ? addr : "unix:path=/run/dbus/system_bus_socket")) < 0 ||
+	    (r = sd_bus_set_bus_client(b, 1)) < 0 || (r = sd_bus_negotiate_fds(b, 0)) < 0 ||
+	    (r = sd_bus_start(b)) < 0) {
+		sd_bus_unref(b);
+		return r;
+	}
+	*ret = b;
+	return 0;
+}
+
 int rtkit_start(struct rtkit **ret, const struct rtkit_ctx *ctx, const struct config *c)
 {
 	const struct rtkit_conf *conf = &c->rtkit;
@@ -583,7 +737,7 @@ int rtkit_start(struct rtkit **ret, const struct rtkit_ctx *ctx, const struct co
 	for (size_t i = 0; i < SENDER_CACHE; i++)
 		rk->senders[i].pin = PROC_PIN_NONE;
 	*ret = rk;
-	if ((r = sd_bus_open_system_with_description(&rk->bus, "rtschedd-rtkit")) < 0) {
+	if ((r = bus_open(&rk->bus)) < 0) {
 		snprintf(rk->detail, sizeof(rk->detail), "cannot connect to the system bus: %s", strerror(-r));
 		goto fail;
 	}
@@ -617,6 +771,8 @@ void rtkit_stop(struct rtkit *rk)
 {
 	if (!rk)
 		return;
+	while (rk->pending)
+		call_free(rk->pending);
 	sd_bus_slot_unref(rk->exit_call);
 	sd_bus_slot_unref(rk->request);
 	sd_bus_slot_unref(rk->owner_changed);

@@ -4,6 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
@@ -92,4 +96,40 @@ void kfeat_probe(struct kfeat f[KFEAT_N])
 		"CAP_NET_ADMIN, then drops it)",
 		"rescans of /proc every rescan-ms",
 		probe_connector() };
+}
+
+/* struct sched_attr, which glibc 2.36 does not declare (as core/task.c). */
+struct probe_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+/* The probe thread: 0 or the errno of its one call. */
+static void *rt_probe_main(void *arg)
+{
+	struct probe_attr a = { .size = sizeof(a), .policy = SCHED_FIFO, .priority = 1 };
+
+	*(int *)arg = syscall(SYS_sched_setattr, 0, &a, 0) < 0 ? errno : 0;
+	return NULL;   /* the thread ends here: nothing to put back */
+}
+
+int kfeat_rt_allowed(void)
+{
+	sigset_t all, old;
+	pthread_t th;
+	int err = -1, r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = pthread_create(&th, NULL, rt_probe_main, &err);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r)
+		return -r;
+	pthread_join(th, NULL);
+	if (err == 0)
+		return 1;
+	return err == EPERM ? 0 : -err;
 }

@@ -23,5 +23,13 @@ struct kfeat {
 
 /* Probe the running kernel for every feature into f[0..KFEAT_N-1]. */
 void kfeat_probe(struct kfeat f[KFEAT_N]);
+/* Whether this process may set a real-time policy, asked of the kernel: a
+ * thread of its own tries sched_setattr(SCHED_FIFO 1), the very call the
+ * daemon applies with, and ends. Whatever would refuse it (a seccomp filter
+ * such as systemd's RestrictRealtime=, the real-time budget of its cpu
+ * cgroup, a missing capability or RLIMIT_RTPRIO) answers, rather than a
+ * guess from a unit's properties. 1 allowed, 0 refused (EPERM), -errno if
+ * it could not be tried. */
+int kfeat_rt_allowed(void);
 
 #endif

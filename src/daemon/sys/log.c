@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "daemon/sys/log.h"
+#include "shared/escape.h"
 
 static const char *log_progname = "rtschedd";
 static int log_threshold = LOG_LEVEL_INFO;
@@ -60,38 +61,22 @@ const char *log_level_to_string(int level)
 	return level_names[level];
 }
 
-/* Control bytes become \xNN in place (the buffer has room for 4x): a
- * request or a thread name carries what a client chose, and a newline or
- * an escape would let it forge a line ("<0>..." under journald) or drive
- * the terminal. */
-static void escape_controls(char *msg, size_t cap)
-{
-	char out[4096];
-	size_t o = 0;
-
-	for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < sizeof(out); p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", *p);
-		else
-			out[o++] = (char)*p;
-	}
-	out[o] = '\0';
-	snprintf(msg, cap, "%s", out);
-}
-
 /* One line, written with a single fprintf so concurrent lines don't interleave. */
 __attribute__((format(printf, 3, 0)))
 static void log_vemit(int level, int err, const char *fmt, va_list ap)
 {
-	char msg[4096];
+	char raw[1024], msg[4096];
 	int saved = errno;
 
 	if (level > log_threshold) {
 		errno = saved;
 		return;
 	}
-	vsnprintf(msg, 1024, fmt, ap);
-	escape_controls(msg, sizeof(msg));
+	/* a request or a thread name carries what a client chose: a newline
+	 * or an escape would let it forge a line ("<0>..." under journald) or
+	 * drive the terminal */
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	escape_text(msg, sizeof(msg), raw);
 	if (log_journal)
 		fprintf(stderr, "<%d>%s%s%s\n", level, msg, err ? ": " : "",
 			err ? strerror(err) : "");

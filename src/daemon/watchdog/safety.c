@@ -124,32 +124,96 @@ bool safety_worker_stop(struct worker *w)
 	return true;
 }
 
-/* --- the main loop's side ---------------------------------------------------- */
+/* --- what the main loop publishes, and the watchdog reads without a lock ---- */
 
-static int cmp_tid_index(const void *a, const void *b, void *arg)
+const struct snapshot *safety_snap_get(struct safety *s)
 {
-	const struct safety_entry *t = arg;
-	pid_t x = t[*(const size_t *)a].tid, y = t[*(const size_t *)b].tid;
+	struct snapshot *p;
 
-	return (x > y) - (x < y);
+	/* announce it, then make sure it is still the published one: the main
+	 * loop frees a replaced snapshot only if it is not announced */
+	do {
+		p = atomic_load(&s->snap);
+		atomic_store(&s->hazard, p);
+	} while (atomic_load(&s->snap) != p);
+	return p;
 }
 
-/* The index in old[] (sorted through by_tid) of the same thread as th, or n. */
-static size_t find_old(const struct safety_entry *old, const size_t *by_tid, size_t n, const struct safety_thread *th)
+void safety_snap_put(struct safety *s)
 {
-	size_t lo = 0, hi = n;
+	atomic_store(&s->hazard, NULL);
+}
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct safety_entry *o = &old[by_tid[mid]];
-		if (o->tid < th->tid)
-			lo = mid + 1;
-		else if (o->tid > th->tid)
-			hi = mid;
-		else
-			return o->starttime == th->starttime ? by_tid[mid] : n;
+/* Free the replaced snapshots the watchdog does not read now. */
+static void snap_reclaim(struct safety *s)
+{
+	struct snapshot **pp = &s->retired, *p;
+
+	while ((p = *pp)) {
+		if (atomic_load(&s->hazard) == p) {
+			pp = &p->retired_next;
+			continue;
+		}
+		*pp = p->retired_next;
+		free(p->threads);
+		free(p->cpusets);
+		free(p);
 	}
-	return n;
+}
+
+bool safety_is_managed(struct safety *s, const struct snapshot *snap, pid_t tid, uint64_t starttime)
+{
+	uint64_t next = atomic_load(&s->ring_next);
+
+	if (snap) {
+		size_t lo = 0, hi = snap->n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			const struct safety_entry *e = &snap->threads[mid];
+			if (e->tid < tid)
+				lo = mid + 1;
+			else if (e->tid > tid)
+				hi = mid;
+			else if (e->starttime == starttime)
+				return true;
+			else
+				break;
+		}
+	}
+	/* granted since the last publication: the latest RING_SIZE grants */
+	for (uint64_t k = next > RING_SIZE ? next - RING_SIZE : 0; k < next; k++) {
+		struct ring_slot *r = &s->ring[k % RING_SIZE];
+		uint64_t seq = atomic_load(&r->seq);
+		pid_t t = atomic_load(&r->tid);
+		uint64_t st = atomic_load(&r->starttime);
+
+		if (seq == 2 * k + 2 && atomic_load(&r->seq) == seq && t == tid && st == starttime)
+			return true;
+	}
+	return false;
+}
+
+void safety_granted(struct safety *s, pid_t tid, pid_t pid, uint64_t starttime)
+{
+	uint64_t k;
+	struct ring_slot *r;
+
+	if (!s || !s->params.enabled)
+		return;
+	k = atomic_load(&s->ring_next);
+	r = &s->ring[k % RING_SIZE];
+	atomic_store(&r->seq, 2 * k + 1);
+	atomic_store(&r->tid, tid);
+	atomic_store(&r->starttime, starttime);
+	atomic_store(&r->seq, 2 * k + 2);
+	atomic_store(&s->ring_next, k + 1);
+}
+
+static int cmp_entry_tid(const void *a, const void *b)
+{
+	pid_t x = ((const struct safety_entry *)a)->tid, y = ((const struct safety_entry *)b)->tid;
+
+	return (x > y) - (x < y);
 }
 
 static uint64_t cpuset_hash(const cpu_set_t *c)
@@ -216,77 +280,69 @@ static int intern_cpusets(const struct safety_thread *t, size_t n, struct safety
 	return 0;
 }
 
+static void canaries_update(struct safety *s);
+
 int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n)
 {
-	struct safety_entry *copy = NULL, *old;
-	cpu_set_t *sets = NULL, *old_sets;
-	uint64_t (*runs)[RUN_SLOTS] = NULL, (*old_runs)[RUN_SLOTS];
-	size_t *from = NULL, *by_tid = NULL, n_old, n_sets = 0;
+	struct snapshot *snap, *old;
 	cpu_set_t want;
-	int r = 0;
 
 	if (!s || !s->params.enabled)
 		return 0;
-	/* only the main loop replaces the list, so it may read it unlocked; the
-	 * run-time samples are the watchdog's and are copied under the lock */
-	n_old = s->n_threads;
+	snap = calloc(1, sizeof(*snap));
+	if (!snap)
+		return -ENOMEM;
 	if (n) {
-		copy = malloc(n * sizeof(*copy));
-		runs = calloc(n, sizeof(*runs));
-		from = malloc(n * sizeof(*from));
-		by_tid = malloc((n_old ? n_old : 1) * sizeof(*by_tid));
-		if (!copy || !runs || !from || !by_tid || intern_cpusets(t, n, copy, &sets, &n_sets) < 0) {
-			free(copy);
-			free(runs);
-			free(from);
-			free(by_tid);
+		snap->threads = malloc(n * sizeof(*snap->threads));
+		if (!snap->threads || intern_cpusets(t, n, snap->threads, &snap->cpusets, &snap->n_cpusets) < 0) {
+			free(snap->threads);
+			free(snap);
 			return -ENOMEM;
 		}
 		for (size_t i = 0; i < n; i++) {
-			copy[i].tid = t[i].tid;
-			copy[i].pid = t[i].pid;
-			copy[i].starttime = t[i].starttime;
+			snap->threads[i].tid = t[i].tid;
+			snap->threads[i].pid = t[i].pid;
+			snap->threads[i].starttime = t[i].starttime;
 		}
-		for (size_t i = 0; i < n_old; i++)
-			by_tid[i] = i;
-		qsort_r(by_tid, n_old, sizeof(*by_tid), cmp_tid_index, s->threads);
-		for (size_t i = 0; i < n; i++) {
-			from[i] = find_old(s->threads, by_tid, n_old, &t[i]);
-			if (from[i] == n_old) {
-				/* new here: what it ran before does not count */
-				uint64_t now = safety_run_ns(t[i].pid, t[i].tid);
-				for (unsigned k = 0; k < RUN_SLOTS; k++)
-					runs[i][k] = now;
-			}
-		}
+		qsort(snap->threads, n, sizeof(*snap->threads), cmp_entry_tid);
+		snap->n = n;
 	}
 	CPU_ZERO(&want);
-	for (size_t i = 0; i < n_sets; i++)
-		CPU_OR(&want, &want, &sets[i]);
+	for (size_t i = 0; i < snap->n_cpusets; i++)
+		CPU_OR(&want, &want, &snap->cpusets[i]);
 	CPU_AND(&want, &want, &s->allowed);
+	old = atomic_exchange(&s->snap, snap);
+	if (old) {
+		old->retired_next = s->retired;
+		s->retired = old;
+	}
+	snap_reclaim(s);
 
-	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < n; i++)
-		if (from[i] < n_old)
-			memcpy(runs[i], s->runs[from[i]], sizeof(runs[i]));
-	old = s->threads;
-	old_runs = s->runs;
-	old_sets = s->cpusets;
-	s->threads = copy;
-	s->runs = runs;
-	s->n_threads = n;
-	s->cpusets = sets;
-	s->n_cpusets = n_sets;
-	pthread_mutex_unlock(&s->lock);
-	free(old);
-	free(old_runs);
-	free(old_sets);
-	free(from);
-	free(by_tid);
+	s->wanted = want;
+	canaries_update(s);
+	return s->canary_error;
+}
 
+/* Start the canaries of the CPUs managed real-time threads may use, and
+ * park those no such thread wanted for a whole window: a CPU whose
+ * real-time threads come and go (a spinner after another, each exiting
+ * before the next publication) keeps its canary and its window, which a
+ * restart would empty. A timer parks the rest when their window is over. */
+static void canaries_update(struct safety *s)
+{
+	uint64_t now = safety_now_ns(CLOCK_MONOTONIC), keep = atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR;
+	uint64_t park_at = UINT64_MAX;
+
+	s->canary_error = 0;
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		struct canary *c;
-		bool on = CPU_ISSET(cpu, &want), was = CPU_ISSET(cpu, &s->running);
+		bool on, was = CPU_ISSET(cpu, &s->running);
+
+		if (CPU_ISSET(cpu, &s->wanted))
+			s->wanted_at[cpu] = now;
+		on = s->wanted_at[cpu] && now - s->wanted_at[cpu] < keep;
+		if (on && !CPU_ISSET(cpu, &s->wanted) && s->wanted_at[cpu] + keep < park_at)
+			park_at = s->wanted_at[cpu] + keep;
 		if (on == was)
 			continue;
 		if (!on) {
@@ -299,7 +355,7 @@ int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n
 		int e = safety_canary_get(s, cpu, &c);
 		if (e < 0) {
 			log_errno(LOG_LEVEL_WARNING, e, "watchdog: cannot start the canary for CPU %d", cpu);
-			r = e;
+			s->canary_error = e;
 			continue;
 		}
 		/* the first tick is due now + tick even if the canary cannot run
@@ -309,15 +365,22 @@ int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n
 		safety_worker_steer(&c->w, WANT_RUN);
 		CPU_SET(cpu, &s->running);
 	}
+	if (park_at != UINT64_MAX && s->park_src) {
+		sd_event_source_set_time(s->park_src, park_at / 1000 + 1);
+		sd_event_source_set_enabled(s->park_src, SD_EVENT_ONESHOT);
+	}
 	if (CPU_COUNT(&s->running) && atomic_load(&s->wd.want) != WANT_RUN) {
-		log_debug("watchdog: watching %d CPU%s with %zu real-time thread%s", CPU_COUNT(&s->running),
-			  CPU_COUNT(&s->running) == 1 ? "" : "s",
-			  n, n == 1 ? "" : "s");
+		log_debug("watchdog: watching %d CPU%s", CPU_COUNT(&s->running), CPU_COUNT(&s->running) == 1 ? "" : "s");
 		safety_worker_steer(&s->wd, WANT_RUN);
 	} else if (!CPU_COUNT(&s->running) && atomic_load(&s->wd.want) == WANT_RUN) {
 		safety_worker_steer(&s->wd, WANT_PARK);
 	}
-	return r;
+}
+
+static int on_park(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	canaries_update(userdata);
+	return 0;
 }
 
 void safety_set_params(struct safety *s, const struct safety_params *p)
@@ -326,9 +389,8 @@ void safety_set_params(struct safety *s, const struct safety_params *p)
 		return;
 	s->params.threshold_ms = p->threshold_ms;
 	s->params.cooldown_s = p->cooldown_s;
-	pthread_mutex_lock(&s->lock);   /* the watchdog thread reads it at a trip */
 	s->params.demote_all = p->demote_all;
-	pthread_mutex_unlock(&s->lock);
+	atomic_store(&s->demote_all, p->demote_all);   /* the watchdog thread reads it at a trip */
 	if (atomic_load(&s->threshold_ns) != (uint64_t)p->threshold_ms * MSEC) {
 		atomic_store(&s->threshold_ns, (uint64_t)p->threshold_ms * MSEC);
 		atomic_fetch_add(&s->param_epoch, 1);
@@ -392,7 +454,6 @@ int safety_status(const struct safety *s, char *buf, size_t len)
 int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, const struct safety_ops *ops,
 	       void *ud)
 {
-	pthread_mutexattr_t ma;
 	struct safety *s;
 	int r;
 
@@ -410,22 +471,31 @@ int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, 
 	s->notify = -1;
 	s->wd.kick = -1;
 	atomic_store(&s->threshold_ns, (uint64_t)p->threshold_ms * MSEC);
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
-	pthread_mutex_init(&s->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
+	atomic_store(&s->demote_all, p->demote_all);
 	*ret = s;
 	if (!p->enabled)
 		return 0;
+	/* the watchdog thread's memory, before it starts: it allocates nothing */
+	s->clk_tck = sysconf(_SC_CLK_TCK);
+	if (s->clk_tck <= 0)
+		s->clk_tck = 100;
+	s->scan = calloc(1, sizeof(*s->scan));
+	if (!s->scan)
+		return -ENOMEM;
+	s->scan->proc = -1;
+	if ((r = safety_scan_init(s->scan)) < 0)
+		return r;
 	if (sched_getaffinity(0, sizeof(s->allowed), &s->allowed) < 0)
 		return -errno;
 	s->notify = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->notify < 0)
 		return -errno;
 	if ((r = sd_event_add_io(e, &s->notify_src, s->notify, EPOLLIN, safety_on_notify, s)) < 0 ||
-	    (r = sd_event_add_time(e, &s->cooldown_src, CLOCK_BOOTTIME, 0, 0, safety_on_cooldown, s)) < 0)
+	    (r = sd_event_add_time(e, &s->cooldown_src, CLOCK_BOOTTIME, 0, 0, safety_on_cooldown, s)) < 0 ||
+	    (r = sd_event_add_time(e, &s->park_src, CLOCK_MONOTONIC, 0, 0, on_park, s)) < 0)
 		return r;
 	sd_event_source_set_enabled(s->cooldown_src, SD_EVENT_OFF);
+	sd_event_source_set_enabled(s->park_src, SD_EVENT_OFF);
 	/* before the main loop's sources, so a starved main loop still learns it */
 	sd_event_source_set_priority(s->notify_src, SD_EVENT_PRIORITY_IMPORTANT);
 	atomic_store(&s->wd.want, WANT_PARK);
@@ -456,15 +526,21 @@ void safety_free(struct safety *s)
 	}
 	sd_event_source_disable_unref(s->notify_src);
 	sd_event_source_disable_unref(s->cooldown_src);
+	sd_event_source_disable_unref(s->park_src);
 	sd_event_unref(s->event);
 	if (leak)
 		return;
 	if (s->notify >= 0)
 		close(s->notify);
-	pthread_mutex_destroy(&s->lock);
-	free(s->threads);
-	free(s->runs);
-	free(s->cpusets);
-	free(s->trip_demoted);
+	if (s->scan && s->scan->proc >= 0)
+		close(s->scan->proc);
+	free(s->scan);
+	atomic_store(&s->hazard, NULL);   /* the watchdog thread has stopped */
+	if (atomic_load(&s->snap)) {
+		struct snapshot *p = atomic_exchange(&s->snap, NULL);
+		p->retired_next = s->retired;
+		s->retired = p;
+	}
+	snap_reclaim(s);
 	free(s);
 }

@@ -6,32 +6,45 @@
  * waiting for threshold_ms in total within the last SAFETY_WINDOW_FACTOR x
  * threshold_ms (only waits over SAFETY_FLOOR_MS count), the watchdog thread
  * itself sets the culprits to SCHED_OTHER, then tells the main loop, which
- * logs who they were, holds back real-time grants for their processes (or
- * rules) for cooldown_s and afterwards asks the daemon to promote the demoted
- * threads again.
+ * logs who they were, holds back real-time grants for their user (or their
+ * rule and user, or root's process) for cooldown_s and afterwards asks the
+ * daemon to promote the demoted threads again.
  *
- * The culprits are the managed real-time threads that may run on the starved
- * CPU and used its time: the watchdog samples each one's run time
- * (/proc/PID/task/TID/schedstat) once per threshold, so at a trip it knows
- * what each ran within the window. It demotes the biggest consumers until
- * the rest ran less than the threshold in total (too little to have caused
- * the stall), and keeps the others: one runaway program does not take
- * real-time scheduling away from every other one. With demote_all (the
- * `watchdog-demote = all` of rtschedd.conf) it demotes every managed
+ * Who the culprits are is measured, not inferred from what the main loop
+ * published: from the first late canary on, the watchdog reads the run time
+ * of every real-time thread on the machine from /proc each tick, published
+ * or not (a thread that registered, spun and exited between two
+ * publications included), and keeps what exited threads ran. At a trip it
+ * ranks, per starved CPU, the users (root: the processes) by what their
+ * real-time threads ran there and blames the biggest until the rest ran
+ * less than half of it all; within each, it demotes its live threads the
+ * same way. So a runaway beside an innocent thread that used a quarter of
+ * the CPU takes the blame alone, a runaway's serial short-lived threads add
+ * up to its user, and one that rtschedd does not manage is named and left
+ * alone. With demote_all (`watchdog-demote = all`) it demotes every managed
  * real-time thread that may run on a starved CPU where one was running, and
  * the daemon holds back every real-time grant, as rtkit does.
+ *
+ * The watchdog thread must never wait for the main loop, which is
+ * SCHED_OTHER and may be starved (or stopped) by the very thread to demote,
+ * inside any lock it holds (glibc's malloc and stdio locks included): it
+ * allocates nothing, prints nothing and takes no lock. What it needs it
+ * reads from preallocated memory (the published threads through a hazard
+ * pointer, recent grants through a ring), makes system calls only, and
+ * writes each trip into a preallocated record the main loop takes when it
+ * can (an eventfd says so) and logs.
  *
  * Why a total over a window and not rtkit's "no tick for 10 s": with the
  * kernel's RT throttling on (sched_rt_runtime_us 950000) a FIFO spinner lets
  * a canary run now and then, so it never misses 10 s in a row, yet keeps it
- * waiting well over half of the time. Why the watchdog thread demotes and
- * not the main loop: the main loop is SCHED_OTHER and may be starved by the
- * very thread it should demote. Suspend (CLOCK_BOOTTIME runs ahead of
+ * waiting well over half of the time. Suspend (CLOCK_BOOTTIME runs ahead of
  * CLOCK_MONOTONIC) and the whole daemon being stopped (the watchdog's own
  * wake-up is late) restart the window instead of counting as starvation.
  *
- * With nothing published (no managed real-time thread) every thread of this
- * module sleeps without a timeout: no wake-ups when idle. */
+ * A CPU's canary keeps running for a window after the last published thread
+ * that may use it is gone (real-time threads that come and go must not
+ * restart its window); with nothing published for longer, every thread of
+ * this module sleeps without a timeout: no wake-ups when idle. */
 #ifndef RTSCHED_SAFETY_H
 #define RTSCHED_SAFETY_H
 
@@ -72,25 +85,51 @@ struct safety_thread {
 };
 
 #define SAFETY_CULPRITS_MAX 1024
+#define SAFETY_TRIP_MAX 64           /* threads one trip names */
+#define SAFETY_TRIP_CPUS 16          /* starved CPUs one trip sums up */
+
+/* What the real-time threads that may run on a starved CPU ran there. */
+struct safety_cpu_sum {
+	int cpu;
+	uint64_t total_ns;
+};
+
+/* A thread a trip blamed: demoted, or named (one rtschedd does not manage). */
+struct safety_culprit {
+	pid_t tid, pid;
+	uint64_t starttime;
+	uid_t uid;                      /* its effective uid (/proc) */
+	int cpu;                        /* the starved CPU it was blamed for */
+	int policy, priority;           /* what it had */
+	uint64_t ran_ns;                /* what it ran of the trip's span_ns */
+	bool managed;                   /* rtschedd granted it real-time */
+	bool demoted;                   /* set to SCHED_OTHER by the watchdog thread */
+	char comm[PROC_COMM_MAX + 1], pcomm[PROC_COMM_MAX + 1];
+};
 
 /* What the watchdog did, handed to ops->demoted in the main loop. */
 struct safety_trip {
 	cpu_set_t starved;              /* the CPUs whose canary starved */
 	uint64_t stall_ms;              /* the worst canary's wait within the window */
+	uint64_t span_ns;               /* how long run times were measured before it */
 	bool demote_all;                /* the params' demote_all when it tripped */
-	char culprits[SAFETY_CULPRITS_MAX]; /* "CPU 0: tid 12 (spin) of pid 10 (app), fifo/50, ran 3.8 s of
-					     * the last 4.1 s; ..." */
-	const struct safety_thread *demoted; /* set to SCHED_OTHER by the watchdog thread */
+	struct safety_culprit c[SAFETY_TRIP_MAX];
+	size_t n;
+	struct safety_cpu_sum cpu_sum[SAFETY_TRIP_CPUS];
+	size_t n_cpu_sum;
 	size_t n_demoted;
 	size_t n_failed;                /* real-time threads it could not demote */
+	unsigned long unlogged;         /* trips made while the main loop had not taken this one */
+	char culprits[SAFETY_CULPRITS_MAX]; /* the main loop's text: "CPU 0: tid 12 (spin) of pid 10
+					     * (app), fifo/50, ran 3.8 s of the last 4.1 s; ..." */
 	uint64_t cooldown_until_usec;   /* CLOCK_BOOTTIME */
 };
 
 /* Called in the main loop, never from the module's threads. */
 struct safety_ops {
-	/* The watchdog tripped and already set trip->demoted to SCHED_OTHER: mark
-	 * them demoted and demote any managed real-time thread on trip->starved
-	 * it does not list (granted after it looked). */
+	/* The watchdog tripped and already set the culprits marked demoted to
+	 * SCHED_OTHER: record them, hold back their users, and (demote_all)
+	 * demote any managed real-time thread on trip->starved it does not list. */
 	void (*demoted)(void *ud, const struct safety_trip *trip);
 	/* The cooldown is over: give demoted threads their real-time policy back. */
 	void (*promote)(void *ud);
@@ -122,6 +161,9 @@ void safety_free(struct safety *s);
 /* Publish the managed real-time threads (a copy is taken). Canaries run on
  * the union of their CPUs; with n == 0 everything sleeps. Returns 0 or -errno. */
 int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n);
+/* A thread was granted real-time just now: the watchdog may demote it before
+ * the next safety_set_threads() publishes it (a ring of the latest grants). */
+void safety_granted(struct safety *s, pid_t tid, pid_t pid, uint64_t starttime);
 /* New threshold, cooldown and demote_all (on reload); the enabled flag is kept. */
 void safety_set_params(struct safety *s, const struct safety_params *p);
 /* True while real-time grants must be refused after a trip. */
@@ -173,10 +215,17 @@ uint64_t safety_window_push(struct safety_window *w, uint64_t stall_total);
 /* The thread that was running on `cpu`: real-time, state R, last on `cpu`;
  * the highest priority, then the most CPU time. Its index, or -1. */
 int safety_pick_culprit(const struct proc_stat *t, size_t n, int cpu);
-/* Which of n real-time threads that may run on a starved CPU to demote, from
- * the run time each had in the window (ns): the biggest consumers, until the
- * rest ran less than `threshold_ns` in total. Sets pick[i]; returns how many,
- * 0 if all of them together ran less than that (the stall is not theirs). */
-size_t safety_pick_runners(const uint64_t *ran, size_t n, uint64_t threshold_ns, bool *pick);
+/* Whether `rest` of `total` is still about half or more: at least 15/32,
+ * so that of two runaways sharing a CPU equally, whose measured run times
+ * differ by a little, both are blamed, not the one that happened to run
+ * more; an innocent thread at 40% beside a runaway is not. */
+#define SAFETY_NEAR_HALF(rest, total) (32 * (uint64_t)(rest) >= 15 * (uint64_t)(total))
+/* Which of n runners (users, processes or threads) of a starved CPU to
+ * blame, from what each ran there (ns): the biggest, until the rest ran
+ * less than (about) half of what all of them ran; none if all of them together ran
+ * less than `threshold_ns` (the stall is not theirs). A runaway beside an
+ * innocent thread using a quarter of the CPU is blamed alone. Sets pick[i];
+ * returns how many. */
+size_t safety_pick_share(const uint64_t *ran, size_t n, uint64_t threshold_ns, bool *pick);
 
 #endif

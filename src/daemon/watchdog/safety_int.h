@@ -5,16 +5,25 @@
  *   canary (canary.c; one per watched CPU, SCHED_OTHER nice -20, pinned):
  *     ticks every threshold/8 and adds each wait past a tick (over the
  *     floor) to `stall`.
- *   watchdog (watch.c; SCHED_FIFO 99): samples every canary's total each
- *     tick, keeps a window per CPU, and on starvation demotes (trip.c) and
- *     writes `notify`.
+ *   watchdog (watch.c, scan.c, trip.c; SCHED_FIFO 99): samples every
+ *     canary's total each tick and keeps a window per CPU; from the first
+ *     late canary on, reads the run time of every real-time thread from
+ *     /proc each tick (scan.c); on starvation demotes (trip.c), fills the
+ *     trip record and writes `notify`.
  *   main loop (safety.c, and trip.c for a trip's outcome): publishes
  *     threads, parks and wakes the others through their `kick` eventfd,
  *     logs, runs the cooldown and calls the ops.
- * Counters are C11 atomics written by one thread each. The thread list and
- * the trip record sit behind one priority-inheriting mutex: the main loop or
- * a canary holding it while a spinner preempts it must not stall the
- * watchdog, so the watchdog's priority is lent to whoever holds it. */
+ *
+ * Nothing the watchdog thread touches is behind a lock the main loop (or a
+ * canary) can hold, and it allocates nothing: the main loop may be stopped
+ * anywhere, glibc's malloc and stdio locks included. Counters are C11
+ * atomics written by one thread each. The published threads are an
+ * immutable snapshot behind one pointer: the watchdog announces the one it
+ * reads in `hazard`, and the main loop frees a replaced snapshot only once
+ * it is not announced. Grants too recent to be in a snapshot come through
+ * `ring`, whose slots carry a sequence number (a seqlock per slot). The trip
+ * record is the watchdog's while `trip_state` is TRIP_FREE and the main
+ * loop's while it is TRIP_READY. */
 #ifndef RTSCHED_SAFETY_INT_H
 #define RTSCHED_SAFETY_INT_H
 
@@ -32,18 +41,48 @@
 #define MSEC 1000000ull
 
 enum { WANT_PARK, WANT_RUN, WANT_EXIT };
+enum { TRIP_FREE, TRIP_READY };
 
-/* Run-time samples kept per thread: one per threshold across the window. */
-#define RUN_SLOTS (SAFETY_WINDOW_FACTOR + 1)
+#define TRACK_MAX 4096            /* real-time threads one starvation episode tracks */
+#define TRACK_SLOTS 8192          /* their hash table: a power of two, twice TRACK_MAX */
+#define RING_SIZE 1024            /* recent grants the watchdog sees before they are published */
+#define DENTS_PROC 32768          /* getdents64 buffers: /proc, then a process's task/ */
+#define DENTS_TASK 8192
 
-/* A published thread as the watchdog keeps it: its CPU set is an index into
- * safety.cpusets, which holds each distinct set once. 10,000 threads share a
- * handful of sets, and a cpu_set_t of their own was 128 of the 184 bytes the
- * watchdog kept per managed thread (24 + 40 for the run-time samples now). */
+/* A published thread: its CPU set is an index into the snapshot's sets,
+ * which holds each distinct set once (10,000 threads share a handful). */
 struct safety_entry {
 	pid_t tid, pid;
 	uint64_t starttime;
 	size_t cpus;
+};
+
+/* What the main loop published, immutable once published; sorted by tid. */
+struct snapshot {
+	size_t n, n_cpusets;
+	struct safety_entry *threads;
+	cpu_set_t *cpusets;
+	struct snapshot *retired_next;   /* the main loop's list of ones to free */
+};
+
+/* One recent grant; seq is odd while the main loop writes the slot. */
+struct ring_slot {
+	_Atomic uint64_t seq;
+	_Atomic pid_t tid;
+	_Atomic uint64_t starttime;
+};
+
+/* A real-time thread seen during a starvation episode (scan.c). */
+struct track {
+	pid_t tid, pid;                  /* 0: a free slot */
+	uint64_t starttime;
+	uid_t uid;                       /* effective, from its /proc directory */
+	uint64_t run0;                   /* its run time when first seen (0: born in the episode) */
+	uint64_t run;                    /* and when last seen */
+	int processor;                   /* where it last ran */
+	int policy, priority;
+	bool alive;                      /* seen in the last scan */
+	char comm[PROC_COMM_MAX + 1];
 };
 
 /* A thread of this module and how the main loop steers it. */
@@ -66,41 +105,63 @@ struct canary {
 	unsigned seen_epoch;
 };
 
+/* The watchdog thread's working memory, allocated with the object. */
+struct scan {
+	int proc;                        /* /proc, open for the thread's life */
+	_Alignas(8) char dents[DENTS_PROC];  /* getdents64 packs 8-aligned records */
+	_Alignas(8) char tdents[DENTS_TASK];
+	struct track t[TRACK_MAX];
+	size_t n;                        /* slots of t in use */
+	int32_t slot[TRACK_SLOTS];       /* hash of tids: index into t, -1 empty */
+	bool on;                         /* an episode: some canary was late */
+	uint64_t since_boot_ticks;       /* its start, in the clock ticks of /proc's starttime */
+	uint64_t since_mono;             /* and in CLOCK_MONOTONIC ns */
+	uint64_t next_scan;              /* CLOCK_MONOTONIC ns of the next scan in it */
+	unsigned long untracked;         /* threads past TRACK_MAX (not measured) */
+	/* trip.c's scratch: per starved CPU, runners and their run time */
+	size_t cand[TRACK_MAX];
+	uint64_t ran[TRACK_MAX], uran[TRACK_MAX];
+	uint64_t ukey[TRACK_MAX];
+	bool pick[TRACK_MAX], upick[TRACK_MAX];
+	struct safety_trip trip;         /* built here, copied to safety.trip when that is free */
+};
+
 struct safety {
 	sd_event *event;
-	struct safety_params params;
+	struct safety_params params;     /* the main loop's copy */
 	struct safety_ops ops;
 	void *ud;
 	cpu_set_t allowed;                 /* CPUs this process may pin a canary to */
 	_Atomic uint64_t threshold_ns;
+	_Atomic bool demote_all;
 	_Atomic uint64_t since;            /* CLOCK_MONOTONIC ns: waits before it don't count */
 	_Atomic unsigned param_epoch;
 	_Atomic unsigned long suspends;
+	long clk_tck;                      /* sysconf(_SC_CLK_TCK), read before the thread starts */
 
 	struct worker wd;
 	struct canary *_Atomic canary[CPU_SETSIZE];
 	cpu_set_t running;                 /* the main loop's view */
+	cpu_set_t wanted;                  /* the CPUs the published threads may use */
+	uint64_t wanted_at[CPU_SETSIZE];   /* CLOCK_MONOTONIC ns a CPU was last wanted (0: never) */
+	int canary_error;                  /* the last canary that could not start */
 
-	pthread_mutex_t lock;              /* PI; guards the fields below */
-	struct safety_entry *threads;
-	uint64_t (*runs)[RUN_SLOTS];       /* each thread's run time (ns) at each sample, by slot */
-	size_t n_threads;
-	cpu_set_t *cpusets;                /* the distinct CPU sets of `threads` */
-	size_t n_cpusets;
-	bool trip_pending;                 /* the watchdog waits for the main loop */
-	struct safety_trip trip;
-	struct safety_thread *trip_demoted;
+	struct snapshot *_Atomic snap;     /* the published threads */
+	struct snapshot *_Atomic hazard;   /* the one the watchdog reads now */
+	struct snapshot *retired;          /* replaced, to free once not announced */
+	struct ring_slot ring[RING_SIZE];
+	_Atomic uint64_t ring_next;        /* grants written so far */
+
+	struct scan *scan;                 /* the watchdog thread's */
+	_Atomic int trip_state;            /* TRIP_FREE / TRIP_READY */
+	struct safety_trip trip;           /* the record (see trip_state) */
+	_Atomic unsigned long unlogged;    /* trips while the record was the main loop's */
 
 	int notify;                        /* eventfd: watchdog -> main loop */
-	sd_event_source *notify_src, *cooldown_src;
+	sd_event_source *notify_src, *cooldown_src, *park_src;
 	uint64_t cooldown_until;           /* CLOCK_BOOTTIME usec; 0: no cooldown */
 	unsigned long trips;
 	char last_culprit[SAFETY_CULPRITS_MAX];
-
-	/* the watchdog thread's own: when each slot of `runs` was sampled */
-	uint64_t run_time[RUN_SLOTS];      /* CLOCK_MONOTONIC ns */
-	unsigned run_head, run_filled, run_ticks;
-	uint64_t run_since;                /* when sampling (re)started */
 };
 
 /* safety.c: clocks and the module's threads */
@@ -123,6 +184,12 @@ int safety_worker_start(struct worker *w, void *(*fn)(void *), void *arg, int po
 /* Ask a thread to exit and join it, for at most a second. False if it is
  * still running (its memory must then stay). */
 bool safety_worker_stop(struct worker *w);
+/* The watchdog thread: the snapshot it may read until safety_snap_put(). */
+const struct snapshot *safety_snap_get(struct safety *s);
+void safety_snap_put(struct safety *s);
+/* The watchdog thread: whether tid (started at starttime) is managed: in the
+ * snapshot or among the recent grants. */
+bool safety_is_managed(struct safety *s, const struct snapshot *snap, pid_t tid, uint64_t starttime);
 
 /* canary.c */
 
@@ -134,13 +201,26 @@ int safety_canary_get(struct safety *s, int cpu, struct canary **ret);
 /* The watchdog thread (SCHED_FIFO 99): checks the canaries every tick. */
 void *safety_watch_main(void *arg);
 
+/* scan.c: lock-free /proc reading for the watchdog thread */
+
+/* Open /proc and empty the table; -errno. Called before the thread starts. */
+int safety_scan_init(struct scan *sc);
+/* Start an episode now (the table emptied). */
+void safety_scan_begin(struct scan *sc, uint64_t mono, uint64_t boot_ticks);
+/* End it. */
+void safety_scan_end(struct scan *sc);
+/* Read every real-time thread's run time into the table. */
+void safety_scan_run(struct scan *sc);
+/* Whether the tracked thread may run on cpu now (its affinity; the CPU it
+ * last ran on, once it is gone). */
+bool safety_track_on(const struct track *t, int cpu);
+/* What the tracked thread ran in the episode. */
+uint64_t safety_track_ran(const struct track *t);
+/* The name of process pid into buf ("?" if unreadable). */
+void safety_read_pcomm(struct scan *sc, pid_t pid, char *buf, size_t len);
+
 /* trip.c */
 
-/* A thread's time on a CPU so far (ns), 0 if it is gone. */
-uint64_t safety_run_ns(pid_t pid, pid_t tid);
-/* Sample every published thread's run time into the next slot (the
- * watchdog thread, once per threshold). */
-void safety_run_sample(struct safety *s, uint64_t mono);
 /* Starvation on `starved`: demote the culprits, in the watchdog thread, then
  * tell the main loop. */
 void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, uint64_t now_mono);

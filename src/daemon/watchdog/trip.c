@@ -1,7 +1,8 @@
-/* trip.c: what the watchdog does at a trip (see safety.h for why): the
- * run time of each published thread sampled once per threshold, the
- * choice of the culprits, their demotion to SCHED_OTHER in the watchdog
- * thread, and in the main loop the log lines, the cooldown and the ops. */
+/* trip.c: what the watchdog does at a trip (see safety.h for why): in the
+ * watchdog thread, the choice of the culprits from what the scan measured
+ * and their demotion to SCHED_OTHER, into the trip record, without a lock,
+ * an allocation or a line of output; in the main loop, the log lines, the
+ * cooldown and the ops. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -34,62 +35,244 @@ int safety_pick_culprit(const struct proc_stat *t, size_t n, int cpu)
 	return best;
 }
 
-size_t safety_pick_runners(const uint64_t *ran, size_t n, uint64_t threshold_ns, bool *pick)
+size_t safety_pick_share(const uint64_t *ran, size_t n, uint64_t threshold_ns, bool *pick)
 {
-	uint64_t rest = 0;
+	uint64_t total = 0, rest;
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		pick[i] = false;
-		rest += ran[i];
+		total += ran[i];
 	}
-	if (rest < threshold_ns)
+	if (total < threshold_ns)
 		return 0;
-	while (rest >= threshold_ns && k < n) {
+	/* the biggest first while what is left ran at least half of it all (a
+	 * near half counts: two equal runaways, measured, differ by a little) */
+	for (rest = total; k < n && rest && SAFETY_NEAR_HALF(rest, total); k++) {
 		size_t top = n;
 		for (size_t i = 0; i < n; i++)
 			if (!pick[i] && (top == n || ran[i] > ran[top]))
 				top = i;
 		pick[top] = true;
 		rest -= ran[top];
-		k++;
 	}
 	return k;
 }
 
 /* --- the watchdog thread's side ---------------------------------------------- */
 
-/* A thread's time on a CPU so far (ns), 0 if it is gone. */
-uint64_t safety_run_ns(pid_t pid, pid_t tid)
+/* Who a runner is: a non-root user (its processes and threads together: a
+ * fork or a new process does not dodge the blame), or one of root's
+ * processes (root runs every service). */
+static uint64_t unit_key(const struct track *t)
 {
-	uint64_t run, delay, count;
-
-	return proc_read_schedstat(pid, tid, &run, &delay, &count) == 0 ? run : 0;
+	return t->uid && t->uid != (uid_t)-1 ? (1ull << 63) | t->uid : (uint64_t)(uint32_t)t->pid;
 }
 
-/* Demote tid if it is still the thread started at starttime (safety.h). */
-int safety_demote_tid(pid_t tid, uint64_t starttime)
+/* The culprit entry for tracked thread tr, if the record has room; NULL if
+ * it is there already or the record is full. */
+static struct safety_culprit *culprit_add(struct safety *s, struct safety_trip *t, const struct track *tr,
+					  int cpu, uint64_t ran)
 {
-	struct sched_param sp = { .sched_priority = 0 };
-	struct proc_stat st;
-	int pol;
+	struct safety_culprit *c;
 
-	if (proc_read_stat(tid, &st) < 0 || st.starttime != starttime)
-		return -ESRCH;
-	pol = sched_getscheduler(tid);
-	if (pol < 0)
-		return -errno;
-	if ((pol & ~SCHED_RESET_ON_FORK) != SCHED_FIFO && (pol & ~SCHED_RESET_ON_FORK) != SCHED_RR)
-		return 0;
-	/* sched_setscheduler keeps the nice value; keep reset-on-fork too */
-	if (sched_setscheduler(tid, SCHED_OTHER | (pol & SCHED_RESET_ON_FORK), &sp) < 0)
-		return -errno;
-	return 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->c[i].tid == tr->tid && t->c[i].starttime == tr->starttime)
+			return NULL;
+	if (t->n == SAFETY_TRIP_MAX)
+		return NULL;
+	c = &t->c[t->n++];
+	memset(c, 0, sizeof(*c));
+	c->tid = tr->tid;
+	c->pid = tr->pid;
+	c->starttime = tr->starttime;
+	c->uid = tr->uid;
+	c->cpu = cpu;
+	c->policy = tr->policy;
+	c->priority = tr->priority;
+	c->ran_ns = ran;
+	memcpy(c->comm, tr->comm, sizeof(c->comm));
+	safety_read_pcomm(s->scan, tr->pid, c->pcomm, sizeof(c->pcomm));
+	return c;
 }
+
+/* Demote the culprit if rtschedd manages it (granted it real-time). */
+static void culprit_demote(struct safety *s, const struct snapshot *snap, struct safety_trip *t,
+			   struct safety_culprit *c, bool alive)
+{
+	c->managed = safety_is_managed(s, snap, c->tid, c->starttime);
+	if (!c->managed || !alive)
+		return;
+	if (safety_demote_tid(c->tid, c->starttime) == 0) {
+		c->demoted = true;
+		t->n_demoted++;
+	} else {
+		t->n_failed++;
+	}
+}
+
+/* The blamed runners of one starved CPU (watchdog-demote = culprit): by
+ * what each user (root: each process) ran there, then within each by
+ * thread (safety_pick_share() both times). */
+static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safety_trip *t, int cpu,
+		      uint64_t threshold)
+{
+	struct scan *sc = s->scan;
+	size_t m = 0, nu = 0;
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct track *tr = &sc->t[i];
+		uint64_t key;
+		size_t k;
+
+		if (!tr->tid || !safety_track_on(tr, cpu))
+			continue;
+		sc->cand[m] = i;
+		sc->ran[m] = safety_track_ran(tr);
+		total += sc->ran[m];
+		key = unit_key(tr);
+		for (k = 0; k < nu && sc->ukey[k] != key; k++)
+			;
+		if (k == nu) {
+			sc->ukey[nu] = key;
+			sc->uran[nu++] = 0;
+		}
+		sc->uran[k] += sc->ran[m++];
+	}
+	if (t->n_cpu_sum < SAFETY_TRIP_CPUS)
+		t->cpu_sum[t->n_cpu_sum++] = (struct safety_cpu_sum){ cpu, total };
+	/* measured, a thread that lived between two scans is missed, one that
+	 * exited is counted up to the last scan: half the threshold is the bar */
+	if (!safety_pick_share(sc->uran, nu, threshold / 2, sc->upick))
+		return;   /* the real-time threads there ran too little to starve it */
+	for (size_t u = 0; u < nu; u++) {
+		uint64_t rest = sc->uran[u];
+		size_t best_dead = SIZE_MAX;
+
+		if (!sc->upick[u])
+			continue;
+		/* its live threads, the biggest first, while the rest of what the
+		 * user ran is at least half of it (what exited threads ran stays) */
+		for (size_t j = 0; j < m; j++)
+			sc->pick[j] = false;
+		while (rest && SAFETY_NEAR_HALF(rest, sc->uran[u])) {
+			size_t top = SIZE_MAX;
+			for (size_t j = 0; j < m; j++) {
+				const struct track *tr = &sc->t[sc->cand[j]];
+				if (sc->pick[j] || unit_key(tr) != sc->ukey[u])
+					continue;
+				if (!tr->alive) {
+					if (best_dead == SIZE_MAX || sc->ran[j] > sc->ran[best_dead])
+						best_dead = j;
+					continue;
+				}
+				if (top == SIZE_MAX || sc->ran[j] > sc->ran[top])
+					top = j;
+			}
+			if (top == SIZE_MAX)
+				break;
+			sc->pick[top] = true;
+			rest -= sc->ran[top] < rest ? sc->ran[top] : rest;
+			struct safety_culprit *c = culprit_add(s, t, &sc->t[sc->cand[top]], cpu, sc->ran[top]);
+			if (c)
+				culprit_demote(s, snap, t, c, true);
+		}
+		/* nothing of it lives on: name its biggest, gone */
+		if (best_dead != SIZE_MAX && rest == sc->uran[u]) {
+			const struct track *tr = &sc->t[sc->cand[best_dead]];
+			struct safety_culprit *c = culprit_add(s, t, tr, cpu, sc->ran[best_dead]);
+			if (c)
+				c->managed = safety_is_managed(s, snap, tr->tid, tr->starttime);
+		}
+	}
+}
+
+/* watchdog-demote = all: every managed real-time thread that may run on a
+ * starved CPU where a managed one was running. */
+static void blame_all(struct safety *s, const struct snapshot *snap, struct safety_trip *t, const cpu_set_t *starved)
+{
+	struct scan *sc = s->scan;
+	cpu_set_t guilty;
+
+	CPU_ZERO(&guilty);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, starved))
+			continue;
+		for (size_t i = 0; i < sc->n; i++) {
+			const struct track *tr = &sc->t[i];
+			if (tr->tid && tr->alive && tr->processor == cpu &&
+			    safety_is_managed(s, snap, tr->tid, tr->starttime))
+				CPU_SET(cpu, &guilty);
+		}
+		if (t->n_cpu_sum < SAFETY_TRIP_CPUS)
+			t->cpu_sum[t->n_cpu_sum++] = (struct safety_cpu_sum){ cpu, 0 };
+	}
+	for (size_t i = 0; CPU_COUNT(&guilty) && i < sc->n; i++) {
+		const struct track *tr = &sc->t[i];
+		struct safety_culprit *c;
+		int cpu;
+
+		if (!tr->tid || !tr->alive)
+			continue;
+		for (cpu = 0; cpu < CPU_SETSIZE && !(CPU_ISSET(cpu, &guilty) && safety_track_on(tr, cpu)); cpu++)
+			;
+		if (cpu == CPU_SETSIZE || !safety_is_managed(s, snap, tr->tid, tr->starttime))
+			continue;
+		if ((c = culprit_add(s, t, tr, cpu, safety_track_ran(tr))))
+			culprit_demote(s, snap, t, c, true);
+	}
+}
+
+/* Starvation on `starved`: demote here, in the FIFO 99 thread, because the
+ * main loop may be starved by the very thread to demote, or stopped inside
+ * a lock; then hand the record over (if the main loop took the last one)
+ * and tell it. */
+void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, uint64_t now_mono)
+{
+	struct scan *sc = s->scan;
+	struct safety_trip *t = &sc->trip;
+	const struct snapshot *snap;
+	uint64_t one = 1;
+
+	if (!sc->on)   /* late at the very first check: measure what runs now */
+		safety_scan_begin(sc, now_mono, 0);
+	/* as things stand now: the thread running at this instant may have
+	 * been born since the last scan (a dodge's next spinner) */
+	safety_scan_run(sc);
+	memset(t, 0, sizeof(*t));
+	t->starved = *starved;
+	t->stall_ms = worst_ns / MSEC;
+	t->span_ns = now_mono > sc->since_mono ? now_mono - sc->since_mono : 0;
+	t->demote_all = atomic_load(&s->demote_all);
+	snap = safety_snap_get(s);
+	if (t->demote_all) {
+		blame_all(s, snap, t, starved);
+	} else {
+		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, starved))
+				blame_cpu(s, snap, t, cpu, atomic_load(&s->threshold_ns));
+	}
+	safety_snap_put(s);
+	safety_scan_end(sc);
+	if (atomic_load(&s->trip_state) != TRIP_FREE) {
+		/* the main loop has not taken the last one: the CPU is rescued all
+		 * the same; it will say how many it could not log */
+		atomic_fetch_add(&s->unlogged, 1);
+		return;
+	}
+	memcpy(&s->trip, t, sizeof(*t));
+	atomic_store(&s->trip_state, TRIP_READY);
+	if (write(s->notify, &one, sizeof(one)) < 0) {
+		/* the counter is full: the main loop has it already */
+	}
+}
+
+/* --- the main loop's side ---------------------------------------------------- */
 
 /* Append to the culprit text, cutting rather than failing. */
-static void culprit_add(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void culprit_add(char *buf, const char *fmt, ...)
+static void text_add(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(char *buf, const char *fmt, ...)
 {
 	size_t off = strlen(buf);
 	va_list ap;
@@ -101,218 +284,38 @@ static void culprit_add(char *buf, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A process's name, "?" if unreadable. */
-static void read_comm(pid_t pid, char *buf, size_t len)
+/* "CPU 0: tid 12 (spin) of pid 10 (app), fifo/50, ran 3.8 s of the last 4.1 s; ..." */
+static void trip_text(const struct safety_trip *t, char *buf)
 {
-	if (proc_read_comm(pid, 0, buf, len) < 0)
-		snprintf(buf, len, "?");
-}
+	double span = (double)t->span_ns / NSEC;
 
-/* Sample every published thread's run time into the next slot. */
-void safety_run_sample(struct safety *s, uint64_t mono)
-{
-	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < s->n_threads; i++)
-		s->runs[i][s->run_head] = safety_run_ns(s->threads[i].pid, s->threads[i].tid);
-	pthread_mutex_unlock(&s->lock);
-	s->run_time[s->run_head] = mono;
-	s->run_head = (s->run_head + 1) % RUN_SLOTS;
-	if (s->run_filled < RUN_SLOTS)
-		s->run_filled++;
-}
+	buf[0] = '\0';
+	for (size_t i = 0; i < t->n; i++) {
+		const struct safety_culprit *c = &t->c[i];
 
-/* The oldest run-time slot: its values are the baseline of the window. */
-static unsigned run_oldest(const struct safety *s)
-{
-	return s->run_filled < RUN_SLOTS ? 0 : s->run_head;
-}
-
-/* Whether a thread is still the published one and real-time, and where it
- * may run now (its own sched_setaffinity may have widened what was published). */
-static bool rt_thread_on(const struct safety *s, const struct safety_entry *th, const struct proc_stat *st,
-			 cpu_set_t *cpus)
-{
-	int pol;
-
-	if (st->state == 'X')
-		return false;
-	if (sched_getaffinity(th->tid, sizeof(*cpus), cpus) < 0)
-		*cpus = s->cpusets[th->cpus];
-	pol = sched_getscheduler(th->tid);
-	return pol >= 0 && ((pol & ~SCHED_RESET_ON_FORK) == SCHED_FIFO || (pol & ~SCHED_RESET_ON_FORK) == SCHED_RR);
-}
-
-/* Demote thread i (once per trip) and add it to the trip's list. */
-static void trip_demote(struct safety *s, size_t i, bool *done)
-{
-	const struct safety_entry *th = &s->threads[i];
-
-	if (done[i])
-		return;
-	done[i] = true;
-	if (safety_demote_tid(th->tid, th->starttime) == 0) {
-		if (s->trip_demoted)
-			s->trip_demoted[s->trip.n_demoted] = (struct safety_thread){ th->tid, th->pid, th->starttime,
-										      s->cpusets[th->cpus] };
-		s->trip.n_demoted++;
-	} else {
-		s->trip.n_failed++;
+		text_add(buf, "%sCPU %d: tid %d (%s) of pid %d (%s), %s/%d, ran %.1f s of the last %.1f s (uid %u)%s",
+			 buf[0] ? "; " : "", c->cpu, (int)c->tid, c->comm, (int)c->pid, c->pcomm,
+			 policy_to_string(c->policy), c->priority, (double)c->ran_ns / NSEC, span, (unsigned)c->uid,
+			 c->demoted ? "" : !c->managed ? ", not a thread rtschedd manages: left alone" :
+			 ", gone or not demoted");
 	}
-}
+	for (size_t i = 0; i < t->n_cpu_sum; i++) {
+		bool named = false;
 
-/* watchdog-demote = all: every managed real-time thread that may run on a
- * starved CPU where one of them was running at the trip. */
-static void trip_all(struct safety *s, const cpu_set_t *starved, const struct proc_stat *st, bool *done)
-{
-	struct safety_trip *t = &s->trip;
-	cpu_set_t guilty;
-	size_t n = s->n_threads;
-
-	CPU_ZERO(&guilty);
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		int k;
-		if (!CPU_ISSET(cpu, starved))
+		for (size_t k = 0; k < t->n && !named; k++)
+			named = t->c[k].cpu == t->cpu_sum[i].cpu;
+		if (named)
 			continue;
-		k = safety_pick_culprit(st, n, cpu);
-		if (k >= 0) {
-			char pcomm[32];
-			CPU_SET(cpu, &guilty);
-			read_comm(s->threads[k].pid, pcomm, sizeof(pcomm));
-			culprit_add(t->culprits, "%sCPU %d: tid %d (%s) of pid %d (%s), %s/%d, running", t->culprits[0] ? "; " : "",
-				    cpu, (int)st[k].tid, st[k].comm, (int)s->threads[k].pid, pcomm,
-				    policy_to_string(st[k].policy), st[k].rt_priority);
-		} else {
-			culprit_add(t->culprits, "%sCPU %d: no managed thread was running there (a task rtschedd "
-				    "does not manage may be the cause)", t->culprits[0] ? "; " : "", cpu);
-		}
-	}
-	for (size_t i = 0; CPU_COUNT(&guilty) && i < n; i++) {
-		cpu_set_t cur, both;
-		if (!rt_thread_on(s, &s->threads[i], &st[i], &cur))
-			continue;
-		CPU_AND(&both, &cur, &guilty);
-		if (CPU_COUNT(&both))
-			trip_demote(s, i, done);
+		if (t->demote_all)
+			text_add(buf, "%sCPU %d: no managed thread was running there (a task rtschedd does not manage "
+				 "may be the cause)", buf[0] ? "; " : "", t->cpu_sum[i].cpu);
+		else
+			text_add(buf, "%sCPU %d: the real-time threads that may run there ran %.1f s of the last %.1f s "
+				 "in all, too little to have starved it (a task that is not real-time, or interrupts, may be "
+				 "the cause)", buf[0] ? "; " : "", t->cpu_sum[i].cpu,
+				 (double)t->cpu_sum[i].total_ns / NSEC, span);
 	}
 }
-
-/* watchdog-demote = culprit: per starved CPU, the threads that used its time
- * in the window, by what each ran since the oldest run-time sample. */
-static void trip_culprits(struct safety *s, const cpu_set_t *starved, const struct proc_stat *st, bool *done,
-			  uint64_t now_mono)
-{
-	struct safety_trip *t = &s->trip;
-	size_t n = s->n_threads, *cand = calloc(n ? n : 1, sizeof(*cand));
-	uint64_t *ran = calloc(n ? n : 1, sizeof(*ran)), *ran_c = calloc(n ? n : 1, sizeof(*ran_c));
-	bool *pick = calloc(n ? n : 1, sizeof(*pick)), *rt = calloc(n ? n : 1, sizeof(*rt));
-	cpu_set_t *cur = calloc(n ? n : 1, sizeof(*cur));
-	unsigned old = run_oldest(s);
-	uint64_t from = s->run_filled ? s->run_time[old] : s->run_since;
-	double span = now_mono > from ? (double)(now_mono - from) / NSEC : 0;
-	uint64_t threshold = atomic_load(&s->threshold_ns);
-
-	if (!cand || !ran || !ran_c || !pick || !rt || !cur) {
-		culprit_add(t->culprits, "out of memory: nothing demoted");
-		goto out;
-	}
-	/* once per thread, whatever the number of starved CPUs */
-	for (size_t i = 0; i < n; i++) {
-		uint64_t now = st[i].state == 'X' ? 0 : safety_run_ns(s->threads[i].pid, s->threads[i].tid);
-		uint64_t base = s->runs[i][old];
-		ran[i] = now > base ? now - base : 0;
-		rt[i] = rt_thread_on(s, &s->threads[i], &st[i], &cur[i]);
-	}
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		size_t m = 0, k;
-		uint64_t total = 0;
-		if (!CPU_ISSET(cpu, starved))
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			if (rt[i] && CPU_ISSET(cpu, &cur[i])) {
-				cand[m] = i;
-				ran_c[m++] = ran[i];
-				total += ran[i];
-			}
-		}
-		k = safety_pick_runners(ran_c, m, threshold, pick);
-		if (!k) {
-			culprit_add(t->culprits, "%sCPU %d: the managed real-time threads that may run there ran %.1f s "
-				    "of the last %.1f s in all, too little to starve it (a task rtschedd does not manage "
-				    "may be the cause)", t->culprits[0] ? "; " : "", cpu, (double)total / NSEC, span);
-			continue;
-		}
-		for (size_t j = 0; j < m; j++) {
-			size_t i = cand[j];
-			char pcomm[32];
-			if (!pick[j] || done[i])
-				continue;
-			read_comm(s->threads[i].pid, pcomm, sizeof(pcomm));
-			culprit_add(t->culprits, "%sCPU %d: tid %d (%s) of pid %d (%s), %s/%d, ran %.1f s of the last %.1f s",
-				    t->culprits[0] ? "; " : "", cpu, (int)st[i].tid, st[i].comm, (int)s->threads[i].pid,
-				    pcomm, policy_to_string(st[i].policy), st[i].rt_priority, (double)ran[i] / NSEC, span);
-			trip_demote(s, i, done);
-		}
-	}
-out:
-	free(cand);
-	free(ran);
-	free(ran_c);
-	free(pick);
-	free(rt);
-	free(cur);
-}
-
-/* Starvation on `starved`: demote here, in the FIFO 99 thread, because the
- * main loop may be starved by the very thread to demote; then tell it. The
- * lock is held throughout so the list cannot change under us; trips are rare
- * and the main loop waits a few ms at most. */
-void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, uint64_t now_mono)
-{
-	struct safety_trip *t = &s->trip;
-	struct proc_stat *st;
-	uint64_t one = 1;
-	bool *done;
-	size_t n;
-
-	pthread_mutex_lock(&s->lock);
-	n = s->n_threads;
-	memset(t, 0, sizeof(*t));
-	t->starved = *starved;
-	t->stall_ms = worst_ns / MSEC;
-	t->demote_all = s->params.demote_all;
-	st = calloc(n ? n : 1, sizeof(*st));
-	done = calloc(n ? n : 1, sizeof(*done));
-	s->trip_demoted = calloc(n ? n : 1, sizeof(*s->trip_demoted));
-	for (size_t i = 0; st && i < n; i++) {
-		const struct safety_entry *th = &s->threads[i];
-		if (proc_read_stat_at(NULL, th->pid, th->tid, &st[i]) < 0 || st[i].starttime != th->starttime)
-			st[i].state = 'X';  /* gone, or the tid names another thread */
-	}
-	if (!st || !done)
-		culprit_add(t->culprits, "out of memory: nothing demoted");
-	else if (t->demote_all)
-		trip_all(s, starved, st, done);
-	else
-		trip_culprits(s, starved, st, done, now_mono);
-	free(st);
-	free(done);
-	/* nothing to blame among the managed threads: demoting them would not
-	 * help the starved CPU and would punish the innocent */
-	if (!t->n_demoted && !t->n_failed) {
-		free(s->trip_demoted);
-		s->trip_demoted = NULL;
-		pthread_mutex_unlock(&s->lock);
-		log_warnx("watchdog: %s; nothing demoted", t->culprits);
-		return;
-	}
-	s->trip_pending = true;
-	pthread_mutex_unlock(&s->lock);
-	if (write(s->notify, &one, sizeof(one)) < 0) {
-		/* the counter is full: the main loop has it already */
-	}
-}
-
-/* --- the main loop's side ---------------------------------------------------- */
 
 /* The cooldown is over: grants again, and the demoted threads back. */
 int safety_on_cooldown(sd_event_source *src, uint64_t usec, void *userdata)
@@ -330,48 +333,55 @@ int safety_on_cooldown(sd_event_source *src, uint64_t usec, void *userdata)
 int safety_on_notify(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct safety *s = userdata;
-	struct safety_trip t;
-	struct safety_thread *demoted;
+	struct safety_trip *t;
+	unsigned long unlogged;
+	size_t managed = 0;
 	char cpus[128];
 	uint64_t v, now;
 
-	if (read(fd, &v, sizeof(v)) < 0)
+	if (read(fd, &v, sizeof(v)) < 0 || atomic_load(&s->trip_state) != TRIP_READY)
 		return 0;
-	pthread_mutex_lock(&s->lock);
-	if (!s->trip_pending) {
-		pthread_mutex_unlock(&s->lock);
+	t = malloc(sizeof(*t));
+	if (!t) {
+		atomic_store(&s->trip_state, TRIP_FREE);
+		log_warnx("watchdog: tripped; out of memory for its record");
 		return 0;
 	}
-	t = s->trip;
-	demoted = s->trip_demoted;
-	s->trip_demoted = NULL;
-	pthread_mutex_unlock(&s->lock);
-
-	t.demoted = demoted;
+	memcpy(t, &s->trip, sizeof(*t));
+	atomic_store(&s->trip_state, TRIP_FREE);
+	unlogged = atomic_exchange(&s->unlogged, 0);
+	t->unlogged = unlogged;
+	trip_text(t, t->culprits);
+	cpulist_format(&t->starved, cpus, sizeof(cpus));   /* cut if it does not fit */
+	if (unlogged)
+		log_warnx("watchdog: %lu more trip%s while the daemon was not answering; what they demoted is "
+			  "SCHED_OTHER, not listed as demoted", unlogged, unlogged == 1 ? "" : "s");
+	for (size_t i = 0; i < t->n; i++)
+		managed += t->c[i].managed;
+	if (!managed) {
+		/* nothing to blame among the managed threads: demoting them would
+		 * not help the starved CPU and would punish the innocent */
+		log_warnx("watchdog: CPU %s starved; %s; nothing demoted", cpus, t->culprits);
+		free(t);
+		return 0;
+	}
 	sd_event_now(s->event, CLOCK_BOOTTIME, &now);
-	t.cooldown_until_usec = now + (uint64_t)s->params.cooldown_s * 1000000u;
-	s->cooldown_until = t.cooldown_until_usec;
+	t->cooldown_until_usec = now + (uint64_t)s->params.cooldown_s * 1000000u;
+	s->cooldown_until = t->cooldown_until_usec;
 	s->trips++;
-	snprintf(s->last_culprit, sizeof(s->last_culprit), "%s", t.culprits);
-	cpulist_format(&t.starved, cpus, sizeof(cpus));   /* cut if it does not fit */
+	snprintf(s->last_culprit, sizeof(s->last_culprit), "%s", t->culprits);
 	log_warnx("watchdog: CPU %s: SCHED_OTHER tasks were kept waiting %.1f s of the last %.1f s by real-time "
 		  "threads; demoted %zu managed real-time thread%s to SCHED_OTHER (watchdog-demote = %s), real-time "
-		  "grants held back for %u s", cpus, t.stall_ms / 1000.0,
-		  atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR / 1e9, t.n_demoted, t.n_demoted == 1 ? "" : "s",
-		  t.demote_all ? "all" : "culprit", s->params.cooldown_s);
-	log_warnx("watchdog: %s", t.culprits);
-	if (t.n_failed)
-		log_warnx("watchdog: %zu real-time thread%s could not be demoted", t.n_failed, t.n_failed == 1 ? "" : "s");
-	if (!demoted)
-		t.n_demoted = 0;   /* no memory for the list: the daemon demotes by CPU */
+		  "grants held back for %u s", cpus, t->stall_ms / 1000.0,
+		  atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR / 1e9, t->n_demoted, t->n_demoted == 1 ? "" : "s",
+		  t->demote_all ? "all" : "culprit", s->params.cooldown_s);
+	log_warnx("watchdog: %s", t->culprits);
+	if (t->n_failed)
+		log_warnx("watchdog: %zu real-time thread%s could not be demoted", t->n_failed, t->n_failed == 1 ? "" : "s");
 	if (s->ops.demoted)
-		s->ops.demoted(s->ud, &t);
-	free(demoted);
+		s->ops.demoted(s->ud, t);
+	free(t);
 	sd_event_source_set_time(s->cooldown_src, s->cooldown_until);
 	sd_event_source_set_enabled(s->cooldown_src, SD_EVENT_ONESHOT);
-
-	pthread_mutex_lock(&s->lock);
-	s->trip_pending = false;
-	pthread_mutex_unlock(&s->lock);
 	return 0;
 }

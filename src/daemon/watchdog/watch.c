@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 
 #include "daemon/watchdog/safety_int.h"
 
@@ -82,14 +83,39 @@ static void watchdog_restart(struct safety *s, uint64_t mono)
 		if (c)
 			c->seen_epoch = atomic_load(&c->epoch) - 1; /* reset at the next check */
 	}
+	safety_scan_end(s->scan);
 }
 
-/* One check: sample each running canary; true if one starved (it tripped). */
-static bool watchdog_check(struct safety *s, uint64_t now_mono)
+/* CLOCK_BOOTTIME in the clock ticks /proc's starttime counts in. */
+static uint64_t boot_ticks(const struct safety *s, uint64_t boot_ns)
+{
+	return boot_ns / (NSEC / (uint64_t)s->clk_tck);
+}
+
+/* Scan, and say when to next: a thread that lives shorter than the gap
+ * between two scans is missed, so during an episode they come four times
+ * per check, but never oftener than every 20 times what one takes (a
+ * machine with many tasks is scanned less often, not at the cost of a
+ * CPU at priority 99). */
+static void scan_now(struct safety *s)
+{
+	struct scan *sc = s->scan;
+	uint64_t t0 = safety_now_ns(CLOCK_MONOTONIC), took, gap = safety_tick_ns(s) / 4;
+
+	safety_scan_run(sc);
+	took = safety_now_ns(CLOCK_MONOTONIC) - t0;
+	sc->next_scan = t0 + (gap > 20 * took ? gap : 20 * took);
+}
+
+/* One check: sample each running canary; true if one starved (it tripped).
+ * From the first late canary on, until the windows are quiet again, every
+ * real-time thread's run time is read each check (an episode, scan.c). */
+static bool watchdog_check(struct safety *s, const struct safety_clocks *now)
 {
 	uint64_t threshold = atomic_load(&s->threshold_ns), since = atomic_load(&s->since), worst = 0;
+	struct scan *sc = s->scan;
+	bool late = false;
 	cpu_set_t starved;
-	bool pending;
 
 	CPU_ZERO(&starved);
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
@@ -106,21 +132,23 @@ static bool watchdog_check(struct safety *s, uint64_t now_mono)
 		}
 		total = atomic_load(&c->stall);    /* stall first: see canary_main */
 		dl = atomic_load(&c->deadline);
-		w = safety_window_push(&c->win, safety_stall_now(total, dl, since, now_mono, SAFETY_FLOOR_MS * MSEC));
+		w = safety_window_push(&c->win, safety_stall_now(total, dl, since, now->mono, SAFETY_FLOOR_MS * MSEC));
+		late |= w > 0;
 		if (w >= threshold) {
 			CPU_SET(cpu, &starved);
 			if (w > worst)
 				worst = w;
 		}
 	}
+	if (late && !sc->on)
+		safety_scan_begin(sc, now->mono, boot_ticks(s, now->boot));
+	else if (!late && sc->on)
+		safety_scan_end(sc);
+	if (sc->on)
+		scan_now(s);
 	if (!CPU_COUNT(&starved))
 		return false;
-	pthread_mutex_lock(&s->lock);
-	pending = s->trip_pending;
-	pthread_mutex_unlock(&s->lock);
-	if (pending)
-		return false;   /* the main loop has not taken the last one yet */
-	safety_trip(s, &starved, worst, now_mono);
+	safety_trip(s, &starved, worst, now->mono);
 	return true;
 }
 
@@ -132,7 +160,9 @@ void *safety_watch_main(void *arg)
 	uint64_t next = 0;   /* CLOCK_MONOTONIC ns of the next check; 0: start afresh */
 	unsigned pe = atomic_load(&s->param_epoch);
 
-	pthread_setname_np(pthread_self(), "rtsd-watchdog");
+	/* no pthread_setname_np (it may open /proc/self/task/.../comm through
+	 * stdio on some libcs): the name is given with prctl, a system call */
+	prctl(PR_SET_NAME, "rtsd-watchdog");
 	for (;;) {
 		int want = atomic_load(&s->wd.want);
 		uint64_t period = safety_tick_ns(s), t;
@@ -140,9 +170,7 @@ void *safety_watch_main(void *arg)
 		if (want == WANT_EXIT)
 			break;
 		if (want == WANT_PARK) {
-			/* nothing published: the run-time history starts again */
-			s->run_filled = s->run_head = s->run_ticks = 0;
-			s->run_since = 0;
+			safety_scan_end(s->scan);
 			safety_worker_wait(&s->wd, UINT64_MAX);
 			next = 0;
 			continue;
@@ -157,8 +185,13 @@ void *safety_watch_main(void *arg)
 			next = prev.mono + period;
 		}
 		t = safety_now_ns(CLOCK_MONOTONIC);
+		if (t < next && s->scan->on && t >= s->scan->next_scan) {
+			scan_now(s);   /* between two checks, during an episode */
+			continue;
+		}
 		if (t < next) {
-			safety_worker_wait(&s->wd, next - t);
+			uint64_t until = s->scan->on && s->scan->next_scan < next ? s->scan->next_scan : next;
+			safety_worker_wait(&s->wd, until - t);
 			continue;   /* kicked or not: re-read what to do */
 		}
 		safety_clocks_now(&now);
@@ -169,12 +202,8 @@ void *safety_watch_main(void *arg)
 		}
 		prev = now;
 		next = now.mono + period;
-		if (!s->run_since)
-			s->run_since = now.mono;
-		if (watchdog_check(s, now.mono))
+		if (watchdog_check(s, &now))
 			next = 0;   /* fresh windows, or it trips again on the same waits */
-		else if (++s->run_ticks % SAFETY_TICKS_PER_THRESHOLD == 0)
-			safety_run_sample(s, now.mono);
 	}
 	return NULL;
 }

@@ -1,0 +1,293 @@
+/* scan.c: the watchdog thread's reading of /proc (see safety_int.h): every
+ * real-time thread on the machine, its run time, where it may run, whose it
+ * is. It runs at SCHED_FIFO 99 while the main loop may be stopped inside
+ * any of glibc's locks, so it calls no function that could take one: no
+ * stdio, no malloc, no opendir (which mallocs); only system calls, the
+ * lock-free parser of /proc's stat (procparse.c) and its own number
+ * formatting and parsing, into memory allocated before the thread began. */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "daemon/sys/proc.h"
+#include "daemon/watchdog/safety_int.h"
+
+/* struct linux_dirent64, as getdents64(2) returns it */
+struct dent {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* Digits only, into *v; false otherwise. */
+static bool parse_id(const char *s, pid_t *v)
+{
+	long n = 0;
+
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || n > 0x3fffffff)
+			return false;
+		n = n * 10 + (*s - '0');
+	}
+	*v = (pid_t)n;
+	return n > 0;
+}
+
+/* n in decimal at p; returns the end. */
+static char *put_id(char *p, pid_t n)
+{
+	char tmp[16];
+	int k = 0;
+
+	do
+		tmp[k++] = (char)('0' + n % 10);
+	while ((n /= 10) > 0);
+	while (k)
+		*p++ = tmp[--k];
+	return p;
+}
+
+/* "PID/task/TID/NAME" (tid 0: "PID/NAME") into buf, relative to /proc. */
+static void task_rel(char *buf, pid_t pid, pid_t tid, const char *name)
+{
+	char *p = put_id(buf, pid);
+
+	if (tid) {
+		memcpy(p, "/task/", 6);
+		p = put_id(p + 6, tid);
+	}
+	*p++ = '/';
+	strcpy(p, name);
+}
+
+/* Read a small file relative to dirfd whole into buf; its length or -errno. */
+static ssize_t read_at(int dirfd, const char *rel, char *buf, size_t len)
+{
+	int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t off = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (off + 1 < len && (n = read(fd, buf + off, len - 1 - off)) > 0)
+		off += (size_t)n;
+	close(fd);
+	buf[off] = '\0';
+	return (ssize_t)off;
+}
+
+/* The first number of a schedstat line: time on the CPU, ns. */
+static bool parse_run(const char *p, uint64_t *v)
+{
+	uint64_t n = 0;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++)
+		n = n * 10 + (uint64_t)(*p - '0');
+	*v = n;
+	return true;
+}
+
+/* A task's stat, relative to /proc; -errno if gone. */
+static int read_stat(int proc, pid_t pid, pid_t tid, struct proc_stat *st)
+{
+	char rel[64], buf[1024];
+
+	task_rel(rel, pid, tid, "stat");
+	if (read_at(proc, rel, buf, sizeof(buf)) <= 0)
+		return -ESRCH;
+	return proc_parse_stat(buf, st);
+}
+
+int safety_scan_init(struct scan *sc)
+{
+	sc->proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sc->proc < 0)
+		return -errno;
+	safety_scan_end(sc);
+	return 0;
+}
+
+void safety_scan_end(struct scan *sc)
+{
+	sc->on = false;
+	sc->n = 0;
+	sc->untracked = 0;
+	memset(sc->slot, 0xff, sizeof(sc->slot));
+}
+
+void safety_scan_begin(struct scan *sc, uint64_t mono, uint64_t boot_ticks)
+{
+	safety_scan_end(sc);
+	sc->on = true;
+	sc->since_mono = mono;
+	sc->since_boot_ticks = boot_ticks;
+}
+
+/* The table's entry for tid (a new one if `add`), or NULL. */
+static struct track *track_of(struct scan *sc, pid_t tid, bool add)
+{
+	unsigned h = ((unsigned)tid * 2654435761u) & (TRACK_SLOTS - 1);
+
+	for (;; h = (h + 1) & (TRACK_SLOTS - 1)) {
+		int32_t i = sc->slot[h];
+
+		if (i >= 0 && sc->t[i].tid == tid)
+			return &sc->t[i];
+		if (i < 0) {
+			if (!add || sc->n == TRACK_MAX) {
+				sc->untracked += add;
+				return NULL;
+			}
+			sc->slot[h] = (int32_t)sc->n;
+			memset(&sc->t[sc->n], 0, sizeof(sc->t[0]));
+			return &sc->t[sc->n++];
+		}
+	}
+}
+
+/* One real-time task seen now: record where it stands. */
+static void track_task(struct scan *sc, int taskdir, pid_t pid, const struct proc_stat *st)
+{
+	struct track *t = track_of(sc, st->tid, true);
+	char rel[32], buf[128];
+	struct stat sb;
+	uint64_t run;
+
+	if (!t)
+		return;
+	if (t->tid && t->starttime != st->starttime)
+		t->tid = 0;   /* the tid was reused: a new thread in the old slot */
+	task_rel(rel, st->tid, 0, "schedstat");
+	if (read_at(taskdir, rel + 0, buf, sizeof(buf)) <= 0 || !parse_run(buf, &run))
+		return;
+	if (!t->tid) {
+		t->tid = st->tid;
+		t->pid = pid;
+		t->starttime = st->starttime;
+		/* born during the episode: everything it ran counts; else from now */
+		t->run0 = st->starttime >= sc->since_boot_ticks ? 0 : run;
+		put_id(rel, st->tid)[0] = '\0';
+		t->uid = fstatat(taskdir, rel, &sb, 0) == 0 ? sb.st_uid : (uid_t)-1;
+	}
+	t->run = run;
+	t->processor = st->processor;
+	t->policy = st->policy;
+	t->priority = st->rt_priority;
+	t->alive = true;
+	memcpy(t->comm, st->comm, sizeof(t->comm));
+}
+
+/* Every task of process pid. */
+static void scan_process(struct scan *sc, pid_t pid)
+{
+	char rel[32], buf[1024];
+	int taskdir;
+	long n;
+
+	task_rel(rel, pid, 0, "task");
+	taskdir = openat(sc->proc, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (taskdir < 0)
+		return;
+	while ((n = syscall(SYS_getdents64, taskdir, sc->tdents, sizeof(sc->tdents))) > 0) {
+		for (long off = 0; off < n;) {
+			const struct dent *d = (const void *)(sc->tdents + off);
+			struct proc_stat st;
+			pid_t tid;
+
+			off += d->reclen;
+			if (!parse_id(d->name, &tid))
+				continue;
+			put_id(rel, tid)[0] = '\0';
+			strcat(rel, "/stat");
+			if (read_at(taskdir, rel, buf, sizeof(buf)) <= 0 || proc_parse_stat(buf, &st) < 0)
+				continue;
+			if (st.policy == SCHED_FIFO || st.policy == SCHED_RR)
+				track_task(sc, taskdir, pid, &st);
+		}
+	}
+	close(taskdir);
+}
+
+void safety_scan_run(struct scan *sc)
+{
+	long n;
+
+	for (size_t i = 0; i < sc->n; i++)
+		sc->t[i].alive = false;
+	if (lseek(sc->proc, 0, SEEK_SET) < 0)
+		return;
+	while ((n = syscall(SYS_getdents64, sc->proc, sc->dents, sizeof(sc->dents))) > 0) {
+		for (long off = 0; off < n;) {
+			const struct dent *d = (const void *)(sc->dents + off);
+			pid_t pid;
+
+			off += d->reclen;
+			if (parse_id(d->name, &pid))
+				scan_process(sc, pid);
+		}
+	}
+}
+
+bool safety_track_on(const struct track *t, int cpu)
+{
+	cpu_set_t cpus;
+
+	if (t->alive && sched_getaffinity(t->tid, sizeof(cpus), &cpus) == 0)
+		return CPU_ISSET(cpu, &cpus);
+	return t->processor == cpu;
+}
+
+uint64_t safety_track_ran(const struct track *t)
+{
+	return t->run > t->run0 ? t->run - t->run0 : 0;
+}
+
+void safety_read_pcomm(struct scan *sc, pid_t pid, char *buf, size_t len)
+{
+	struct proc_stat st;
+
+	if (read_stat(sc->proc, pid, 0, &st) == 0 && len > 0) {
+		size_t n = strnlen(st.comm, len - 1);
+		memcpy(buf, st.comm, n);
+		buf[n] = '\0';
+	} else if (len >= 2) {
+		buf[0] = '?';
+		buf[1] = '\0';
+	}
+}
+
+/* Demote tid if it is still the thread started at starttime (safety.h):
+ * system calls only, so the watchdog thread may call it. */
+int safety_demote_tid(pid_t tid, uint64_t starttime)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	char path[80] = "/proc/", buf[1024];
+	struct proc_stat st;
+	int pol;
+
+	task_rel(path + 6, tid, tid, "stat");
+	if (read_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || proc_parse_stat(buf, &st) < 0 ||
+	    st.starttime != starttime)
+		return -ESRCH;
+	pol = sched_getscheduler(tid);
+	if (pol < 0)
+		return -errno;
+	if ((pol & ~SCHED_RESET_ON_FORK) != SCHED_FIFO && (pol & ~SCHED_RESET_ON_FORK) != SCHED_RR)
+		return 0;
+	/* sched_setscheduler keeps the nice value; keep reset-on-fork too */
+	if (sched_setscheduler(tid, SCHED_OTHER | (pol & SCHED_RESET_ON_FORK), &sp) < 0)
+		return -errno;
+	return 0;
+}

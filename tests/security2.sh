@@ -1,0 +1,434 @@
+#!/bin/bash
+# tests/security2.sh: the attacks of issue 23 ("security round 2") on the
+# control socket, the rules, the exports and the shipped configuration,
+# each run against the real daemon and kernel by the user an attacker would
+# be (nobody, or a user with subordinate uids). The watchdog's attacks are in
+# tests/watchdog-attacks.sh, the bus front end's in tests/rtkit.sh and the
+# RestrictRealtime= diagnosis in tests/systemd-e2e.sh. Against the code
+# before the fixes (aaf8aaf) every attack here succeeded:
+# doc/security-attacks.md records that run and how to repeat it.
+#
+#   1  a [rule] hands a user's threads real-time past [user]/[group] limits,
+#      the quota and the rate limit, listed as root's
+#   2  thread names leave raw: sd_notify STATUS=, rtschedctl's tables and
+#      JSON, Prometheus labels, the log
+#   3  a descriptor a client passes is closed on the event loop, which a
+#      lingering TCP socket blocks
+#   4  subordinate uids each get a user's limits
+#   6  jitter-attach: no rate limit, no cap, one memfd for many threads, and
+#      a client's stddev cast to long unchecked
+#   7  ownership checked before the thread is pinned; a registered process
+#      that execs a setuid program keeps its grant
+#   8  the shipped configuration grants real-time to every uid
+. "$(dirname "$0")/lib.sh"
+need_root
+ABUSE="$top_builddir/tests/abuse-client"
+WORKER="$top_builddir/tests/timer-worker"
+for f in "$ABUSE" "$WORKER"; do [ -x "$f" ] || skip "$f is not built"; done
+for c in setpriv jq /usr/bin/python3 useradd userdel unshare newuidmap; do
+	command -v "$c" >/dev/null || skip "$c missing"
+done
+PY=/usr/bin/python3   # as nobody: a python under /root is out of reach
+NOBODY=$(id -u nobody)
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+
+BG=""
+bg_stop() { for p in $BG; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; BG=; }
+at_exit bg_stop
+kern() { q "$1" | awk '{ sub("policy=", "", $1); sub("priority=", "", $2); print $1 "/" $2 }'; }
+# nthreads NAME USER PREFIX N: N idle threads named PREFIX1..N of a process of
+# USER ("" root); "PID TID..." in THR, the process's stdin held open on fd NF_NAME
+nthreads() {
+	mkfifo "$TMP/$1.in" "$TMP/$1.out"
+	if [ -n "$2" ]; then ABUSE_NAME=$3 setpriv --reuid="$2" --regid=nogroup --clear-groups "$ABUSE" threads "$4" \
+		<"$TMP/$1.in" >"$TMP/$1.out" 2>&1 &
+	else ABUSE_NAME=$3 "$ABUSE" threads "$4" <"$TMP/$1.in" >"$TMP/$1.out" 2>&1 & fi
+	BG="$BG $!"
+	exec {fd}>"$TMP/$1.in"
+	read -r -t "$HANG_S" line <"$TMP/$1.out"
+	THR="$! ${line#tids }"
+}
+# row TID: the thread's row of list --all (managed, refused or restored), "" if none
+row() { "$RTSCHEDCTL" --socket "$SOCK" --json list --all | jq -c ".[] | select(.tid == $1)"; }
+has_row() { [ -n "$(row "$1")" ]; }
+fifo_count() { n=0; for t in "$@"; do case "$(kern "$t")" in fifo/*) n=$((n + 1)) ;; esac; done; echo $n; }
+# plain_conf [LINES]: no rate limit, no watchdog, then LINES (printf format)
+plain_conf() { printf "[daemon]\nrate-limit = 0\nwatchdog = no\n${1:-}" >"$CONF"; }
+
+# --- 1. rule grants count against the owner's limits ------------------------------
+CONF="$TMP/rules.conf"
+rules_conf() {
+	cat >"$CONF" <<EOC
+[daemon]
+rate-limit = $1
+rate-burst = $2
+watchdog = no
+[rule demo-match]
+thread-name = rt-demo-*
+policy = fifo
+priority = 20
+[rule named]
+thread-name = named-*
+user = nobody
+policy = fifo
+priority = 30
+[user *]
+max-priority = 20
+policies = fifo,other,batch
+max-threads = $3
+EOC
+}
+rules_conf 0 100 2
+daemon_start "$CONF"
+nthreads rd nobody rt-demo- 4
+set -- $THR; shift; RD="$*"
+for t in $RD; do wait_for has_row "$t"; done
+n=$(fifo_count $RD)
+[ "$n" -le 2 ] && pass "1: 4 threads of nobody named rt-demo-*: $n real-time, [user *] max-threads = 2 holds" ||
+	fail "1: $n of nobody's 4 rt-demo-* threads are real-time past max-threads = 2 ($(for t in $RD; do kern "$t"; done | tr '\n' ' '))"
+owners=$("$RTSCHEDCTL" --socket "$SOCK" --json list | jq -r "[.[] | select(.rule == \"demo-match\") | .owner] | unique | join(\",\")")
+[ "$owners" = "$NOBODY" ] && pass "1: list shows the matched threads' real owner, uid $NOBODY" ||
+	fail "1: list shows the rule's threads as owner '$owners', not $NOBODY"
+refused=$(for t in $RD; do row "$t"; done | jq -r 'select(.state == "refused") | .state_code' | sort -u | tr '\n' ' ')
+expect_in "$refused" "quota" "1: the others are listed as refused with the quota's code ($refused)"
+# a rule that names its users is the administrator's grant: it may pass them
+nthreads nd nobody named- 1
+set -- $THR; ND=$2
+wait_for has_row "$ND"
+[ "$(kern "$ND")" = fifo/30 ] && pass "1: [rule named] (user = nobody) grants fifo/30 past max-priority 20 and the quota" ||
+	fail "1: [rule named]'s thread is $(kern "$ND"): $(row "$ND")"
+# the rate limit: bursts of rule grants cost the owner's tokens, like requests
+bg_stop
+rules_conf 1 2 100
+ctl reload
+expect_rc 0 "1: reload with rate-limit 1, burst 2, max-threads 100"
+nthreads rr nobody rt-demo- 6
+set -- $THR; shift; RR="$*"
+for t in $RR; do wait_for has_row "$t"; done
+n=$(fifo_count $RR)
+[ "$n" -le 3 ] && pass "1: 6 rt-demo-* threads at once with rate-burst 2: $n real-time" ||
+	fail "1: $n of 6 rule grants within one burst of 2 ($(for t in $RR; do kern "$t"; done | tr '\n' ' '))"
+daemon_stop
+bg_stop
+
+# --- 2. untrusted strings, escaped for each place they go ----------------------------
+mkdir -m 755 "$TMP/m"
+plain_conf "metrics-file = $TMP/m/rtschedd.prom\nmetrics-interval = 1\n[rule bad]\nthread-name = bad*\npolicy = other\n"
+# a systemd notify socket that says whether a STATUS= message carried a line of its own
+cat >"$TMP/notify.py" <<'EOP'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+out = open(sys.argv[2], "a")
+while True:
+    d = s.recv(65536)
+    if not d.startswith(b"STATUS="):
+        continue
+    lines = d.split(b"\n")
+    forged = [l for l in lines[1:] if b"=" in l]
+    out.write(("FORGED %r\n" % forged) if forged else ("STATUS %r\n" % d))
+    out.flush()
+EOP
+$PY "$TMP/notify.py" "$TMP/notify" "$TMP/notify.log" &
+BG="$BG $!"
+wait_for test -S "$TMP/notify"
+NOTIFY_SOCKET="$TMP/notify" daemon_start "$CONF" --log-level debug
+# workers whose timer thread names itself: a forged notify line, a terminal escape, bytes that are no UTF-8
+worker() {
+	mkfifo "$TMP/w$1.in"
+	TIMER_WORKER_NAME=$2 "$WORKER" 1000 sleep 300 <"$TMP/w$1.in" >"$TMP/w$1.out" 2>&1 &
+	BG="$BG $!"
+	exec {fd}>"$TMP/w$1.in"
+	wait_for grep -q "^attached" "$TMP/w$1.out"
+}
+# (the worst p99 names its source in STATUS=: the first worker alone is the worst)
+RTSCHED_SOCKET=$SOCK worker 1 $'\nSTOPPING=1\n'
+wait_for grep -q "worst p99\|^FORGED" "$TMP/notify.log"
+grep -q "^FORGED" "$TMP/notify.log" && fail "2: a thread name forged a line of its own in sd_notify: $(grep -m1 FORGED "$TMP/notify.log")" ||
+	pass "2: sd_notify STATUS= carries the name on its one line: $(grep -m1 'worst p99' "$TMP/notify.log" | cut -c1-120)"
+RTSCHED_SOCKET=$SOCK worker 2 $'\e[31mRED'
+RTSCHED_SOCKET=$SOCK worker 3 $'bad\xff\xfe\x9b2J'
+"$RTSCHEDCTL" --socket "$SOCK" jitter >"$TMP/jitter.txt" 2>&1
+grep -q $'\e' "$TMP/jitter.txt" && fail "2: rtschedctl jitter printed a raw ESC from a thread name" ||
+	pass "2: rtschedctl jitter prints no raw ESC"
+broken=$(grep -Ev '^(KIND|timer|probe|schedstat|bpf-timer|bpf-wakeup) |^measured under' "$TMP/jitter.txt")
+[ -z "$broken" ] && pass "2: and no name broke a row in two ($(grep -c . "$TMP/jitter.txt") lines, each a row)" ||
+	fail "2: a thread name broke the table: $(echo "$broken" | cat -v | head -3)"
+iconv -f UTF-8 -t UTF-8 "$TMP/jitter.txt" >/dev/null 2>&1 && pass "2: rtschedctl jitter prints valid UTF-8" ||
+	fail "2: rtschedctl jitter printed bytes that are not UTF-8"
+"$RTSCHEDCTL" --socket "$SOCK" --json jitter >"$TMP/jitter.json"
+$PY -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))' "$TMP/jitter.json" 2>/dev/null &&
+	pass "2: rtschedctl --json jitter is valid JSON in UTF-8" || fail "2: rtschedctl --json jitter is not valid UTF-8 JSON"
+timers() { [ "$(grep -c '^rtschedd_overruns_total{.*source="timer"' "$TMP/m/rtschedd.prom")" -ge 3 ]; }
+wait_for timers
+if command -v promtool >/dev/null; then
+	run promtool check metrics <"$TMP/m/rtschedd.prom"
+	[ "$RC" -eq 0 ] && pass "2: the metrics file passes promtool check metrics" ||
+		fail "2: promtool rejects the metrics file: $(echo "$OUT $ERR" | head -3)"
+fi
+iconv -f UTF-8 -t UTF-8 "$TMP/m/rtschedd.prom" >/dev/null 2>&1 && pass "2: the metrics file is valid UTF-8" ||
+	fail "2: the metrics file holds bytes that are not UTF-8 (node_exporter drops it)"
+wait_for grep -q "rule bad matched" "$DLOG"
+iconv -f UTF-8 -t UTF-8 "$DLOG" >/dev/null 2>&1 && pass "2: the log is valid UTF-8 ($(grep -m1 -o 'rule bad matched tid [0-9]* ([^)]*)' "$DLOG"))" ||
+	fail "2: the log holds bytes that are not UTF-8: $(grep -a -m1 'rule bad matched' "$DLOG" | cat -v)"
+daemon_stop
+bg_stop
+
+# --- 3. a descriptor closed on the event loop ---------------------------------------------
+plain_conf
+# a TCP socket whose close lingers: its send queue full, its peer never reading
+cat >"$TMP/linger.py" <<'EOP'
+import socket, struct, sys, threading
+sock_path, op = sys.argv[1], sys.argv[2]
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+srv.bind(("127.0.0.1", 0))
+srv.listen(1)
+c = socket.socket()
+c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+c.connect(srv.getsockname())
+peer, _ = srv.accept()          # never read from
+c.setblocking(False)
+try:
+    while True:
+        c.send(b"x" * 65536)
+except BlockingIOError:
+    pass
+c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 3600))
+u = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+u.connect(sock_path)
+req = "v=1 op=" + op.replace("@TID@", str(threading.get_native_id()))
+socket.send_fds(u, [req.encode()], [c.fileno()])
+c.close()                       # the daemon's copy is the last one now
+print("sent", flush=True)
+def reply():
+    print("REPLY", u.recv(4096).decode(errors="replace"), flush=True)
+threading.Thread(target=reply, daemon=True).start()
+sys.stdin.read()                # keep the peer, unread, until the test is done: its
+                                # exit resets the connection, which ends any linger
+EOP
+daemon_start "$CONF"
+main_wchan() { cat "/proc/$DPID/wchan" 2>/dev/null; }
+for op in status "jitter-attach tid=@TID@ period_ns=1000000 strategy=sleep"; do
+	mkfifo "$TMP/l.in"
+	as_nobody $PY "$TMP/linger.py" "$SOCK" "$op" <"$TMP/l.in" >"$TMP/l.out" 2>&1 &
+	LP=$!; BG="$BG $LP"
+	exec {lfd}>"$TMP/l.in"
+	wait_for grep -q '^sent' "$TMP/l.out"
+	run "$RTSCHEDCTL" --socket "$SOCK" status
+	expect_rc 0 "3: op=${op%% *} with a lingering TCP socket passed: root's status still answers"
+	case "$(main_wchan)" in
+	*linger*|*close*|wait_woken) fail "3: the daemon's main thread waits in $(main_wchan) (a socket's close)" ;;
+	*) pass "3: the daemon's main thread is not stuck in the close (wchan $(main_wchan))" ;;
+	esac
+	wait_for grep -q '^REPLY' "$TMP/l.out"
+	expect_in "$(cat "$TMP/l.out")" "REPLY ERR bad-request" "3: op=${op%% *}: the descriptor is refused: $(sed -n 's/^REPLY //p' "$TMP/l.out" | cut -c1-100)"
+	exec {lfd}>&-
+	wait "$LP" 2>/dev/null
+	rm -f "$TMP/l.in"
+done
+daemon_stop
+
+# --- 4. subordinate uids are their owner's ------------------------------------------------
+SU=rtsd-sub$$
+useradd -M -N -g nogroup -s /usr/sbin/nologin "$SU" || skip "cannot add a test user"
+sub_cleanup() { userdel "$SU" 2>/dev/null; true; }
+at_exit sub_cleanup
+SUID_=$(id -u "$SU")
+grep -q "^$SU:" /etc/subuid || usermod --add-subuids 300000-365535 --add-subgids 300000-365535 "$SU"
+SUB0=$(awk -F: -v u="$SU" '$1 == u { print $2 }' /etc/subuid)
+plain_conf "[user *]\nmax-priority = 20\npolicies = fifo,other\nmax-threads = 2\n"
+daemon_start "$CONF"
+# the user's own namespace: 0 is the user, 1.. its subordinate uids (newuidmap)
+# (sh gives a background command /dev/null for stdin unless told otherwise:
+# each client holds its registrations until the test closes ns.in)
+cat >"$TMP/ns.sh" <<EOS
+exec 3<&0
+for k in 1 2 3; do
+	setpriv --reuid=\$k --regid=\$k --clear-groups "$ABUSE" self "$SOCK" 2 \
+		"v=1 op=register tid=@TID1@ policy=fifo priority=10" "v=1 op=register tid=@TID2@ policy=fifo priority=10" \
+		@WAIT@ <&3 &
+done
+wait
+EOS
+mkfifo "$TMP/ns.in"
+setpriv --reuid="$SU" --regid=nogroup --clear-groups unshare --user --map-root-user --map-auto \
+	sh "$TMP/ns.sh" <"$TMP/ns.in" >"$TMP/ns.out" 2>&1 &
+NSP=$!; BG="$BG $NSP"
+exec {nsfd}>"$TMP/ns.in"
+wait_for sh -c "[ \$(grep -c '^WAITING' '$TMP/ns.out') -ge 3 ]"
+oks=$(grep -c '^REPLY OK' "$TMP/ns.out")
+uids=$(sed -n 's/^self: pid=\([0-9]*\).*/\1/p' "$TMP/ns.out" | while read -r p; do awk '/^Uid:/ { print $2 }' "/proc/$p/status"; done | sort -u | tr '\n' ' ')
+[ "$oks" -le 2 ] && pass "4: $SU's subordinate uids ($uids) share its max-threads = 2: $oks granted of 6" ||
+	fail "4: $SU's subordinate uids ($uids) got $oks real-time threads with max-threads = 2 ($(grep '^REPLY' "$TMP/ns.out" | cut -c1-60 | sort | uniq -c | tr '\n' ' '))"
+expect_in "$(grep '^REPLY ERR' "$TMP/ns.out" | head -1)" "quota" "4: the rest are refused with the quota's code"
+owners=$("$RTSCHEDCTL" --socket "$SOCK" --json list | jq -r '.[] | .owner' | sort -u | tr '\n' ' ')
+bad=$(for o in $owners; do [ "$o" -ge "$SUB0" ] && [ "$o" -lt $((SUB0 + 65536)) ] || echo "$o"; done)
+[ -n "$owners" ] && [ -z "$bad" ] && pass "4: list shows the threads' own (subordinate) uids as owners: $owners" ||
+	fail "4: owners listed: '$owners' (subordinate range $SUB0..)"
+exec {nsfd}>&-
+wait "$NSP" 2>/dev/null
+daemon_stop
+
+# --- 6. jitter-attach ------------------------------------------------------------------------
+# a client of its own histograms: memfds of the layout librtsched writes
+cat >"$TMP/attach.py" <<'EOP'
+import fcntl, os, socket, struct, sys, threading
+sock_path, mode, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+HIST_SIZE, NB = 14520, 1804
+def hist(count=0, s=0, lo=0, hi=0):
+    fd = os.memfd_create("hist", os.MFD_ALLOW_SEALING)
+    hdr = struct.pack("<4I9Q", 0x48534c52, 1, HIST_SIZE, NB, 0, count, 0, 0, 0 if count else 2**64 - 1,
+                      0, s, lo, hi)
+    body = bytearray(hdr + bytes(8 * NB))
+    if count:
+        struct.pack_into("<Q", body, len(hdr) + 8 * 1000, count)
+    os.write(fd, bytes(body))
+    fcntl.fcntl(fd, 1033, 0x0002 | 0x0004)          # F_ADD_SEALS: F_SEAL_SHRINK | F_SEAL_GROW
+    return fd
+def attach(fd, tid):
+    u = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    u.connect(sock_path)
+    socket.send_fds(u, [b"v=1 op=jitter-attach tid=%d period_ns=1000000 strategy=sleep" % tid], [fd])
+    r = u.recv(4096).decode(errors="replace")
+    u.close()
+    return r.split(" ")[0] if r.startswith("OK") else r.split(" ")[1]
+tids, ev = [], threading.Event()
+def idle():
+    tids.append(threading.get_native_id())
+    ev.wait()
+ths = [threading.Thread(target=idle) for _ in range(n)]
+for t in ths: t.start()
+while len(tids) < n: pass
+codes = {}
+if mode == "stddev":      # one sample, a sum of squares near 2^128: a stddev of 2^64 ns
+    codes[attach(hist(1, 0, 2**64 - 1, 2**64 - 1), tids[0])] = 1
+elif mode == "shared":    # one memfd for every thread
+    fd = hist()
+    for t in tids:
+        c = attach(fd, t); codes[c] = codes.get(c, 0) + 1
+else:                     # a memfd per thread
+    for t in tids:
+        c = attach(hist(), t); codes[c] = codes.get(c, 0) + 1
+print("codes", " ".join("%s=%d" % kv for kv in sorted(codes.items())), flush=True)
+sys.stdin.read()
+ev.set()
+EOP
+jconf() { printf "[daemon]\nrate-limit = $1\nrate-burst = %d\nwatchdog = no\n" $(($1 ? $1 : 1)) >"$CONF"; }
+# attach_run NAME MODE N: nobody's client; its "codes ..." line in CODES
+attach_run() {
+	mkfifo "$TMP/$1.in"
+	as_nobody $PY "$TMP/attach.py" "$SOCK" "$2" "$3" <"$TMP/$1.in" >"$TMP/$1.out" 2>&1 &
+	BG="$BG $!"
+	exec {afd}>"$TMP/$1.in"
+	wait_for grep -q '^codes' "$TMP/$1.out"
+	CODES=$(sed -n 's/^codes //p' "$TMP/$1.out")
+	[ -n "$CODES" ] || CODES="(none: $(tail -3 "$TMP/$1.out"))"
+}
+jconf 0
+daemon_start "$CONF"
+attach_run sd stddev 1
+v=$("$RTSCHEDCTL" --socket "$SOCK" --json jitter | jq -r '[.[] | select(.kind == "timer") | .stddev_ns][0] // "absent"')
+case "$v" in
+-*) fail "6: a client's stddev of 2^64 ns came out as $v (the undefined cast to long)" ;;
+*) pass "6: a stddev of 2^64 ns from a client is not cast blindly: stddev_ns $v" ;;
+esac
+attach_run sh shared 8
+case "$CODES" in
+"OK=8") fail "6: one memfd attached for 8 threads: $CODES" ;;
+*) pass "6: one memfd is one thread's histogram: $CODES" ;;
+esac
+maps0=$(wc -l <"/proc/$DPID/maps")
+attach_run many many 300
+maps1=$(wc -l <"/proc/$DPID/maps")
+ok=$(echo "$CODES" | grep -o 'OK=[0-9]*' | cut -d= -f2)
+[ "${ok:-0}" -le 64 ] && pass "6: 300 attaches from nobody: ${ok:-0} taken ($CODES); the daemon's maps $maps0 -> $maps1 lines" ||
+	fail "6: 300 attaches from nobody all taken ($CODES): the daemon's maps $maps0 -> $maps1 lines"
+daemon_stop
+bg_stop
+jconf 10
+daemon_start "$CONF"
+attach_run rl many 40
+expect_in "$CODES" "rate-limited" "6: jitter-attach costs a rate-limit token: 40 at once with rate-limit 10: $CODES"
+daemon_stop
+bg_stop
+
+# --- 7. the grant path's order, and a registration across a setuid exec ----------------------
+plain_conf "[user *]\nmax-priority = 20\npolicies = fifo,other\n"
+SETUIDP="$TMP/suid-sleep"
+cp "$(command -v sleep)" "$SETUIDP"; chown root:root "$SETUIDP"; chmod 4755 "$SETUIDP"
+daemon_start "$CONF"
+mkfifo "$TMP/rx.in"
+as_nobody "$ABUSE" regexec "$SOCK" "v=1 op=register pid=@PID@ policy=fifo priority=10" "$SETUIDP" 3600 \
+	<"$TMP/rx.in" >"$TMP/rx.out" 2>&1 &
+BG="$BG $!"
+exec {rxfd}>"$TMP/rx.in"
+wait_for grep -q '^pid ' "$TMP/rx.out"
+RX=$(sed -n 's/^pid //p' "$TMP/rx.out")
+expect_in "$(cat "$TMP/rx.out")" "REPLY OK" "7: nobody registers its own process (fifo 10)"
+echo go >&$rxfd
+wait_for sh -c "awk '/^Uid:/ { exit !(\$3 == 0) }' /proc/$RX/status"
+wait_for sh -c "! '$RTSCHEDCTL' --socket '$SOCK' list | awk '\$1 == $RX' | grep -q ."
+[ "$(kern "$RX")" = other/0 ] && pass "7: after exec'ing a setuid program its registration ended: other/0" ||
+	fail "7: the setuid program (euid 0) runs $(kern "$RX") on nobody's registration"
+"$RTSCHEDCTL" --socket "$SOCK" list | awk -v t="$RX" '$1 == t' | grep -q . &&
+	fail "7: and is still listed as managed" || pass "7: and is not managed any more"
+exec {rxfd}>&-
+kill -KILL "$RX" 2>/dev/null
+daemon_stop
+
+# pin before the check: the tid of nobody's thread, checked, then reused by root's process
+mkfifo "$TMP/pause"
+exec {pfd}<>"$TMP/pause"   # read-write: the daemon's open of it never waits, its read does
+RTSCHEDD_TEST_PAUSE="after-check:$TMP/pause" daemon_start "$CONF"
+mkfifo "$TMP/pin.in"
+as_nobody "$ABUSE" self "$SOCK" 1 "v=1 op=register tid=@TID@ policy=fifo priority=10" <"$TMP/pin.in" >"$TMP/pin.out" 2>&1 &
+BG="$BG $!"
+exec {pinfd}>"$TMP/pin.in"
+wait_for grep -q '^self:' "$TMP/pin.out"
+PP=$(sed -n 's/^self: pid=\([0-9]*\).*/\1/p' "$TMP/pin.out")
+PT=$(sed -n 's/.*tids=\([0-9]*\).*/\1/p' "$TMP/pin.out")
+paused() { ls -l "/proc/$DPID/fd" 2>/dev/null | grep -q "$TMP/pause"; }
+wait_for paused || fail "7: the daemon never reached the hook (RTSCHEDD_TEST_PAUSE)"
+# the daemon is now paused after its ownership check: the thread goes and
+# root's new process takes its tid (ns_last_pid, retried if another fork wins)
+kill -KILL "$PP"
+wait_for sh -c "! test -e /proc/$PT"
+VICTIM=
+for _ in $(seq 50); do
+	echo $((PT - 1)) >/proc/sys/kernel/ns_last_pid
+	sleep 3600 & v=$!
+	[ "$v" = "$PT" ] && { VICTIM=$v; break; }
+	kill -KILL "$v"; wait "$v" 2>/dev/null
+done
+BG="$BG $VICTIM"
+echo go >&$pfd
+wait_for "$RTSCHEDCTL" --socket "$SOCK" version
+exec {pfd}>&-
+if [ -z "$VICTIM" ]; then
+	echo "# 7: tid $PT could not be reused for a root process (other forks won 50 times); case not run"
+else
+	[ "$(kern "$VICTIM")" = other/0 ] && pass "7: a tid checked as nobody's, reused by root's process before the apply: untouched (other/0)" ||
+		fail "7: root's process $VICTIM, which took nobody's checked tid, became $(kern "$VICTIM")"
+fi
+kill -KILL "$VICTIM" 2>/dev/null
+daemon_stop
+
+# --- 8. the shipped configuration -----------------------------------------------------------------
+sed -e "s|^socket = .*|socket = $TMP/control|" "$top_srcdir/conf/rtschedd.conf" >"$TMP/shipped.conf"
+daemon_start "$TMP/shipped.conf"
+out=$(as_nobody timeout "$HANG_S" "$ABUSE" self "$SOCK" 1 "v=1 op=register tid=@TID@ policy=fifo priority=10" 2>&1)
+k=$(echo "$out" | sed -n 's/^KERNEL 1://p')
+case "$(echo "$out" | sed -n 's/^REPLY //p')" in
+OK*) fail "8: the shipped configuration grants nobody (no session, no group) fifo 10 (kernel $k)" ;;
+*) pass "8: the shipped configuration refuses nobody real-time: $(echo "$out" | sed -n 's/^REPLY //p' | cut -c1-90) (kernel $k)" ;;
+esac
+nthreads sh8 nobody rt-demo- 1
+set -- $THR; S8=$2
+ctl reload   # a reload rescans every task before it answers: a match is applied by then
+[ "$(kern "$S8")" = other/0 ] && pass "8: a thread of nobody named rt-demo-1 is no one's by name: other/0" ||
+	fail "8: nobody's thread named rt-demo-1 became $(kern "$S8") under the shipped configuration"
+daemon_stop
+bg_stop
+
+finish

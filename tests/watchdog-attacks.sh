@@ -1,0 +1,192 @@
+#!/bin/bash
+# tests/watchdog-attacks.sh: the watchdog of issue 23, finding 5, attacked.
+#
+#   A  the main thread stopped inside glibc's stdio and malloc locks
+#      (RTSCHEDD_TEST_HOLD_LOCKS: malloc_stats() blocked in a write to a full
+#      pipe, MALLOC_ARENA_MAX=1 so every thread shares the one arena lock)
+#      while a FIFO spinner starves CPU 0: the FIFO 99 watchdog must still
+#      demote it, with the main loop still stuck
+#   B  the serial-spinner dodge: short-lived threads that register, spin
+#      95 ms and exit, one after another, never published to the watchdog
+#   C  an innocent real-time thread using 30% of the CPU beside a runaway
+#      keeps its policy
+#   D  a hold is per uid: the runaway's user forking a new process does not
+#      escape it
+#   E  a rule's hold is per rule and uid: another user's thread the same rule
+#      matches still gets real-time
+#
+# Every assertion about scheduling reads the kernel. The bounds of the waits
+# (HANG_S) only end a hang; how long each took is printed, never judged.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ "$NCPU" -ge 2 ] || skip "needs 2 CPUs: the runaways take CPU 0 and the others must stay free"
+SPIN="$top_builddir/tests/spin-helper"
+[ -x "$SPIN" ] || skip "tests/spin-helper is not built"
+command -v jq >/dev/null || skip "jq missing"
+NOBODY=$(id -u nobody)
+
+CONF="$TMP/w.conf"
+cat >"$CONF" <<EOC
+[daemon]
+rate-limit = 0
+watchdog = yes
+watchdog-threshold = 1000
+watchdog-cooldown = 30
+[rule runaway]
+process-name = spin-helper
+thread-name = runaway*
+policy = fifo
+priority = 50
+cpus = 0
+[rule steady]
+process-name = spin-helper
+thread-name = steady*
+policy = fifo
+priority = 60
+cpus = 0
+[user *]
+max-priority = 60
+policies = fifo,other
+max-threads = 1000
+EOC
+PIDS=""
+spin_stop() { for p in $PIDS; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; PIDS=; }
+at_exit spin_stop
+# spin NAME [USER] ARGS...: a spin-helper on CPU 0 (as USER if given), output in $TMP/NAME.out
+spin() {
+	local n=$1 u=$2; shift 2
+	if [ -n "$u" ]; then
+		RTSCHED_SOCKET=$SOCK setpriv --reuid="$u" --regid=nogroup --clear-groups "$SPIN" --cpu 0 "$@" >"$TMP/$n.out" 2>&1 &
+	else
+		RTSCHED_SOCKET=$SOCK "$SPIN" --cpu 0 "$@" >"$TMP/$n.out" 2>&1 &
+	fi
+	PIDS="$PIDS $!"
+	LASTPID=$!
+}
+started() { wait_for grep -q '^tid ' "$TMP/$1.out"; awk '/^tid / { print $2; exit }' "$TMP/$1.out"; }
+is_sched() { "$HELPER" query "$1" | grep -q "policy=$2 "; }
+# rt_threads PID: how many of the process's threads are real-time (field 41 of stat: 1 fifo, 2 rr)
+rt_threads() { cat /proc/"$1"/task/*/stat 2>/dev/null | sed 's/.*) //' | awk '$39 == 1 || $39 == 2' | wc -l; }
+watching() { "$RTSCHEDCTL" --socket "$SOCK" status | grep -q 'watchdog  *watching'; }
+trip_seen() { grep -Eq 'watchdog: CPU 0|nothing demoted' "$DLOG"; }
+restart() { spin_stop; daemon_stop; : >"$DLOG"; taskset -pc "0-$LASTCPU" $$ >/dev/null; daemon_start "$CONF" "$@";
+	taskset -pc "1-$LASTCPU" $$ >/dev/null; }
+
+# --- A. the main loop stuck inside glibc's locks -----------------------------------------
+mkfifo "$TMP/locks"
+exec {lk}<>"$TMP/locks"   # a reader that reads only when the test says
+MALLOC_ARENA_MAX=1 RTSCHEDD_TEST_HOLD_LOCKS="$TMP/locks" daemon_start "$CONF"
+# this shell off CPU 0 from here (the daemon, started before, keeps every CPU)
+taskset -pc "1-$LASTCPU" $$ >/dev/null
+spin a "" --name runaway --mode idle --seconds 120
+A=$(started a)
+wait_for is_sched "$A" fifo
+expect_sched "$A" "policy=fifo priority=50" "A: [rule runaway] made the spinner FIFO 50 on CPU 0"
+wait_for watching
+kill -USR2 "$DPID"
+blocked() { case "$(cat "/proc/$DPID/wchan")" in *pipe*) return 0 ;; *) return 1 ;; esac; }
+wait_for blocked && pass "A: the daemon's main thread is stuck in a write inside malloc_stats() ($(cat "/proc/$DPID/wchan"))" ||
+	fail "A: the hook did not block the main thread (wchan $(cat "/proc/$DPID/wchan"))"
+t0=$(date +%s%N)
+kill -USR1 "$LASTPID"
+wait_for is_sched "$A" other
+ms=$((($(date +%s%N) - t0) / 1000000))
+if is_sched "$A" other; then
+	blocked && pass "A: the watchdog demoted the spinner ${ms} ms after it began, the main thread still stuck ($(cat "/proc/$DPID/wchan"))" ||
+		fail "A: the spinner was demoted only once the main thread was free"
+else
+	fail "A: the spinner is still $("$HELPER" query "$A") with the main thread stuck in glibc's locks: the watchdog waits on them"
+fi
+kill -USR2 "$LASTPID"   # idle from now on
+# free the main thread: read the pipe until the daemon answers again
+cat <&$lk >/dev/null &
+DRAIN=$!
+wait_for "$RTSCHEDCTL" --socket "$SOCK" version
+kill "$DRAIN" 2>/dev/null; wait "$DRAIN" 2>/dev/null
+exec {lk}>&-
+wait_for grep -q 'watchdog: CPU 0: tid' "$DLOG" && pass "A: once free, the main loop logs the trip: $(grep -m1 -o 'CPU 0: tid [^;]*' "$DLOG")" ||
+	fail "A: no trip logged: $(grep watchdog "$DLOG" | tail -3)"
+
+# --- B. the serial-spinner dodge -------------------------------------------------------------
+restart
+spin b nobody --name sspin --serial 95 --register - --seconds 90
+BP=$LASTPID
+wait_for grep -q '^registered' "$TMP/b.out"
+expect_in "$(grep -m1 '^registered' "$TMP/b.out")" "registered fifo" "B: nobody's short-lived spinners register (default fifo 10)"
+wait_for trip_seen || fail "B: no trip at all while the spinners kept CPU 0 real-time-busy: $(grep watchdog "$DLOG" | tail -2)"
+echo "# B: $(grep -c '^registered' "$TMP/b.out") spinners registered before the trip; $(grep -m1 -o 'watchdog: .*' "$DLOG" | cut -c1-200)"
+if grep -q 'nothing demoted' "$DLOG" || ! grep -q 'watchdog: CPU 0' "$DLOG"; then
+	fail "B: no trip blamed the spinners: $(grep -m1 'watchdog: ' "$DLOG" | cut -c1-200)"
+else
+	pass "B: the trip blamed the spinners: $(grep -m1 -o 'CPU 0: [^;]*' "$DLOG" | cut -c1-160)"
+fi
+wait_for grep -q '^err' "$TMP/b.out" &&
+	pass "B: the next spinner's registration is refused: $(grep -m1 '^err' "$TMP/b.out" | cut -c1-120)" ||
+	fail "B: the spinners kept registering after the trip ($(grep -c '^registered' "$TMP/b.out") registered, no refusal)"
+# the 20 spinners after the first refusal are refused too (the cooldown is 30 s)
+twenty() { [ "$(sed -n '/^err/,$p' "$TMP/b.out" | grep -c '^tid ')" -ge 20 ]; }
+wait_for twenty
+after=$(sed -n '/^err/,$p' "$TMP/b.out" | grep '^registered\|^err' | head -20)
+[ -n "$after" ] && ! echo "$after" | grep -q '^registered' &&
+	pass "B: and the 20 spinners after it are refused as well: its user is held" ||
+	fail "B: spinners registered again after the first refusal: $(echo "$after" | sort | uniq -c | tr -s ' \n' ' ')"
+
+# --- C. an innocent 30% beside a runaway ---------------------------------------------------------
+restart
+spin c1 "" --name steady --mode duty --busy-ms 40 --period-ms 100 --seconds 120
+S=$(started c1)
+wait_for is_sched "$S" fifo
+# run time, not wall time: it has run long enough (2 s at 40%) to have used
+# more than the threshold within any window before the runaway starts
+ran2s() { [ "$(awk '{ print $1 }' "/proc/$S/schedstat")" -ge 2000000000 ]; }
+wait_for ran2s
+spin c2 "" --name runaway --mode spin --seconds 120
+R=$(started c2)
+wait_for trip_seen
+wait_for is_sched "$R" other
+expect_sched "$R" "policy=other" "C: the runaway (FIFO 50, ~55% of CPU 0) is demoted"
+expect_sched "$S" "policy=fifo priority=60" "C: the innocent FIFO 60 thread using 40% of CPU 0 keeps its policy"
+echo "# C: $(grep -m1 -o 'watchdog: CPU 0: .*' "$DLOG" | cut -c1-300)"
+
+# --- D. a hold is the user's: a new process does not escape it -------------------------------------
+restart
+spin d1 nobody --name nspin --mode spin --register - --seconds 120
+D1=$(started d1)
+wait_for trip_seen
+wait_for is_sched "$D1" other
+expect_sched "$D1" "policy=other" "D: nobody's registered spinner is demoted"
+spin d2 nobody --name nspin2 --mode idle --register - --seconds 120
+wait_for grep -q '^registered\|^err' "$TMP/d2.out"
+expect_in "$(grep -m1 '^registered\|^err' "$TMP/d2.out")" "err" "D: a new process of the same user is held too: $(grep -m1 '^registered\|^err' "$TMP/d2.out" | cut -c1-120)"
+D2=$(started d2)
+expect_sched "$D2" "policy=other" "D: and the kernel shows it SCHED_OTHER"
+
+# --- E. a rule's hold is per rule and uid ---------------------------------------------------------------
+restart
+spin e1 nobody --name runaway --mode spin --seconds 120
+E1=$(started e1)
+wait_for trip_seen
+wait_for is_sched "$E1" other
+expect_sched "$E1" "policy=other" "E: nobody's thread [rule runaway] matched is demoted"
+grep -q "and rule runaway of uid $NOBODY (nobody)" "$DLOG" &&
+	pass "E: held: $(grep -o 'held back for pid.*' "$DLOG" | head -1 | cut -c1-120)" ||
+	fail "E: no hold of rule runaway for uid $NOBODY logged: $(grep 'held back' "$DLOG")"
+# both matched while the cooldown lasts (30 s): the kernel's view is read at
+# once, before the cooldown could end and promote what it held
+spin e2 "" --name runaway2 --mode idle --seconds 120
+E2=$(started e2)
+spin e3 nobody --name runaway3 --mode idle --seconds 120
+E3=$(started e3)
+listed() { "$RTSCHEDCTL" --socket "$SOCK" --json list | jq -e ".[] | select(.tid == $1)" >/dev/null; }
+wait_for listed "$E2"
+wait_for listed "$E3"
+k2=$("$HELPER" query "$E2") k3=$("$HELPER" query "$E3")
+"$RTSCHEDCTL" --socket "$SOCK" status | grep -q 'watchdog  *cooldown' || fail "E: the cooldown ended before the check"
+case "$k2" in *"policy=fifo priority=50"*) pass "E: root's new thread [rule runaway] matches gets FIFO 50 during the cooldown ($k2)" ;;
+*) fail "E: root's new thread [rule runaway] matches is held by nobody's runaway: $k2" ;; esac
+case "$k3" in *"policy=other"*) pass "E: nobody's new process [rule runaway] matches is held ($k3)" ;;
+*) fail "E: nobody's new process [rule runaway] matches is not held: $k3" ;; esac
+
+spin_stop
+daemon_stop
+finish
