@@ -53,7 +53,6 @@ struct client {
 	int fd;
 	sd_event_source *src;
 	struct peer peer;
-	bool privileged;          /* root or admin-group when it connected */
 	struct outmsg *head, *tail;
 	size_t queued;
 	bool dead;
@@ -373,7 +372,6 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 			closer_close(c->closer, cfd, account);
 			continue;
 		}
-		cl->privileged = privileged;
 		cl->ctl = c;
 		cl->fd = cfd;
 		cl->peer.pid = cred.pid;

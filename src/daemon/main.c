@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdnoreturn.h>
 
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"

@@ -113,8 +113,3 @@ void log_errno(int level, int err, const char *fmt, ...)
 	LOG_BODY(level, err < 0 ? -err : err);
 }
 
-noreturn void fatalx(int code, const char *fmt, ...)
-{
-	LOG_BODY(LOG_LEVEL_ERR, 0);
-	exit(code);
-}

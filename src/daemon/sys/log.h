@@ -8,7 +8,6 @@
 #define RTSCHED_LOG_H
 
 #include <stdbool.h>
-#include <stdnoreturn.h>
 
 /* Syslog levels, as sd-daemon.h and journald number them. */
 enum log_level {
@@ -39,7 +38,5 @@ void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Log with an explicit errno value (a negative one is accepted). */
 void log_errno(int level, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Start-up only: log at err level and exit with `code`. */
-noreturn void fatalx(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

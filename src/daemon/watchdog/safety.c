@@ -427,30 +427,6 @@ void safety_get_status(const struct safety *s, struct safety_status *out)
 	snprintf(out->last_culprit, sizeof(out->last_culprit), "%s", s->last_culprit);
 }
 
-int safety_status(const struct safety *s, char *buf, size_t len)
-{
-	struct safety_status st;
-	char state[64];
-	int n;
-
-	safety_get_status(s, &st);
-	if (!st.enabled)
-		n = snprintf(buf, len, "watchdog off");
-	else {
-		if (st.cooldown)
-			snprintf(state, sizeof(state), "cooldown, %" PRIu64 " s left", st.cooldown_left_s);
-		else if (st.watching)
-			snprintf(state, sizeof(state), "ok, watching %d CPU%s", st.n_cpus, st.n_cpus == 1 ? "" : "s");
-		else
-			snprintf(state, sizeof(state), "ok, idle");
-		n = snprintf(buf, len, "watchdog %s; threshold %u ms in %u ms, cooldown %u s; %lu trip%s, %lu restart%s "
-			     "after suspend or stop%s%s", state, st.threshold_ms, st.window_ms, st.cooldown_s, st.trips,
-			     st.trips == 1 ? "" : "s", st.suspends, st.suspends == 1 ? "" : "s",
-			     st.last_culprit[0] ? "; last: " : "", st.last_culprit);
-	}
-	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
-}
-
 int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, const struct safety_ops *ops,
 	       void *ud)
 {

@@ -170,8 +170,6 @@ void safety_set_params(struct safety *s, const struct safety_params *p);
 bool safety_in_cooldown(const struct safety *s);
 /* Numbers for `rtschedctl status`. */
 void safety_get_status(const struct safety *s, struct safety_status *out);
-/* The same in one line of text; -ENOSPC if it was cut. */
-int safety_status(const struct safety *s, char *buf, size_t len);
 /* Set a real-time thread to SCHED_OTHER (keeping reset-on-fork and nice)
  * if it is still the thread started at `starttime`. 0 if done or not
  * real-time, -ESRCH if gone or reused, else -errno. */
