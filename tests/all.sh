@@ -74,7 +74,13 @@ fi
 irqbalance_back() {
 	case "$IRQBALANCE_WAS" in
 	systemd) systemctl start irqbalance.service ;;
-	init.d) /etc/init.d/irqbalance start >/dev/null ;;
+	# the init script's daemon keeps what it inherits: not this run's pipes
+	# and locks (a caller's flock, the streams' logs), or they never close
+	init.d) (for fd in /proc/$BASHPID/fd/*; do
+		fd=${fd##*/}
+		[ "$fd" -le 2 ] || eval "exec $fd>&-"
+	done
+	exec /etc/init.d/irqbalance start >/dev/null </dev/null) ;;
 	esac
 	IRQBALANCE_WAS=
 }
