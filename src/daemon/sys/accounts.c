@@ -194,7 +194,8 @@ static struct uid_entry *uid_store(uid_t uid, int r, const struct account *a, ui
 	return e;
 }
 
-/* uid's fresh entry, looked up if need be; NULL (with *r) if not kept. */
+/* uid's fresh entry, looked up if need be, with the lookup's outcome in *r
+ * (0 or -ENOENT, both kept; any other error is not kept: NULL). */
 static struct uid_entry *uid_get(uid_t uid, int *r)
 {
 	uint64_t now = src->now_usec();
@@ -221,10 +222,8 @@ int accounts_by_uid(uid_t uid, struct account *out)
 	int r;
 
 	e = uid_get(uid, &r);
-	if (r == 0 && e)
+	if (r == 0)
 		*out = e->a;
-	else if (r == 0) /* a name too long to keep, looked up again */
-		r = src->by_uid(uid, out);
 	return r;
 }
 
@@ -261,10 +260,6 @@ static struct uid_entry *uid_groups(uid_t uid, int *r)
 
 	if (*r < 0)
 		return NULL;
-	if (!e) {
-		*r = -ENAMETOOLONG;
-		return NULL;
-	}
 	if (!e->has_groups) {
 		stats.lookups++;
 		if ((*r = src->groups(&e->a, &e->groups, &e->ngroups)) < 0)
