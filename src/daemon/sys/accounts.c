@@ -49,10 +49,12 @@ static int pw_copy(const struct passwd *pw, struct account *out)
 	return 0;
 }
 
-/* getpwuid_r or getpwnam_r with a buffer grown on ERANGE. */
-static int nss_pw(const char *name, uid_t uid, struct account *out)
+/* getgrnam_r (gid set), getpwnam_r (name set) or getpwuid_r, with a
+ * buffer grown on ERANGE: 0, -ENOENT or -errno. */
+static int nss_get(const char *name, uid_t uid, struct account *out, gid_t *gid)
 {
-	struct passwd pw, *res = NULL;
+	struct passwd pw, *pres = NULL;
+	struct group gr, *gres = NULL;
 	char *buf = NULL;
 	int r = ENOMEM;
 
@@ -61,23 +63,26 @@ static int nss_pw(const char *name, uid_t uid, struct account *out)
 		if (!nbuf)
 			break;
 		buf = nbuf;
-		r = name ? getpwnam_r(name, &pw, buf, len, &res) : getpwuid_r(uid, &pw, buf, len, &res);
+		r = gid ? getgrnam_r(name, &gr, buf, len, &gres)
+			: name ? getpwnam_r(name, &pw, buf, len, &pres) : getpwuid_r(uid, &pw, buf, len, &pres);
 		if (r != ERANGE)
 			break;
 	}
-	r = res ? pw_copy(res, out) : r ? -r : -ENOENT;
+	if (gres)
+		*gid = gr.gr_gid;
+	r = pres ? pw_copy(pres, out) : gres ? 0 : r ? -r : -ENOENT;
 	free(buf);
 	return r;
 }
 
 static int nss_by_uid(uid_t uid, struct account *out)
 {
-	return nss_pw(NULL, uid, out);
+	return nss_get(NULL, uid, out, NULL);
 }
 
 static int nss_by_name(const char *name, struct account *out)
 {
-	return nss_pw(name, 0, out);
+	return nss_get(name, 0, out, NULL);
 }
 
 /* getgrouplist(), which says the count it needs when the array is short. */
@@ -109,22 +114,7 @@ static int nss_groups(const struct account *a, gid_t **groups, size_t *n)
 
 static int nss_group_gid(const char *name, gid_t *gid)
 {
-	struct group gr, *res = NULL;
-	char *buf = NULL;
-	int r = ENOMEM;
-
-	for (size_t len = 1024; len <= (64u << 20); len *= 2) {
-		char *nbuf = realloc(buf, len);
-		if (!nbuf)
-			break;
-		buf = nbuf;
-		if ((r = getgrnam_r(name, &gr, buf, len, &res)) != ERANGE)
-			break;
-	}
-	if (res)
-		*gid = gr.gr_gid;
-	free(buf);
-	return res ? 0 : r ? -r : -ENOENT;
+	return nss_get(name, 0, NULL, gid);
 }
 
 static uint64_t mono_usec(void)
