@@ -31,6 +31,7 @@
 #include "daemon/observe/observer.h"
 #include "daemon/irq/irqmgr.h"
 #include "daemon/privs.h"
+#include "daemon/sys/accounts.h"
 #include "daemon/sys/closer.h"
 #include "daemon/sys/procev.h"
 #include "daemon/core/registry.h"
@@ -106,6 +107,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	int r;
 
 	sd_notify(0, "RELOADING=1\nSTATUS=Reloading configuration");
+	accounts_flush(); /* users and groups may have changed too */
 	errors = open_memstream(&text, &tlen);
 	if (!errors) {
 		snprintf(err, len, "out of memory");
@@ -937,6 +939,7 @@ void daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->rescan_timer);
 	sd_event_unref(d->event);
 	config_free(d->svc.config);
+	accounts_finish();
 	free(d->config_path);
 	free(d);
 }
