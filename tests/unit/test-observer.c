@@ -127,6 +127,8 @@ START_TEST(test_reset_baseline)
 	ck_assert_uint_eq(count(s.tid, BPFOBS_TIMER, false), t1);
 
 	observer_reset(o, s.tid);
+	/* only the sleeper's own timers fire, and it is not sleeping now */
+	ck_assert_uint_eq(count(s.tid, BPFOBS_TIMER, true), 0);
 	/* the baseline is the count at the reset: at least t1/w1, at most what
 	 * is read right after it (a stray wake-up may land between reads: under
 	 * valgrind its thread lock wakes the sleeper) */
