@@ -325,7 +325,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	struct control *c = userdata;
 
 	for (;;) {
-		struct ucred cred;
+		struct ucred cred = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 		socklen_t len = sizeof(cred);
 		struct client *cl;
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -349,7 +349,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		bool privileged = false;
 		const char *full = NULL;
 		uid_t account = (uid_t)-1;
-		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		bool known = getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
+		if (!known) {
 			full = "no credentials";
 		} else {
 			privileged = c->h->privileged(c->ud, cred.uid, cred.gid, cred.pid);
@@ -363,11 +364,15 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		}
 		if (full || !(cl = calloc(1, sizeof(*cl)))) {
 			/* one line per 1000, or a flood of connections floods the log */
-			if (c->turned_away++ % 1000 == 0)
-				log_warnx("refusing a connection from uid %u pid %d: %s (%u connected; at most %d per "
-					  "user, %d in all); %lu refused so far", (unsigned)cred.uid, (int)cred.pid,
-					  full ? full : "out of memory", c->n_clients, MAX_PER_UID, MAX_CLIENTS,
-					  c->turned_away);
+			if (c->turned_away++ % 1000 == 0) {
+				/* without SO_PEERCRED there is no uid or pid to name */
+				char who[64] = "a peer whose credentials cannot be read";
+				if (known)
+					snprintf(who, sizeof(who), "uid %u pid %d", (unsigned)cred.uid, (int)cred.pid);
+				log_warnx("refusing a connection from %s: %s (%u connected; at most %d per user, %d in "
+					  "all); %lu refused so far", who, full ? full : "out of memory", c->n_clients,
+					  MAX_PER_UID, MAX_CLIENTS, c->turned_away);
+			}
 			/* it may have sent descriptors already */
 			closer_close(c->closer, cfd, account);
 			continue;

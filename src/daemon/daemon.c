@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "daemon/sys/log.h"
+#include "shared/cleanup.h"
 #include "shared/escape.h"
 #include "daemon/sys/policy.h"
 #include "daemon/control.h"
@@ -735,21 +736,22 @@ static void observer_start(struct daemon *d)
 		 d->svc.config->observe_threads, d->svc.config->culprits ? ", and the culprits of late wake-ups" : "");
 }
 
+DEFINE_POINTER_CLEANUP(struct daemon *, daemon_free)
+
 int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
 	       const struct overrides *o, struct config *c)
 {
-	struct daemon *d;
+	/* a start that fails half-way is torn down here, as far as it got */
+	_cleanup_(daemon_freep) struct daemon *d = calloc(1, sizeof(*d));
 	sigset_t mask;
 	int r;
 
-	d = calloc(1, sizeof(*d));
 	if (!d) {
 		config_free(c);
 		return -ENOMEM;
 	}
 	static const struct service_hooks hooks = { .reload = svc_reload, .changed = svc_changed,
 						    .status = svc_status };
-	*ret = d;
 	d->svc.config = c;
 	d->svc.hooks = &hooks;
 	d->svc.ud = d;
@@ -871,6 +873,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	loop_configure(d);
 	safety_configure(d);
 	d->started = true;
+	*ret = TAKE_PTR(d);
 	return 0;
 }
 

@@ -66,7 +66,8 @@ struct daemon {
 int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors);
 /* Load, override and validate the config at `path`; errors are logged. */
 int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret);
-/* Create the daemon around a loaded config (ownership moves to it). */
+/* Create the daemon around a loaded config (ownership moves to it, and
+ * on failure it is freed: nothing is left to the caller). */
 int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
 	       const struct overrides *o, struct config *c);
 /* Reload the config; on failure the first error goes to err and the running

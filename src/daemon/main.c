@@ -236,10 +236,8 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	r = daemon_new(&d, config_path, config_given, &o, c);
-	if (r < 0) {
-		daemon_free(d);
+	if (r < 0)
 		return EXIT_OSERR;
-	}
 	r = daemon_run(d);
 	daemon_free(d);
 	return r;
