@@ -136,8 +136,31 @@ def check_layers(root, doc, files):
         fails.append(f'src/{path} writes scheduling ({written[path]}) but is not in the writers-of-scheduling list')
     for path in sorted(writers - set(written)):
         fails.append(f'src/{path} is in the writers-of-scheduling list but writes none')
+    fails += check_private(root, files)
     print(f'include-cycles: {len(rows)} rows of {doc}, {len(exceptions)} known exception(s), '
           f'{len(writers)} writers of scheduling')
+    return fails
+
+
+def check_private(root, files):
+    """A private header X_int.h is its module's own: only X.c and X_*.c of
+    its folder include it (every file of a folder with one public header,
+    as watchdog/ is the safety module), so no other module sees the layout
+    it holds (registry_int.h: the registry's links, issue 25)."""
+    fails = []
+    for path, incs in sorted(files.items()):
+        for t in sorted(incs):
+            if not t.endswith('_int.h') or t == path:
+                continue
+            folder, stem = os.path.dirname(t), os.path.basename(t)[:-len('_int.h')]
+            public = [h for h in os.listdir(os.path.join(root, folder))
+                      if h.endswith('.h') and not h.endswith('_int.h')]
+            mine = os.path.basename(path)
+            if os.path.dirname(path) == folder and (mine == stem + '.c' or mine.startswith(stem + '_') or
+                                                    len(public) == 1):
+                continue
+            fails.append(f'src/{path} includes src/{t}, the private header of {folder}/{stem}: go through '
+                         f'{stem}.h (or, from the module itself, name the file {stem}_*.c)')
     return fails
 
 

@@ -145,7 +145,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	d->reloads++;
 	registry_reapply(d->svc.registry, c);
 	/* budgets and the late threshold of threads whose rule did not change */
-	for (struct reg_thread *t = registry_threads(d->svc.registry); t; t = t->next)
+	REGISTRY_FOREACH_THREAD(t, d->svc.registry)
 		observer_watch_thread(d->svc.observer, c, t);
 	daemon_scan(d, true);
 	irqmgr_reconfigure(d->svc.irq, c);
@@ -406,7 +406,7 @@ static void safety_publish(struct daemon *d)
 	v = calloc(registry_n_threads(d->svc.registry) + 1, sizeof(*v));
 	if (!v)
 		return;
-	for (struct reg_thread *t = registry_threads(d->svc.registry); t; t = t->next)
+	REGISTRY_FOREACH_THREAD(t, d->svc.registry)
 		if (policy_is_realtime(t->applied.policy))
 			v[n++] = (struct safety_thread){ t->tid, t->pid, t->starttime, t->applied.cpus };
 	safety_set_threads(d->svc.safety, v, n);
@@ -726,7 +726,7 @@ static void observer_start(struct daemon *d)
 		return;
 	}
 	jitter_set_observer(d->svc.jitter, d->svc.observer);
-	for (struct reg_thread *t = registry_threads(d->svc.registry); t; t = t->next)
+	REGISTRY_FOREACH_THREAD(t, d->svc.registry)
 		observer_watch_thread(d->svc.observer, d->svc.config, t);
 	/* and the IRQ and kernel threads [irq]/[kthread] sections hold */
 	for (const struct kt_entry *k = irqmgr_kthreads(d->svc.irq); k; k = k->next)

@@ -307,8 +307,8 @@ size_t dispatch_reset(struct service *s, enum reg_source source, bool all)
 	struct reg_thread *t, *next;
 	size_t n = 0;
 
-	for (t = registry_threads(reg); t; t = next) {
-		next = t->next;
+	for (t = registry_thread_next(reg, NULL); t; t = next) {
+		next = registry_thread_next(reg, t);
 		if (!all && t->source != source)
 			continue;
 		if (t->proc) {
@@ -316,7 +316,7 @@ size_t dispatch_reset(struct service *s, enum reg_source source, bool all)
 			struct reg_process *p = t->proc;
 			n += p->n_threads;
 			registry_remove_process(reg, p, true);
-			next = registry_threads(reg);  /* the list changed under us: start again */
+			next = registry_thread_next(reg, NULL); /* the list changed under us: start again */
 			continue;
 		}
 		registry_remove_thread(reg, t, true);

@@ -308,6 +308,70 @@ START_TEST(test_count_owner)
 }
 END_TEST
 
+/* The iterators visit every managed thread once; the safe one lets its
+ * body remove the thread it is on. */
+START_TEST(test_iterators)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct worker wk[3];
+	size_t n = 0, seen[3] = { 0 };
+
+	for (int i = 0; i < 3; i++) {
+		worker_start(&wk[i]);
+		add(wk[i].tid, 0, &s);
+	}
+	REGISTRY_FOREACH_THREAD(t, r) {
+		for (int i = 0; i < 3; i++)
+			seen[i] += t->tid == wk[i].tid;
+		n++;
+	}
+	ck_assert_uint_eq(n, 3);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(seen[i], 1);
+	n = 0;
+	REGISTRY_FOREACH_THREAD_SAFE(t, tn, r) {
+		registry_remove_thread(r, t, true);
+		n++;
+	}
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(registry_n_threads(r), 0);
+	ck_assert_ptr_null(registry_thread_next(r, NULL));
+	ck_assert_ptr_null(registry_process_next(r, NULL));
+	for (int i = 0; i < 3; i++)
+		worker_stop(&wk[i]);
+}
+END_TEST
+
+/* The schedstat baseline is taken at registration and again by the
+ * registry's rebase (a jitter reset), and no one else writes it. */
+START_TEST(test_schedstat_rebase)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	uint64_t run, delay, count, delay0, count0, delay1, count1;
+	pid_t tid = gettid();
+	struct reg_thread *t;
+
+	if (proc_read_schedstat(getpid(), tid, &run, &delay, &count) < 0)
+		return; /* no schedstat in this kernel: nothing to take a baseline of */
+	t = add(tid, 0, &s);
+	registry_schedstat_base(t, &delay0, &count0);
+	ck_assert_uint_ge(count0, count);
+	/* each sleep ends with a new run of this thread on a CPU */
+	for (int i = 0; i < 3; i++)
+		usleep(1000);
+	registry_schedstat_base(t, &delay1, &count1);
+	ck_assert_uint_eq(count1, count0);
+	ck_assert_uint_eq(delay1, delay0);
+	registry_schedstat_rebase(r);
+	registry_schedstat_base(t, &delay1, &count1);
+	ck_assert_uint_ge(count1, count0 + 3);
+	ck_assert_uint_ge(delay1, delay0);
+	ck_assert_int_eq(proc_read_schedstat(getpid(), tid, &run, &delay, &count), 0);
+	ck_assert_uint_ge(count, count1);
+	registry_remove_thread(r, t, true);
+}
+END_TEST
+
 /* Every thread of this process now. */
 static size_t own_threads(void)
 {
@@ -342,7 +406,7 @@ START_TEST(test_process_takes_new_threads)
 	ck_assert_ptr_eq(registry_find_process(r, getpid()), p);
 	ck_assert_uint_eq(p->n_threads, n);
 	ck_assert_uint_eq(registry_n_threads(r), n);
-	for (struct reg_thread *t = registry_threads(r); t; t = t->next) {
+	REGISTRY_FOREACH_THREAD(t, r) {
 		ck_assert_ptr_eq(t->proc, p);
 		ck_assert_int_eq(t->source, REG_SOURCE_PROCESS);
 	}
@@ -379,7 +443,7 @@ START_TEST(test_process_takes_new_threads)
 	/* registered again with new settings: every thread gets them */
 	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s2, &p, msg, sizeof(msg)), 0);
 	ck_assert_uint_eq(registry_n_processes(r), 1);
-	for (struct reg_thread *t = registry_threads(r); t; t = t->next)
+	REGISTRY_FOREACH_THREAD(t, r)
 		ck_assert_int_eq(sched_record_last(t->tid)->s.priority, 20);
 
 	/* removed: every thread gets its original back */
@@ -923,6 +987,8 @@ int main(void)
 	tcase_add_test(tc, test_replace_keeps_original);
 	tcase_add_test(tc, test_free_restores_each);
 	tcase_add_test(tc, test_count_owner);
+	tcase_add_test(tc, test_iterators);
+	tcase_add_test(tc, test_schedstat_rebase);
 	tcase_add_test(tc, test_process_takes_new_threads);
 	tcase_add_test(tc, test_new_thread_limits);
 	tcase_add_test(tc, test_rescan_keeps_own_registration);

@@ -324,7 +324,7 @@ START_TEST(test_scan)
 	assert_rule(k.tid[0], "demo", SCHED_FIFO, 20);
 	assert_rule(k.tid[1], "precise", SCHED_RR, 30);
 	/* this process's own threads are never taken, whatever they match */
-	for (struct reg_thread *t = registry_threads(r); t; t = t->next)
+	REGISTRY_FOREACH_THREAD(t, r)
 		ck_assert_int_ne(t->pid, getpid());
 	nodemo = unit_config(dir, "[daemon]\nprocess-events = no\n"
 				  "[rule precise]\nprocess-name = test-rules-kid\nthread-name = rt-precise\n"

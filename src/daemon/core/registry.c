@@ -18,6 +18,7 @@
 #include "daemon/sys/proc.h"
 #include "daemon/core/registry.h"
 #include "daemon/core/registry_int.h"
+#include "shared/cleanup.h"
 
 #ifndef SCHED_DEADLINE
 #define SCHED_DEADLINE 6
@@ -92,7 +93,7 @@ int registry_new(struct registry **ret, sd_event *e)
 
 struct reg_thread *registry_find(struct registry *r, pid_t tid)
 {
-	for (struct reg_thread *t = r->buckets[bucket_of(tid)]; t; t = t->hnext)
+	for (struct reg_thread *t = r->buckets[bucket_of(tid)]; t; t = tnode(t)->hnext)
 		if (t->tid == tid)
 			return t;
 	return NULL;
@@ -100,14 +101,36 @@ struct reg_thread *registry_find(struct registry *r, pid_t tid)
 
 struct reg_process *registry_find_process(struct registry *r, pid_t pid)
 {
-	for (struct reg_process *p = r->procs; p; p = p->next)
+	for (struct reg_process *p = r->procs; p; p = pnode(p)->next)
 		if (p->pid == pid)
 			return p;
 	return NULL;
 }
 
-struct reg_thread *registry_threads(struct registry *r) { return r->threads; }
-struct reg_process *registry_processes(struct registry *r) { return r->procs; }
+struct reg_thread *registry_thread_next(struct registry *r, const struct reg_thread *t)
+{
+	return t ? tnode(t)->next : r->threads;
+}
+
+struct reg_process *registry_process_next(struct registry *r, const struct reg_process *p)
+{
+	return p ? pnode(p)->next : r->procs;
+}
+
+void registry_schedstat_base(const struct reg_thread *t, uint64_t *delay_ns, uint64_t *count)
+{
+	*delay_ns = tnode(t)->ss_delay0;
+	*count = tnode(t)->ss_count0;
+}
+
+void registry_schedstat_rebase(struct registry *r)
+{
+	uint64_t run_ns;
+
+	for (struct reg_thread *t = r->threads; t; t = tnode(t)->next)
+		proc_read_schedstat(t->pid, t->tid, &run_ns, &tnode(t)->ss_delay0, &tnode(t)->ss_count0);
+}
+
 size_t registry_n_threads(struct registry *r) { return r->n_threads; }
 size_t registry_n_processes(struct registry *r) { return r->n_procs; }
 bool registry_thread_pidfds(struct registry *r) { return r->thread_pidfd == 1; }
@@ -116,7 +139,7 @@ size_t registry_count_owner(struct registry *r, uid_t account)
 {
 	size_t n = 0;
 
-	for (struct reg_thread *t = r->threads; t; t = t->next)
+	for (struct reg_thread *t = r->threads; t; t = tnode(t)->next)
 		n += t->account == account && !t->exempt;
 	return n;
 }
@@ -130,7 +153,7 @@ void registry_set_account(struct reg_thread *t, uid_t account, bool exempt)
 void registry_set_process_account(struct reg_process *p, uid_t account)
 {
 	p->account = account;
-	for (struct reg_thread *t = p->reg->threads; t; t = t->next)
+	for (struct reg_thread *t = pnode(p)->reg->threads; t; t = tnode(t)->next)
 		if (t->proc == p)
 			t->account = account;
 }
@@ -161,9 +184,9 @@ static void exit_watch(struct registry *r, struct reg_thread *t)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = t };
 
-	if (t->pidfd >= 0 && epoll_ctl(r->exit_ep, EPOLL_CTL_ADD, t->pidfd, &ev) < 0) {
-		close(t->pidfd);
-		t->pidfd = -1;
+	if (tnode(t)->pidfd >= 0 && epoll_ctl(r->exit_ep, EPOLL_CTL_ADD, tnode(t)->pidfd, &ev) < 0) {
+		close(tnode(t)->pidfd);
+		tnode(t)->pidfd = -1;
 	}
 }
 
@@ -171,11 +194,11 @@ static void exit_watch(struct registry *r, struct reg_thread *t)
  * a copy of the fd in a child would keep the registration alive). */
 static void exit_unwatch(struct registry *r, struct reg_thread *t)
 {
-	if (t->pidfd < 0)
+	if (tnode(t)->pidfd < 0)
 		return;
-	epoll_ctl(r->exit_ep, EPOLL_CTL_DEL, t->pidfd, NULL);
-	close(t->pidfd);
-	t->pidfd = -1;
+	epoll_ctl(r->exit_ep, EPOLL_CTL_DEL, tnode(t)->pidfd, NULL);
+	close(tnode(t)->pidfd);
+	tnode(t)->pidfd = -1;
 }
 
 /* Unlink from the hash and the list and free; the caller restored or not. */
@@ -184,21 +207,21 @@ static void thread_free(struct registry *r, struct reg_thread *t)
 	struct reg_thread **pp = &r->buckets[bucket_of(t->tid)];
 
 	while (*pp && *pp != t)
-		pp = &(*pp)->hnext;
+		pp = &tnode(*pp)->hnext;
 	if (*pp)
-		*pp = t->hnext;
-	if (t->prev)
-		t->prev->next = t->next;
+		*pp = tnode(t)->hnext;
+	if (tnode(t)->prev)
+		tnode(tnode(t)->prev)->next = tnode(t)->next;
 	else
-		r->threads = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
+		r->threads = tnode(t)->next;
+	if (tnode(t)->next)
+		tnode(tnode(t)->next)->prev = tnode(t)->prev;
 	if (t->proc)
 		t->proc->n_threads--;
 	registry_notify(r, REG_EV_THREAD_GONE, t, NULL);
 	exit_unwatch(r, t);
 	r->n_threads--;
-	free(t);
+	free(tnode(t));
 }
 
 /* Is tid still the thread we pinned? A thread pidfd answers with one poll:
@@ -208,8 +231,8 @@ bool registry_same_thread(const struct reg_thread *t)
 {
 	struct proc_stat st;
 
-	if (t->pidfd >= 0 && registry_thread_pidfds(t->reg)) {
-		struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
+	if (tnode(t)->pidfd >= 0 && registry_thread_pidfds(tnode(t)->reg)) {
+		struct pollfd p = { .fd = tnode(t)->pidfd, .events = POLLIN };
 		return poll(&p, 1, 0) == 0;
 	}
 	return proc_read_stat(t->tid, &st) == 0 && st.starttime == t->starttime;
@@ -253,13 +276,13 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	want.reset_on_fork = spec->reset_on_fork;
 	if (spec->has_cpus)
 		want.cpus = spec->cpus;
-	t->reg->last_diag[0] = '\0';
+	tnode(t)->reg->last_diag[0] = '\0';
 	/* during a watchdog cooldown no managed thread becomes real-time, whatever
 	 * the path (a reload, a rule match, a new thread of a process): it gets
 	 * SCHED_OTHER now and what it asked for when the cooldown ends */
 	t->demoted = false;
 	if (policy_is_realtime(want.policy) &&
-	    registry_held(t->reg, t->account, t->pid, t->source == REG_SOURCE_RULE ? t->req.role : NULL)) {
+	    registry_held(tnode(t)->reg, t->account, t->pid, t->source == REG_SOURCE_RULE ? t->req.role : NULL)) {
 		t->demoted_from = registry_policy_of(&want);
 		t->demoted = true;
 		want.policy = SCHED_OTHER;
@@ -268,7 +291,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	if (policy_is_realtime(want.policy)) {
 		/* RLIMIT_RTTIME 0: the kernel SIGKILLs a real-time task at its first tick */
 		struct proc_rlimits l;
-		if (thread_limits(t->reg, t, &l) == 0 && l.rttime_soft == 0) {
+		if (thread_limits(tnode(t)->reg, t, &l) == 0 && l.rttime_soft == 0) {
 			/* the soft limit can go up to the hard one without CAP_SYS_RESOURCE */
 			char hard[32];
 			rlim_t soft = l.rttime_hard == RLIM_INFINITY || l.rttime_hard > 200000 ? 200000 : l.rttime_hard;
@@ -301,7 +324,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 
 		/* not just "Operation not permitted": the diagnosed cause and its fix */
 		if (r != -ESRCH)
-			diag_explain(NULL, &dt, what, r, why, sizeof(why), t->reg->last_diag);
+			diag_explain(NULL, &dt, what, r, why, sizeof(why), tnode(t)->reg->last_diag);
 		task_sched_format(&want, desc, sizeof(desc));
 		snprintf(msg, len, "%s(tid %d, %s) failed: %s%s%s", what, (int)t->tid, desc, strerror(-r),
 			 why[0] ? "; " : "", why);
@@ -333,6 +356,15 @@ static void thread_restore(struct reg_thread *t)
 		log_errno(LOG_LEVEL_WARNING, r, "restoring tid %d: %s", (int)t->tid, what);
 }
 
+/* Drop an entry that never made it into the registry: its pidfd, itself. */
+static void tnode_discard(struct reg_tnode *n)
+{
+	if (n->pidfd >= 0)
+		close(n->pidfd);
+	free(n);
+}
+DEFINE_POINTER_CLEANUP(struct reg_tnode *, tnode_discard)
+
 /* Manage tid, or re-apply to it if managed. With `saved` (a previous
  * rtschedd's record) the thread must still have the recorded start time and
  * its recorded original settings are kept instead of read: what the kernel
@@ -341,6 +373,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 		      const struct grant_request *req, const struct sched_spec *spec, struct reg_process *proc,
 		      const struct reg_saved *saved, uint64_t pin, struct reg_thread **out, char *msg, size_t len)
 {
+	_cleanup_(tnode_discardp) struct reg_tnode *n = NULL;
 	struct reg_thread *t = registry_find(r, tid);
 	struct proc_stat st;
 	bool stat_later;
@@ -370,12 +403,14 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 			*out = t;
 		return 0;
 	}
-	t = calloc(1, sizeof(*t));
-	if (!t) {
+	n = calloc(1, sizeof(*n));
+	if (!n) {
 		snprintf(msg, len, "out of memory");
 		return -ENOMEM;
 	}
-	t->reg = r;
+	n->pidfd = -1;
+	t = &n->t;
+	tnode(t)->reg = r;
 	t->tid = tid;
 	t->pid = pid;
 	t->owner = owner;
@@ -385,7 +420,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	t->source = source;
 	t->since_usec = now_realtime_usec();
 	/* The pidfd first: from here on the thread cannot vanish unnoticed. */
-	t->pidfd = open_pidfd(r, tid, true);
+	tnode(t)->pidfd = open_pidfd(r, tid, true);
 	if (r->admit)
 		r->admit(r->admit_ud, tid);
 	/* A thread pidfd pins the thread (registry_same_thread() polls it), so
@@ -393,7 +428,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	 * policy is set: /proc/TID/stat costs ~7 µs here, on the path from a
 	 * rename to the policy (issue 15). Without one, or to check a journal
 	 * entry, first. */
-	stat_later = !saved && !pin && t->pidfd >= 0 && registry_thread_pidfds(r);
+	stat_later = !saved && !pin && tnode(t)->pidfd >= 0 && registry_thread_pidfds(r);
 	rr = stat_later ? 0 : proc_read_stat(tid, &st);
 	if (rr == 0 && ((saved && st.starttime != saved->starttime) || (pin && st.starttime != pin)))
 		rr = -ESTALE;
@@ -408,18 +443,12 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 			snprintf(msg, len, "tid %d runs SCHED_DEADLINE: rtschedd does not replace a deadline "
 				 "reservation; set it back to another policy first (chrt -o -p 0 %d) or leave it "
 				 "unmanaged", (int)tid, (int)tid);
-			if (t->pidfd >= 0)
-				close(t->pidfd);
-			free(t);
 			return REFUSE_DEADLINE;
 		}
 	}
 	if (rr < 0) {
 		snprintf(msg, len, "tid %d: %s", (int)tid, rr == -ESRCH ? "no such thread" :
 			 rr == -ESTALE ? "a different thread now (start time changed)" : strerror(-rr));
-		if (t->pidfd >= 0)
-			close(t->pidfd);
-		free(t);
 		return rr == -ESRCH ? REFUSE_NO_SUCH_THREAD : rr == -ESTALE ? REFUSE_STALE_THREAD : rr;
 	}
 	if (!stat_later)
@@ -435,22 +464,20 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 		/* a re-adopted thread whose new settings fail gets its original back */
 		if (saved && e == REFUSE_APPLY_FAILED)
 			thread_restore(t);
-		if (t->pidfd >= 0)
-			close(t->pidfd);
-		free(t);
 		return e;
 	}
 	if (stat_later)
 		t->starttime = st.starttime;
+	TAKE_PTR(n); /* the registry's from here on */
 	/* watched from now on: an exit meanwhile left the pidfd readable */
 	exit_watch(r, t);
 	uint64_t run_ns;
-	proc_read_schedstat(pid, tid, &run_ns, &t->ss_delay0, &t->ss_count0);
-	t->hnext = r->buckets[bucket_of(tid)];
+	proc_read_schedstat(pid, tid, &run_ns, &tnode(t)->ss_delay0, &tnode(t)->ss_count0);
+	tnode(t)->hnext = r->buckets[bucket_of(tid)];
 	r->buckets[bucket_of(tid)] = t;
-	t->next = r->threads;
-	if (t->next)
-		t->next->prev = t;
+	tnode(t)->next = r->threads;
+	if (tnode(t)->next)
+		tnode(tnode(t)->next)->prev = t;
 	r->threads = t;
 	r->n_threads++;
 	if (proc)
@@ -569,7 +596,7 @@ static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *u
 	struct reg_process *p = userdata;
 
 	log_debug("process %d exited", (int)p->pid);
-	registry_remove_process(p->reg, p, false);
+	registry_remove_process(pnode(p)->reg, p, false);
 	return 0;
 }
 
@@ -601,19 +628,20 @@ static int process_adopt(struct registry *r, struct reg_process *p, const struct
 /* A new process entry (no threads yet), pinned by its start time. */
 static int process_new(struct registry *r, pid_t pid, uint64_t starttime, struct reg_process **out)
 {
-	struct reg_process *p = calloc(1, sizeof(*p));
+	struct reg_pnode *n = calloc(1, sizeof(*n));
+	struct reg_process *p = &n->p;
 
-	if (!p)
+	if (!n)
 		return -ENOMEM;
-	p->reg = r;
+	pnode(p)->reg = r;
 	p->pid = pid;
 	p->starttime = starttime;
-	p->pidfd = open_pidfd(r, pid, false);
-	if (p->pidfd >= 0)
-		sd_event_add_io(r->event, &p->exit_src, p->pidfd, EPOLLIN, on_process_exit, p);
-	p->next = r->procs;
-	if (p->next)
-		p->next->prev = p;
+	pnode(p)->pidfd = open_pidfd(r, pid, false);
+	if (pnode(p)->pidfd >= 0)
+		sd_event_add_io(r->event, &pnode(p)->exit_src, pnode(p)->pidfd, EPOLLIN, on_process_exit, p);
+	pnode(p)->next = r->procs;
+	if (pnode(p)->next)
+		pnode(pnode(p)->next)->prev = p;
 	r->procs = p;
 	r->n_procs++;
 	*out = p;
@@ -685,7 +713,7 @@ int registry_add_process_pinned(struct registry *r, pid_t pid, uint64_t starttim
 		}
 	} else {
 		/* new settings for every thread already managed */
-		for (struct reg_thread *t = r->threads; t; t = t->next)
+		for (struct reg_thread *t = r->threads; t; t = tnode(t)->next)
 			if (t->proc == p && thread_apply(t, spec, msg, len) != 0)
 				log_warnx("pid %d: %s", (int)pid, msg);
 	}
@@ -708,22 +736,22 @@ void registry_remove_process(struct registry *r, struct reg_process *p, bool res
 	struct reg_thread *t = r->threads, *next;
 
 	for (; t; t = next) {
-		next = t->next;
+		next = tnode(t)->next;
 		if (t->proc == p)
 			registry_remove_thread(r, t, restore);
 	}
-	if (p->prev)
-		p->prev->next = p->next;
+	if (pnode(p)->prev)
+		pnode(pnode(p)->prev)->next = pnode(p)->next;
 	else
-		r->procs = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
-	sd_event_source_disable_unref(p->exit_src);
-	if (p->pidfd >= 0)
-		close(p->pidfd);
+		r->procs = pnode(p)->next;
+	if (pnode(p)->next)
+		pnode(pnode(p)->next)->prev = pnode(p)->prev;
+	sd_event_source_disable_unref(pnode(p)->exit_src);
+	if (pnode(p)->pidfd >= 0)
+		close(pnode(p)->pidfd);
 	r->n_procs--;
 	registry_notify(r, REG_EV_PROC_GONE, NULL, p);
-	free(p);
+	free(pnode(p));
 }
 
 /* Whether thread tid, as it is now (its start time), was refused with
@@ -819,7 +847,7 @@ void registry_on_exit(struct registry *r, pid_t tid)
 	if (t && !registry_same_thread(t))
 		thread_free(r, t);
 	p = registry_find_process(r, tid);
-	if (p && p->pidfd < 0) {
+	if (p && pnode(p)->pidfd < 0) {
 		struct proc_stat st;
 		if (proc_read_stat(tid, &st) < 0 || st.starttime != p->starttime)
 			registry_remove_process(r, p, false);
@@ -834,7 +862,7 @@ void registry_rescan(struct registry *r, const struct config *c)
 	char msg[512];
 
 	for (t = r->threads; t; t = tn) {
-		tn = t->next;
+		tn = tnode(t)->next;
 		if (!registry_same_thread(t))
 			thread_free(r, t);
 	}
@@ -842,7 +870,7 @@ void registry_rescan(struct registry *r, const struct config *c)
 		pid_t *tids = NULL;
 		size_t n = 0;
 
-		pn = p->next;
+		pn = pnode(p)->next;
 		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0) {
 			if (p->n_threads == 0)
 				registry_remove_process(r, p, false);
@@ -869,7 +897,7 @@ void registry_reapply(struct registry *r, const struct config *c)
 	int e;
 
 	for (p = r->procs; p; p = pn) {
-		pn = p->next;
+		pn = pnode(p)->next;
 		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0) {
 			log_notice("pid %d: %s; restoring its threads", (int)p->pid, msg);
 			registry_remove_process(r, p, true);
@@ -885,7 +913,7 @@ void registry_reapply(struct registry *r, const struct config *c)
 	for (t = r->threads; t; t = tn) {
 		struct grant_subject subj;
 
-		tn = t->next;
+		tn = tnode(t)->next;
 		if (t->source == REG_SOURCE_RULE) /* matching is redone by the rules scan */
 			continue;
 		if (t->owner != owner) {

@@ -26,26 +26,27 @@ struct proc_rlimits;
 /* One per managed thread, so at 10,000 threads every byte counts 10,000
  * times: the fields are ordered so nothing is padded, what only a demoted
  * thread needs is 16 bytes, and the thread's exit is watched through the
- * registry's one epoll set (no event source of its own). */
+ * registry's one epoll set (no event source of its own). What the rest of
+ * the daemon reads of a thread it got from the registry; only the registry
+ * writes it, and it is reached through registry_find() and the iterators
+ * below. */
 struct reg_thread {
 	pid_t tid, pid;
 	uint64_t starttime;
 	uid_t owner;                  /* the uid it is managed for: the client's, or the thread's own (a rule) */
 	uid_t account;                /* whose quota it counts against (grant.h): owner, or its subordinate range's owner */
-	enum reg_source source;
 	struct grant_request req;
 	struct task_sched original;
 	struct task_sched applied;
 	bool cpus_changed;
 	bool demoted;                 /* by the watchdog; demoted_from comes back after the cooldown */
 	bool exempt;                  /* granted by a [rule] that names its users: outside every quota */
-	int pidfd;                    /* in the registry's exit epoll set while >= 0 */
+	enum reg_source source;
 	uint64_t since_usec;          /* CLOCK_REALTIME */
-	uint64_t ss_delay0, ss_count0; /* schedstat at registration (or the last jitter reset) */
 	struct task_policy demoted_from; /* the promotion keeps the CPUs: policy, priority, nice only */
 	struct reg_process *proc;
-	struct registry *reg;
-	struct reg_thread *hnext, *prev, *next;
+	/* the registry's own part (its links, the pidfd, the schedstat
+	 * baseline) follows in memory: registry_int.h, for core/registry*.c only */
 };
 
 struct reg_process {
@@ -54,11 +55,8 @@ struct reg_process {
 	uid_t owner;
 	uid_t account;                /* as reg_thread's; its new threads get it */
 	struct grant_request req;
-	int pidfd;
-	sd_event_source *exit_src;
 	size_t n_threads;
-	struct registry *reg;
-	struct reg_process *prev, *next;
+	/* the registry's own part follows, as for struct reg_thread */
 };
 
 struct registry;
@@ -104,9 +102,26 @@ void registry_free(struct registry *r, bool restore);
 struct reg_thread *registry_find(struct registry *r, pid_t tid);
 /* The registered process `pid`, or NULL. */
 struct reg_process *registry_find_process(struct registry *r, pid_t pid);
-/* First thread and process, for iteration through ->next. */
-struct reg_thread *registry_threads(struct registry *r);
-struct reg_process *registry_processes(struct registry *r);
+/* The managed thread after t, the first for NULL; NULL past the last. */
+struct reg_thread *registry_thread_next(struct registry *r, const struct reg_thread *t);
+/* The registered process after p, the first for NULL; NULL past the last. */
+struct reg_process *registry_process_next(struct registry *r, const struct reg_process *p);
+/* Every managed thread, as t; its body must not remove t (a removal
+ * starts the walk again, as dispatch_reset() does). */
+#define REGISTRY_FOREACH_THREAD(t, r)                                                                            \
+	for (struct reg_thread *t = registry_thread_next((r), NULL); t; t = registry_thread_next((r), t))
+/* The same, for a body that may remove t (and only t): tn is the next. */
+#define REGISTRY_FOREACH_THREAD_SAFE(t, tn, r)                                                                   \
+	for (struct reg_thread *t = registry_thread_next((r), NULL), *tn = t ? registry_thread_next((r), t) : NULL; \
+	     t; t = tn, tn = t ? registry_thread_next((r), t) : NULL)
+/* Every registered process, as p. */
+#define REGISTRY_FOREACH_PROCESS(p, r)                                                                           \
+	for (struct reg_process *p = registry_process_next((r), NULL); p; p = registry_process_next((r), p))
+/* Thread t's schedstat run-queue delay and count of runs when it was
+ * registered or at the last registry_schedstat_rebase(). */
+void registry_schedstat_base(const struct reg_thread *t, uint64_t *delay_ns, uint64_t *count);
+/* Start every thread's schedstat figures again from now (a jitter reset). */
+void registry_schedstat_rebase(struct registry *r);
 size_t registry_n_threads(struct registry *r);
 size_t registry_n_processes(struct registry *r);
 /* Threads counted against an account's quota (max-threads): its own and

@@ -35,7 +35,7 @@ size_t registry_demote(struct registry *r, const cpu_set_t *starved)
 {
 	size_t n = 0;
 
-	for (struct reg_thread *t = r->threads; t; t = t->next) {
+	for (struct reg_thread *t = r->threads; t; t = tnode(t)->next) {
 		cpu_set_t both;
 
 		CPU_AND(&both, &t->applied.cpus, starved);
@@ -158,7 +158,7 @@ size_t registry_promote(struct registry *r)
 	free(r->holds);
 	r->holds = NULL;
 	r->n_holds = 0;
-	for (struct reg_thread *t = r->threads; t; t = t->next) {
+	for (struct reg_thread *t = r->threads; t; t = tnode(t)->next) {
 		struct task_sched back = t->applied;  /* the CPUs are not written */
 		const char *what;
 

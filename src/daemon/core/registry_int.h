@@ -14,6 +14,36 @@
 
 #define REG_BUCKETS 4096
 
+/* A managed thread as the registry holds it: what registry.h shows first
+ * (so the registry turns the struct reg_thread * it handed out back into
+ * this), then what only the registry touches. */
+struct reg_tnode {
+	struct reg_thread t;
+	uint64_t ss_delay0, ss_count0; /* schedstat at registration (or the last rebase) */
+	struct registry *reg;
+	struct reg_thread *hnext, *prev, *next;
+	int pidfd;                    /* in the registry's exit epoll set while >= 0 */
+};
+
+/* A registered process, the same way. */
+struct reg_pnode {
+	struct reg_process p;
+	int pidfd;
+	sd_event_source *exit_src;
+	struct registry *reg;
+	struct reg_process *prev, *next;
+};
+
+/* The registry's part of t (of p). */
+static inline struct reg_tnode *tnode(const struct reg_thread *t)
+{
+	return (struct reg_tnode *)t;
+}
+static inline struct reg_pnode *pnode(const struct reg_process *p)
+{
+	return (struct reg_pnode *)p;
+}
+
 struct registry {
 	sd_event *event;
 	struct reg_thread *buckets[REG_BUCKETS];

@@ -246,8 +246,8 @@ size_t rules_scan(const struct rules_ctx *x, bool force)
 		closedir(proc);
 	}
 	/* with no rules left, what rules managed goes back */
-	for (t = registry_threads(r); t; t = tn) {
-		tn = t->next;
+	for (t = registry_thread_next(r, NULL); t; t = tn) {
+		tn = registry_thread_next(r, t);
 		if (t->source == REG_SOURCE_RULE && !config_find_rule(c, t->req.role))
 			registry_remove_thread(r, t, true);
 		else if (t->source == REG_SOURCE_RULE && !c->n_auto_rules)

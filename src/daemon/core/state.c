@@ -115,10 +115,14 @@ static int compact(struct state *s)
 		return r;
 	}
 	s->lines = 0;
-	for (struct reg_process *p = registry_processes(s->registry); p; p = p->next, s->lines++)
+	REGISTRY_FOREACH_PROCESS(p, s->registry) {
 		put_process(f, p);
-	for (struct reg_thread *t = registry_threads(s->registry); t; t = t->next, s->lines++)
+		s->lines++;
+	}
+	REGISTRY_FOREACH_THREAD(t, s->registry) {
 		put_thread(f, t);
+		s->lines++;
+	}
 	for (size_t i = 0; i < s->n_extra; i++, s->lines++)
 		fputs(s->extra[i], f);
 	for (size_t i = 0; i < STATE_WRITERS_MAX; i++)

@@ -468,7 +468,7 @@ static void wanted(struct isolate *m, const struct config *c, cpu_set_t *want)
 			off += (size_t)snprintf(m->who + off, off < sizeof(m->who) ? sizeof(m->who) - off : 0, "%sprobe %s",
 						off ? ", " : "", c->probes[i].name);
 		}
-	for (struct reg_thread *t = registry_threads(m->registry); t; t = t->next) {
+	REGISTRY_FOREACH_THREAD(t, m->registry) {
 		const struct rule *rl = t->req.role[0] ? config_find_rule(c, t->req.role) : NULL;
 		bool dup = false;
 

@@ -98,7 +98,7 @@ static void keep_collect(struct isolate *m, struct keep *k)
 	char g[PATH_MAX];
 	pid_t last = 0;
 
-	for (struct reg_thread *t = registry_threads(m->registry); t; t = t->next)
+	REGISTRY_FOREACH_THREAD(t, m->registry)
 		if (t->pid != last && cgroupfs_task_group(&m->fs, t->tid, g, sizeof(g)) == 0) {
 			keep_add(k, g);
 			last = t->pid;

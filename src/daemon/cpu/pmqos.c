@@ -161,8 +161,9 @@ static void global_update(struct pmqos *q, const struct config *c, struct regist
 	int want = c->cpu_dma_latency_us;
 	bool rt = false;
 
-	for (struct reg_thread *t = registry_threads(r); t && !rt; t = t->next)
-		rt = policy_is_realtime(t->applied.policy);
+	REGISTRY_FOREACH_THREAD(t, r)
+		if ((rt = policy_is_realtime(t->applied.policy)))
+			break;
 	if (want < 0 || !rt) {
 		if (q->dma_fd >= 0) {
 			close(q->dma_fd);
@@ -202,7 +203,7 @@ static void wanted(const struct config *c, struct registry *r, int *want, int n)
 	for (size_t i = 0; i < c->n_probes; i++)
 		if (c->probes[i].quiet.resume_latency_us >= 0)
 			ASK(c->probes[i].cpu, c->probes[i].quiet.resume_latency_us);
-	for (struct reg_thread *t = registry_threads(r); t; t = t->next) {
+	REGISTRY_FOREACH_THREAD(t, r) {
 		const struct rule *rl = t->req.role[0] ? config_find_rule(c, t->req.role) : NULL;
 
 		if (!rl || rl->quiet.resume_latency_us < 0)

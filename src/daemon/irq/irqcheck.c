@@ -78,8 +78,7 @@ int irqcheck_run(const struct diag_env *env, const struct config *c, struct regi
 	char avoid[64];
 	int r;
 
-	for (struct reg_thread *t = registry ? registry_threads(registry) : NULL; t; t = t->next)
-		cap++;
+	cap += registry ? registry_n_threads(registry) : 0;
 	rt = calloc(cap, sizeof(*rt));
 	who = calloc(cap, sizeof(*who));
 	if (!sec || !where || !rt || !who) {
@@ -117,7 +116,8 @@ int irqcheck_run(const struct diag_env *env, const struct config *c, struct regi
 		rt[nrt] = (struct diag_rt_use){ who[nrt], rl->spec.priority, rl->spec.has_cpus, rl->spec.cpus };
 		nrt++;
 	}
-	for (struct reg_thread *t = registry ? registry_threads(registry) : NULL; t && nrt < cap; t = t->next) {
+	for (struct reg_thread *t = registry ? registry_thread_next(registry, NULL) : NULL; t && nrt < cap;
+	     t = registry_thread_next(registry, t)) {
 		char comm[PROC_COMM_MAX + 1] = "?";
 		if (!policy_is_realtime(t->applied.policy))
 			continue;

@@ -551,7 +551,7 @@ static bool avoid_cpus(struct irqmgr *m, const struct irq_snapshot *s, cpu_set_t
 	if (c->irq_avoid.mode == IRQ_AVOID_LIST) {
 		CPU_AND(out, &c->irq_avoid.cpus, &s->online);
 	} else if (c->irq_avoid.mode == IRQ_AVOID_AUTO && m->registry) {
-		for (struct reg_thread *t = registry_threads(m->registry); t; t = t->next) {
+		REGISTRY_FOREACH_THREAD(t, m->registry) {
 			cpu_set_t on;
 			CPU_AND(&on, &t->applied.cpus, &s->online);
 			if (policy_is_realtime(t->applied.policy) && CPU_COUNT(&on) < CPU_COUNT(&s->online))

@@ -15,6 +15,7 @@
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
+#include "shared/cleanup.h"
 #include "shared/escape.h"
 #include "shared/waiter.h"
 #include "daemon/observe/jitter.h"
@@ -137,14 +138,21 @@ int jitter_fd_check(int fd, char *msg, size_t len)
 	return 0;
 }
 
+/* Unmap a timer's histogram that was not handed to a source. */
+static void hist_unmapp(void **map)
+{
+	if (*map && *map != MAP_FAILED)
+		munmap(*map, sizeof(struct hist));
+}
+
 int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, size_t max, int64_t period_ns,
 		  const char *strategy, int *fd, char *msg, size_t len)
 {
+	_cleanup_(hist_unmapp) void *map = NULL;
 	struct proc_stat st;
 	struct source *s;
 	struct stat sb;
 	size_t mine = 0;
-	void *map;
 	int r;
 
 	if ((r = jitter_fd_check(*fd, msg, len)) != 0)
@@ -177,20 +185,17 @@ int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, size_t ma
 		return r;
 	}
 	if ((r = hist_check(map)) < 0) {
-		munmap(map, sizeof(struct hist));
 		snprintf(msg, len, "the memfd holds no histogram of this layout (%s); librtsched and rtschedd differ",
 			 strerror(-r));
 		return REFUSE_HISTOGRAM_LAYOUT;
 	}
 	if (proc_read_stat(tid, &st) < 0) {
-		munmap(map, sizeof(struct hist));
 		snprintf(msg, len, "tid %d: no such thread", (int)tid);
 		return REFUSE_NO_SUCH_THREAD;
 	}
 	drop(j, JITTER_TIMER, tid); /* a new timer on the same thread replaces the old */
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		munmap(map, sizeof(struct hist));
 		snprintf(msg, len, "out of memory");
 		return -ENOMEM;
 	}
@@ -204,7 +209,7 @@ int jitter_attach(struct jitter *j, pid_t tid, pid_t pid, uid_t owner, size_t ma
 	s->period_ns = period_ns;
 	snprintf(s->strategy, sizeof(s->strategy), "%s", strategy);
 	snprintf(s->name, sizeof(s->name), "%s", st.comm);
-	s->shared = map;
+	s->shared = TAKE_PTR(map);
 	add(j, s);
 	return 0;
 }
@@ -313,8 +318,8 @@ void jitter_foreach(struct jitter *j, void (*fn)(void *ud, const struct jitter_r
 	}
 	/* every managed thread: what the BPF observer saw of its wake-ups, or
 	 * without it its run-queue wait since it was registered (schedstat) */
-	for (struct reg_thread *t = registry_threads(j->registry); t; t = t->next) {
-		uint64_t run, delay, count;
+	REGISTRY_FOREACH_THREAD(t, j->registry) {
+		uint64_t run, delay, count, delay0, count0;
 		struct proc_stat st;
 		const char *comm = proc_read_stat(t->tid, &st) == 0 ? st.comm : "?";
 		bool observed = false;
@@ -345,8 +350,9 @@ void jitter_foreach(struct jitter *j, void (*fn)(void *ud, const struct jitter_r
 		row->pid = t->pid;
 		snprintf(row->rule, sizeof(row->rule), "%s", t->req.role[0] ? t->req.role : "default");
 		snprintf(row->strategy, sizeof(row->strategy), "-");
-		row->samples = count - t->ss_count0;
-		row->mean_ns = row->samples ? (int64_t)((delay - t->ss_delay0) / row->samples) : -1;
+		registry_schedstat_base(t, &delay0, &count0);
+		row->samples = count - count0;
+		row->mean_ns = row->samples ? (int64_t)((delay - delay0) / row->samples) : -1;
 		fn(ud, row);
 	}
 	free(row);
@@ -362,11 +368,9 @@ void jitter_reset(struct jitter *j)
 			s->baseline = NULL;
 		}
 	}
-	for (struct reg_thread *t = registry_threads(j->registry); t; t = t->next) {
-		uint64_t run;
-		proc_read_schedstat(t->pid, t->tid, &run, &t->ss_delay0, &t->ss_count0);
+	registry_schedstat_rebase(j->registry);
+	REGISTRY_FOREACH_THREAD(t, j->registry)
 		observer_reset(j->observer, t->tid);
-	}
 }
 
 pid_t jitter_probe_tid(struct jitter *j, const char *name)
@@ -479,7 +483,7 @@ static void foreach_watched(struct jitter *j, void (*fn)(struct jitter *j, FILE 
 {
 	struct proc_stat st;
 
-	for (struct reg_thread *t = registry_threads(j->registry); t; t = t->next)
+	REGISTRY_FOREACH_THREAD(t, j->registry)
 		fn(j, f, t->tid, proc_read_stat(t->tid, &st) == 0 ? st.comm : "?",
 		   t->req.role[0] ? t->req.role : "default");
 	for (struct source *s = j->sources; s; s = s->next)
@@ -591,7 +595,7 @@ int jitter_prometheus(struct jitter *j, FILE *f, const struct jitter_counters *c
 	for (struct source *s = j->sources; s; s = s->next)
 		if (source_hist(s, h, false) == 0)
 			put_hist(f, j, s->name, s->tid, s->kind, h);
-	for (struct reg_thread *t = registry_threads(j->registry); t; t = t->next) {
+	REGISTRY_FOREACH_THREAD(t, j->registry) {
 		struct proc_stat st;
 
 		for (int k = BPFOBS_TIMER; k <= BPFOBS_WAKEUP; k++)
@@ -611,7 +615,7 @@ int jitter_prometheus(struct jitter *j, FILE *f, const struct jitter_counters *c
 	free(h);
 	fprintf(f, "# HELP rtschedd_runqueue_wait_seconds_total Time managed threads waited to run (schedstat run_delay).\n"
 		   "# TYPE rtschedd_runqueue_wait_seconds_total counter\n");
-	for (struct reg_thread *t = registry_threads(j->registry); t; t = t->next) {
+	REGISTRY_FOREACH_THREAD(t, j->registry) {
 		uint64_t run, delay, count;
 		struct proc_stat st;
 		char tid[16];

@@ -306,7 +306,7 @@ void op_list(struct ctx *x)
 
 	if (x->svc->safety)
 		safety_get_status(x->svc->safety, &ss);
-	for (struct reg_thread *t = registry_threads(x->svc->registry); t; t = t->next) {
+	REGISTRY_FOREACH_THREAD(t, x->svc->registry) {
 		struct proc_stat st;
 
 		proto_begin(&x->out, "ROW");

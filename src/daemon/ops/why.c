@@ -53,7 +53,7 @@ static int find_target(struct ctx *x, const char *want, pid_t *tid)
 	}
 	if ((*tid = jitter_probe_tid(s->jitter, want)))
 		return 0;
-	for (struct reg_thread *t = registry_threads(s->registry); t; t = t->next) {
+	REGISTRY_FOREACH_THREAD(t, s->registry) {
 		if (proc_read_stat(t->tid, &st) < 0 || strcmp(st.comm, want))
 			continue;
 		if (hits++ == 0)
