@@ -4,46 +4,39 @@
 #include "autoconfig.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <limits.h>
-#include <systemd/sd-bus.h>
-#include <systemd/sd-daemon.h>
-#include <systemd/sd-login.h>
-
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <time.h>
+#include <systemd/sd-daemon.h>
 
-#include "daemon/sys/log.h"
-#include "shared/cleanup.h"
-#include "shared/escape.h"
-#include "daemon/sys/policy.h"
 #include "daemon/control.h"
-#include "daemon/daemon.h"
-#include "daemon/dispatch.h"
 #include "daemon/core/grant.h"
+#include "daemon/core/registry.h"
+#include "daemon/core/state.h"
 #include "daemon/cpu/isolate.h"
 #include "daemon/cpu/pmqos.h"
+#include "daemon/daemon.h"
+#include "daemon/dispatch.h"
+#include "daemon/follow.h"
+#include "daemon/guard.h"
+#include "daemon/irq/irqmgr.h"
+#include "daemon/metrics.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
-#include "daemon/irq/irqmgr.h"
+#include "daemon/observing.h"
 #include "daemon/privs.h"
+#include "daemon/rtkit/rtkit.h"
 #include "daemon/sys/accounts.h"
 #include "daemon/sys/closer.h"
-#include "daemon/sys/procev.h"
-#include "daemon/core/registry.h"
-#include "daemon/core/rules.h"
+#include "daemon/sys/log.h"
+#include "daemon/sys/policy.h"
 #include "daemon/sys/rtloop.h"
-#include "daemon/sys/safefile.h"
-#include "daemon/rtkit/rtkit.h"
+#include "daemon/sys/unitjob.h"
 #include "daemon/testhook.h"
 #include "daemon/watchdog/safety.h"
-#include "daemon/core/state.h"
-
+#include "shared/cleanup.h"
 
 int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors)
 {
@@ -56,8 +49,8 @@ int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *er
 	return config_validate(c, errors);
 }
 
-static void safety_configure(struct daemon *d);
 static void loop_configure(struct daemon *d);
+static void daemon_follow(struct daemon *d);
 static struct rtkit_ctx bus_ctx(struct daemon *d);
 
 /* Log each line of a memstream buffer: an error, or a warning ("FILE:LINE:
@@ -144,44 +137,20 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	log_set_level(c->log_level);
 	d->reloads++;
 	registry_reapply(d->svc.registry, c);
-	/* budgets and the late threshold of threads whose rule did not change */
-	REGISTRY_FOREACH_THREAD(t, d->svc.registry)
-		observer_watch_thread(d->svc.observer, c, t);
-	daemon_scan(d, true);
+	observing_reconfigure(&d->svc);
+	follow_scan(d->follow, true);
 	irqmgr_reconfigure(d->svc.irq, c);
 	jitter_apply_config(d->svc.jitter, d->svc.config);
 	loop_configure(d);
-	safety_configure(d);
+	guard_configure(d->guard);
 	struct rtkit_ctx rc = bus_ctx(d);
 	rtkit_reconfigure(&d->rtkit, &rc, c);
-	daemon_changed(d);
+	daemon_follow(d);
 	log_info("configuration reloaded from %s (%zu file%s, %zu rule%s), %zu thread%s managed", d->config_path,
 		 c->n_files, c->n_files == 1 ? "" : "s", c->n_rules, c->n_rules == 1 ? "" : "s",
 		 registry_n_threads(d->svc.registry), registry_n_threads(d->svc.registry) == 1 ? "" : "s");
 	sd_notify(0, "READY=1\nSTATUS=Running");
 	return 0;
-}
-
-/* What a rule's grant goes through (rules.h). */
-static struct rules_ctx rules_of(struct daemon *d)
-{
-	return (struct rules_ctx){ d->svc.registry, d->svc.config, d->svc.ratelimit };
-}
-
-void daemon_scan(struct daemon *d, bool force)
-{
-	struct rules_ctx x = rules_of(d);
-	struct timespec a, b;
-
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	d->scan_tasks = rules_scan(&x, force);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	d->scan_usec = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000);
-	if (d->svc.config->n_auto_rules)
-		log_info("scanned %zu tasks for %zu matching rule%s in %.1f ms, %zu thread%s managed", d->scan_tasks,
-			 d->svc.config->n_auto_rules, d->svc.config->n_auto_rules == 1 ? "" : "s",
-			 d->scan_usec / 1000.0,
-			 registry_n_threads(d->svc.registry), registry_n_threads(d->svc.registry) == 1 ? "" : "s");
 }
 
 /* SIGUSR2 with RTSCHEDD_TEST_HOLD_LOCKS set (testhook.h): the main loop
@@ -200,260 +169,10 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	return 0;
 }
 
-static void ev_fork(void *ud, pid_t tid, pid_t tgid)
-{
-	struct daemon *d = ud;
-	struct rules_ctx x = rules_of(d);
-
-	if (tid != tgid)
-		registry_on_new_thread(d->svc.registry, d->svc.config, tid, tgid);
-	rules_on_task(&x, tid, tgid, NULL, false);
-	/* what is not managed now leaves isolated CPUs */
-	isolate_on_fork(d->svc.isolate, tid, tgid);
-}
-
-static void ev_exec(void *ud, pid_t tid, pid_t tgid)
-{
-	struct daemon *d = ud;
-	struct rules_ctx x = rules_of(d);
-
-	registry_on_exec(d->svc.registry, tgid);
-	rules_on_process(&x, tgid);
-}
-
-/* A thread renamed itself; the main thread's name is the process name too. */
-static void ev_comm(void *ud, pid_t tid, pid_t tgid, const char *comm)
-{
-	struct daemon *d = ud;
-	struct rules_ctx x = rules_of(d);
-
-	if (tid == tgid && (d->svc.config->match_needs & MATCH_NEED_PROCESS_NAME))
-		rules_on_process(&x, tgid);
-	else
-		rules_on_task(&x, tid, tgid, comm, false);
-}
-
-static void ev_exit(void *ud, pid_t tid, pid_t tgid)
-{
-	struct daemon *d = ud;
-
-	registry_on_exit(d->svc.registry, tid);
-	jitter_on_exit(d->svc.jitter, tid);
-}
-
-static void ev_overrun(void *ud)
-{
-	struct daemon *d = ud;
-	struct rules_ctx x = rules_of(d);
-
-	registry_rescan(d->svc.registry, d->svc.config);
-	rules_scan(&x, false);
-	isolate_thread_gone(d->svc.isolate); /* forks were lost too: sweep again */
-}
-
-/* Fallback for a kernel or a sandbox without the connector: rescan the task
- * lists of registered processes while there are any, and sleep otherwise. */
-static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct daemon *d = userdata;
-	struct rules_ctx x = rules_of(d);
-
-	registry_rescan(d->svc.registry, d->svc.config);
-	rules_scan(&x, false);
-	daemon_changed(d);
-	return 0;
-}
-
 /* isolate = yes emptied cpus (or released them): the IRQ manager's hook. */
 static void on_isolated(void *ud, const cpu_set_t *cpus)
 {
 	irqmgr_isolate(ud, cpus);
-}
-
-static int on_changed(sd_event_source *s, void *userdata)
-{
-	daemon_changed(userdata);
-	return 0;
-}
-
-/* The IRQ manager took or let go a kernel thread: the BPF observer follows
- * it as it follows the registry's threads, in half of its slots at most (a
- * [kthread] section for every ksoftirqd/N of a 64-CPU machine must not leave the
- * managed threads unobserved). */
-static void on_kthread_held(void *ud, pid_t tid, bool held)
-{
-	struct daemon *d = ud;
-	unsigned max;
-
-	if (!held)
-		observer_unwatch(d->svc.observer, tid);
-	else if (observer_watched(d->svc.observer, &max) < max / 2) {
-		struct observer_limits lim;
-		observer_limits_of(d->svc.config, NULL, &lim); /* no rule: the daemon's late-threshold-us */
-		observer_watch(d->svc.observer, tid, &lim);
-	}
-}
-
-/* Registry observer: the journal line now, the rest (PM QoS, isolation,
- * STATUS=) once per loop iteration however many threads changed. */
-static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct reg_process *p)
-{
-	struct daemon *d = ud;
-
-	state_observe(d->state, ev, t, p);
-	/* the watchdog may demote a new real-time thread before the next
-	 * publication (at most 100 ms away) lists it */
-	if (t && ev == REG_EV_THREAD_SET && policy_is_realtime(t->applied.policy))
-		safety_granted(d->svc.safety, t->tid, t->pid, t->starttime);
-	/* the BPF observer's tid filter follows the registry */
-	if (t && ev == REG_EV_THREAD_SET)
-		observer_watch_thread(d->svc.observer, d->svc.config, t);
-	else if (t && ev == REG_EV_THREAD_GONE)
-		observer_unwatch(d->svc.observer, t->tid);
-	if (t && ev == REG_EV_THREAD_GONE)
-		isolate_thread_gone(d->svc.isolate);
-	if (d->changed)
-		sd_event_source_set_enabled(d->changed, SD_EVENT_ONESHOT);
-}
-
-/* STATUS= for systemctl status: what is managed and the worst p99 seen,
- * with its source's name, which a thread chose: escaped, or a newline in it
- * would be an assignment of its own (STOPPING=1) to systemd. */
-static void notify_status(struct daemon *d)
-{
-	char who[4 * sizeof(d->worst_who)];
-
-	if (d->worst_p99_ns >= 0)
-		sd_notifyf(0, "STATUS=%zu thread%s managed, worst p99 %.1f us (%s)",
-			   registry_n_threads(d->svc.registry), registry_n_threads(d->svc.registry) == 1 ? "" : "s",
-			   d->worst_p99_ns / 1000.0, escape_text(who, sizeof(who), d->worst_who));
-	else
-		sd_notifyf(0, "STATUS=%zu thread%s managed", registry_n_threads(d->svc.registry),
-			   registry_n_threads(d->svc.registry) == 1 ? "" : "s");
-}
-
-/* The watchdog's trips, -1 when it is off. */
-static long watchdog_trips(struct daemon *d)
-{
-	struct safety_status ss;
-
-	if (!d->svc.safety)
-		return -1;
-	safety_get_status(d->svc.safety, &ss);
-	return (long)ss.trips;
-}
-
-/* Write the Prometheus file atomically: a new file under a random name
- * (O_EXCL, O_NOFOLLOW: the textfile directory is often group-writable, and a
- * name planted there must never be followed), then renamed over the old. */
-static void write_metrics(struct daemon *d)
-{
-	char base[256], tmp[300], why[512];
-	int dirfd, fd, r;
-	FILE *f;
-
-	dirfd = safefile_dir(d->svc.config->metrics_file, false, false, base, sizeof(base), why, sizeof(why));
-	if (dirfd < 0) {
-		log_errno(LOG_LEVEL_WARNING, dirfd, "metrics-file %s", why[0] ? why : d->svc.config->metrics_file);
-		return;
-	}
-	/* node_exporter reads it as another user: 0644 whatever the umask
-	 * (rtschedd.service has UMask=0077) */
-	fd = safefile_create_tmp(dirfd, base, 0644, tmp, sizeof(tmp));
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		log_errno(LOG_LEVEL_WARNING, fd < 0 ? fd : -errno, "metrics-file %s: a new file beside it",
-			  d->svc.config->metrics_file);
-		if (fd >= 0) {
-			close(fd);
-			unlinkat(dirfd, tmp, 0);
-		}
-		close(dirfd);
-		return;
-	}
-	r = jitter_prometheus(d->svc.jitter, f, &(struct jitter_counters){
-		.grants = d->svc.grants, .refusals = d->svc.refusals, .watchdog_trips = watchdog_trips(d),
-		.interval_s = d->svc.config->metrics_interval_s, .timestamp = true });
-	if (fclose(f) != 0 || r < 0) {
-		log_warn("metrics-file %s", d->svc.config->metrics_file);
-		unlinkat(dirfd, tmp, 0);
-	} else if ((r = safefile_commit(dirfd, tmp, base)) < 0) {
-		log_errno(LOG_LEVEL_WARNING, r, "metrics-file %s", d->svc.config->metrics_file);
-	}
-	close(dirfd);
-}
-
-static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct daemon *d = userdata;
-
-	d->worst_p99_ns = jitter_worst_p99(d->svc.jitter, d->worst_who, sizeof(d->worst_who));
-	if (d->svc.config->metrics_file[0])
-		write_metrics(d);
-	notify_status(d);
-	daemon_changed(d);
-	return 0;
-}
-
-/* Tell the watchdog which real-time threads it guards and on which CPUs. */
-static void safety_publish(struct daemon *d)
-{
-	struct safety_thread *v;
-	size_t n = 0;
-
-	if (!d->svc.safety)
-		return;
-	v = calloc(registry_n_threads(d->svc.registry) + 1, sizeof(*v));
-	if (!v)
-		return;
-	REGISTRY_FOREACH_THREAD(t, d->svc.registry)
-		if (policy_is_realtime(t->applied.policy))
-			v[n++] = (struct safety_thread){ t->tid, t->pid, t->starttime, t->applied.cpus };
-	safety_set_threads(d->svc.safety, v, n);
-	free(v);
-}
-
-/* The watchdog demoted a runaway: record it in the registry, hold back its
- * user's grants (its rule's and its process's for a rule match, root's
- * process only; everyone's with watchdog-demote = all) and say who. */
-static void on_demoted(void *ud, const struct safety_trip *trip)
-{
-	struct daemon *d = ud;
-	char held[512];
-	size_t n = 0;
-
-	if (trip->demote_all) {
-		n = registry_demote(d->svc.registry, &trip->starved);
-		registry_hold_all(d->svc.registry);
-	}
-	for (size_t i = 0; i < trip->n; i++) {
-		const struct safety_culprit *c = &trip->c[i];
-		struct reg_thread *t;
-
-		if (!c->managed)
-			continue;
-		t = c->demoted ? registry_demote_thread(d->svc.registry, c->tid, c->starttime) : NULL;
-		if (t) {
-			n++;
-			registry_hold_thread(d->svc.registry, t);
-		} else if (!trip->demote_all) {
-			/* gone, or not the registry's any more: its user is held all the same */
-			registry_hold(d->svc.registry, grant_account(c->uid), c->pid, "");
-		}
-	}
-	registry_holds_text(d->svc.registry, held, sizeof(held));
-	log_warnx("watchdog: %zu managed real-time thread%s now SCHED_OTHER; real-time grants held back for %s "
-		  "for %u s", n, n == 1 ? "" : "s", held[0] ? held : "no one", d->svc.config->watchdog_cooldown_s);
-	daemon_changed(d);
-}
-
-static void on_promote(void *ud)
-{
-	struct daemon *d = ud;
-	size_t n = registry_promote(d->svc.registry);
-
-	log_notice("watchdog: %zu thread%s promoted back to real-time", n, n == 1 ? "" : "s");
-	daemon_changed(d);
 }
 
 /* The event loop's own real-time priority and budget, from the config. */
@@ -467,86 +186,81 @@ static void loop_configure(struct daemon *d)
 		log_errno(LOG_LEVEL_WARNING, r, "event loop: cannot watch its CPU budget");
 }
 
-/* Start (or restart) the watchdog to match the config. */
-static void safety_configure(struct daemon *d)
+/* How a change flows. Every change of the registry reaches
+ * on_registry_change(), which does at once what must not wait (the
+ * journal line, the watchdog's and the BPF observer's view of that thread)
+ * and arms the deferred `changed` source. That source, a reload, the tick,
+ * the start, and the service hook `changed` (a request, a front end's reset,
+ * a watchdog trip or promotion, the rescan fallback) all end in
+ * daemon_follow(), once per loop iteration however many threads changed,
+ * which brings everything that follows the registry in line, top-down:
+ *   1. process events on or off (follow.c); turning them on rescans what was
+ *      missed meanwhile, which may change the registry again: the steps
+ *      below see that too, so the deferred source is disarmed after it and
+ *      nothing calls daemon_follow() again for its own work;
+ *   2. PM QoS (cpu/pmqos.c), isolation (cpu/isolate.c), the IRQ manager's
+ *      irq-avoid-cpus = auto (irq/irqmgr.c);
+ *   3. the watchdog's list within 100 ms (guard.c), STATUS= (metrics.c),
+ *      the tick while there is something to report, the rescan timer
+ *      without the connector (follow.c). */
+static void daemon_follow(struct daemon *d)
 {
-	static const struct safety_ops ops = { .demoted = on_demoted, .promote = on_promote };
-	const struct config *c = d->svc.config;
-	struct safety_params p = { .enabled = c->watchdog, .threshold_ms = c->watchdog_threshold_ms,
-				   .cooldown_s = c->watchdog_cooldown_s, .demote_all = c->watchdog_demote_all,
-				   .loop_tid = rtloop_bounded_tid(d->svc.loop) };
-	int r;
+	struct service *s = &d->svc;
+	uint64_t now;
 
-	if (d->svc.safety && !p.enabled) {
-		safety_free(d->svc.safety);
-		d->svc.safety = NULL;
-	} else if (d->svc.safety) {
-		safety_set_params(d->svc.safety, &p);
-	} else if (p.enabled) {
-		r = safety_new(&d->svc.safety, d->event, &p, &ops, d);
-		if (r < 0) {
-			log_errno(LOG_LEVEL_WARNING, r, "watchdog unavailable (it needs CAP_SYS_NICE for its FIFO 99 "
-				  "thread, and a cpu cgroup with real-time budget); runaway real-time threads are not caught");
-			d->svc.safety = NULL;
-		}
+	follow_events(d->follow);
+	if (d->changed)
+		sd_event_source_set_enabled(d->changed, SD_EVENT_OFF);
+	pmqos_update(s->pmqos, s->config, s->registry);
+	isolate_update(s->isolate, s->config);
+	irqmgr_threads_changed(s->irq);
+	guard_follow(d->guard);
+	metrics_notify_status(&d->metrics, s);
+	/* the tick runs only while there is something to report: no idle wake-ups */
+	if (d->tick && (s->config->metrics_file[0] || jitter_n_sources(s->jitter) > 0) &&
+	    sd_event_source_get_enabled(d->tick, NULL) == 0) {
+		sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+		sd_event_source_set_time(d->tick, now + (uint64_t)s->config->metrics_interval_s * 1000000u);
+		sd_event_source_set_enabled(d->tick, SD_EVENT_ONESHOT);
 	}
-	safety_publish(d);
+	follow_arm_rescan(d->follow);
 }
 
-static int on_publish(sd_event_source *s, uint64_t usec, void *userdata)
+static int on_changed(sd_event_source *s, void *userdata)
 {
-	safety_publish(userdata);
+	daemon_follow(userdata);
 	return 0;
 }
 
-void daemon_changed(struct daemon *d)
+/* Registry observer: what cannot wait for daemon_follow() (see above). */
+static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct reg_process *p)
 {
-	/* process events are needed by match rules, by registered processes
-	 * (their new threads) and, without PIDFD_THREAD, to see threads exit;
-	 * otherwise every fork on the machine would wake the daemon for nothing */
-	bool events = d->svc.config->n_auto_rules > 0 || registry_n_processes(d->svc.registry) > 0 ||
-		      (!registry_thread_pidfds(d->svc.registry) && registry_n_threads(d->svc.registry) > 0) ||
-		      isolate_active(d->svc.isolate);
-	if (d->procev && events != procev_active(d->procev)) {
-		int r = procev_set_active(d->procev, events);
-		if (r < 0)
-			log_errno(LOG_LEVEL_WARNING, r, "process events connector: cannot %s the drop filter",
-				  events ? "remove" : "set");
-		else if (events) /* what happened while events were dropped */
-			registry_rescan(d->svc.registry, d->svc.config);
-	}
-	pmqos_update(d->svc.pmqos, d->svc.config, d->svc.registry);
-	isolate_update(d->svc.isolate, d->svc.config);
-	irqmgr_threads_changed(d->svc.irq);
-	/* the watchdog's copy of the real-time set is rebuilt at most every
-	 * 100 ms: rebuilding it per registration made registering n threads O(n^2) */
-	if (d->svc.safety && d->publish && sd_event_source_get_enabled(d->publish, NULL) == 0) {
-		uint64_t now;
-		sd_event_now(d->event, CLOCK_MONOTONIC, &now);
-		sd_event_source_set_time(d->publish, now + 100000);
-		sd_event_source_set_enabled(d->publish, SD_EVENT_ONESHOT);
-	}
-	notify_status(d);
-	/* the tick runs only while there is something to report: no idle wake-ups */
-	if (d->tick && (d->svc.config->metrics_file[0] || jitter_n_sources(d->svc.jitter) > 0) &&
-	    sd_event_source_get_enabled(d->tick, NULL) == 0) {
-		uint64_t now;
-		sd_event_now(d->event, CLOCK_MONOTONIC, &now);
-		sd_event_source_set_time(d->tick, now + (uint64_t)d->svc.config->metrics_interval_s * 1000000u);
-		sd_event_source_set_enabled(d->tick, SD_EVENT_ONESHOT);
-	}
-	bool need = !d->procev && (registry_n_processes(d->svc.registry) > 0 || d->svc.config->n_auto_rules > 0 ||
-				   (!registry_thread_pidfds(d->svc.registry) &&
-				    registry_n_threads(d->svc.registry) > 0) || isolate_active(d->svc.isolate));
-	uint64_t now;
+	struct daemon *d = ud;
 
-	if (!d->rescan_timer || !need)
-		return;
-	if (sd_event_source_get_enabled(d->rescan_timer, NULL) > 0)
-		return;
-	sd_event_now(d->event, CLOCK_MONOTONIC, &now);
-	sd_event_source_set_time(d->rescan_timer, now + (uint64_t)d->svc.config->rescan_ms * 1000u);
-	sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_ONESHOT);
+	state_observe(d->state, ev, t, p);
+	/* the watchdog may demote a new real-time thread before the next
+	 * publication (at most 100 ms away) lists it */
+	if (t && ev == REG_EV_THREAD_SET && policy_is_realtime(t->applied.policy))
+		safety_granted(d->svc.safety, t->tid, t->pid, t->starttime);
+	if (t)
+		observing_thread(&d->svc, ev, t);
+	if (t && ev == REG_EV_THREAD_GONE)
+		isolate_thread_gone(d->svc.isolate);
+	if (d->changed)
+		sd_event_source_set_enabled(d->changed, SD_EVENT_ONESHOT);
+}
+
+/* Every metrics-interval-s while there is something to report: the
+ * metrics file and STATUS=, then a follow (what moves without an event, a
+ * CPU brought online, is picked up there), which arms the next tick. */
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	metrics_sample(&d->metrics, &d->svc);
+	metrics_write_file(&d->svc);
+	daemon_follow(d); /* STATUS= with the new sample too */
+	return 0;
 }
 
 /* Each managed thread can hold a pidfd: let the daemon use its whole hard
@@ -561,48 +275,11 @@ static void raise_nofile(void)
 	}
 }
 
-/* Under systemd, is this SIGTERM part of a restart? Then the threads stay as
- * they are and the next rtschedd re-adopts them from the state journal;
- * on a plain stop they get their original scheduling back. systemd tells us
- * through the Job of our own unit. */
-static bool restart_pending(void)
-{
-	sd_bus *bus = NULL;
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	char *unit = NULL, *upath = NULL, *jtype = NULL;
-	const char *jpath = NULL;
-	sd_bus_message *reply = NULL;
-	uint32_t jid = 0;
-	bool restart = false;
-
-	if (!getenv("NOTIFY_SOCKET") || sd_pid_get_unit(0, &unit) < 0)
-		return false;
-	if (sd_bus_open_system(&bus) < 0 ||
-	    sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &upath) < 0 ||
-	    sd_bus_get_property(bus, "org.freedesktop.systemd1", upath, "org.freedesktop.systemd1.Unit", "Job",
-				&err, &reply, "(uo)") < 0 ||
-	    sd_bus_message_read(reply, "(uo)", &jid, &jpath) < 0)
-		goto out;
-	if (jid && sd_bus_get_property_string(bus, "org.freedesktop.systemd1", jpath, "org.freedesktop.systemd1.Job",
-					      "JobType", &err, &jtype) >= 0)
-		restart = strcmp(jtype, "restart") == 0 || strcmp(jtype, "try-restart") == 0;
-out:
-	if (err.message)
-		log_debug("asking systemd about %s: %s", unit, err.message);
-	sd_bus_message_unref(reply);
-	sd_bus_error_free(&err);
-	sd_bus_flush_close_unref(bus);
-	free(unit);
-	free(upath);
-	free(jtype);
-	return restart;
-}
-
 static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct daemon *d = userdata;
 
-	d->keep_on_exit = si->ssi_signo == SIGTERM && restart_pending();
+	d->keep_on_exit = si->ssi_signo == SIGTERM && unitjob_restarting();
 	log_info("received %s, %s", strsignal((int)si->ssi_signo),
 		 d->keep_on_exit ? "restarting: threads stay as they are for the next rtschedd" : "stopping");
 	sd_notify(0, "STOPPING=1");
@@ -617,7 +294,7 @@ static int svc_reload(void *ud, char *err, size_t len)
 
 static void svc_changed(void *ud)
 {
-	daemon_changed(ud);
+	daemon_follow(ud);
 }
 
 static void svc_status(void *ud, struct service_status *st)
@@ -630,12 +307,7 @@ static void svc_status(void *ud, struct service_status *st)
 	st->reloads = d->reloads;
 	st->clients = control_n_clients(d->control);
 	st->socket_activated = control_activated(d->control);
-	st->scan_tasks = d->scan_tasks;
-	st->scan_usec = d->scan_usec;
-	st->procev = d->procev != NULL;
-	st->procev_active = d->procev && procev_active(d->procev);
-	procev_stats(d->procev, &st->procev_events, &st->procev_overruns);
-	st->procev_error = d->procev_error;
+	follow_status(d->follow, st);
 	rtkit_stats(d->rtkit, &rs);
 	st->rtkit = d->rtkit != NULL;
 	st->rtkit_state = rs.state;
@@ -697,45 +369,6 @@ static void on_closed(void *ud)
 		control_resume_closed(d->control);
 }
 
-/* Load the BPF observer while CAP_BPF and CAP_PERFMON are still held, and
- * watch every thread managed so far; from here on_registry_change() keeps
- * it in step. Without it the daemon runs on: schedstat rows only, and
- * `rtschedctl check` says why. */
-static void observer_start(struct daemon *d)
-{
-	int r;
-
-	if (!d->svc.config->observe_threads) {
-		d->svc.observer_error = -ECANCELED;
-		snprintf(d->svc.observer_why, sizeof(d->svc.observer_why), "observe-threads = 0 in the configuration");
-		log_info("BPF wake-up observer off (observe-threads = 0)");
-		return;
-	}
-	r = observer_new(&d->svc.observer, d->svc.config->observe_threads, d->svc.config->culprits,
-			 d->svc.observer_why, sizeof(d->svc.observer_why));
-	if (r == 0 && (r = observer_attach(d->svc.observer, d->event)) < 0) {
-		snprintf(d->svc.observer_why, sizeof(d->svc.observer_why), "cannot watch its ring buffer: %s",
-			 strerror(-r));
-		observer_free(d->svc.observer);
-		d->svc.observer = NULL;
-	}
-	if (r < 0) {
-		d->svc.observer_error = r;
-		log_notice("BPF wake-up observer unavailable, jitter shows schedstat means only: %s",
-			   d->svc.observer_why);
-		return;
-	}
-	jitter_set_observer(d->svc.jitter, d->svc.observer);
-	REGISTRY_FOREACH_THREAD(t, d->svc.registry)
-		observer_watch_thread(d->svc.observer, d->svc.config, t);
-	/* and the IRQ and kernel threads [irq]/[kthread] sections hold */
-	for (const struct kt_entry *k = irqmgr_kthreads(d->svc.irq); k; k = k->next)
-		on_kthread_held(d, k->tid, true);
-	irqmgr_set_watch(d->svc.irq, on_kthread_held, d);
-	log_info("BPF wake-up observer loaded: timer lateness and wake-up latency of up to %u managed threads%s",
-		 d->svc.config->observe_threads, d->svc.config->culprits ? ", and the culprits of late wake-ups" : "");
-}
-
 DEFINE_POINTER_CLEANUP(struct daemon *, daemon_free)
 
 int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
@@ -757,7 +390,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	d->svc.ud = d;
 	d->overrides = *o;
 	d->config_required = config_required;
-	d->worst_p99_ns = -1;
+	metrics_init(&d->metrics);
 	d->config_path = strdup(config_path);
 	if (!d->config_path)
 		return -ENOMEM;
@@ -792,19 +425,8 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	if ((r = registry_new(&d->svc.registry, d->event)) < 0 || (r = ratelimit_new(&d->svc.ratelimit)) < 0 ||
 	    (r = ratelimit_new(&d->svc.free_ratelimit)) < 0 || (r = rtloop_new(&d->svc.loop, d->event)) < 0)
 		return r;
-	static const struct procev_handlers h = { .on_fork = ev_fork, .on_exec = ev_exec, .on_comm = ev_comm,
-						  .on_exit = ev_exit, .on_overrun = ev_overrun };
-	r = c->process_events ? procev_new(&d->procev, d->event, &h, d) : -ENOTSUP;
-	if (r < 0) {
-		d->procev_error = r;
-		log_errno(LOG_LEVEL_NOTICE, r == -ENOTSUP ? 0 : r, "process events connector %s; new and renamed "
-			  "threads are found by rescanning /proc every %u ms", r == -ENOTSUP ? "off (process-events = no)" : "unavailable",
-			  d->svc.config->rescan_ms);
-		r = sd_event_add_time(d->event, &d->rescan_timer, CLOCK_MONOTONIC, 0, 0, on_rescan, d);
-		if (r < 0)
-			return r;
-		sd_event_source_set_enabled(d->rescan_timer, SD_EVENT_OFF);
-	}
+	if ((r = follow_new(&d->follow, d->event, &d->svc)) < 0)
+		return r;
 	if ((r = jitter_new(&d->svc.jitter, d->svc.registry)) < 0)
 		return r;
 	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 0, on_tick, d);
@@ -835,34 +457,35 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	registry_set_admit(d->svc.registry, isolate_admit, d->svc.isolate);
 	if ((r = sd_event_add_defer(d->event, &d->changed, on_changed, d)) < 0)
 		return r;
-	if ((r = sd_event_add_time(d->event, &d->publish, CLOCK_MONOTONIC, 0, 0, on_publish, d)) < 0)
+	if ((r = guard_new(&d->guard, d->event, &d->svc)) < 0)
 		return r;
-	sd_event_source_set_enabled(d->publish, SD_EVENT_OFF);
 	sd_event_source_set_enabled(d->changed, SD_EVENT_OFF);
 	registry_set_observer(d->svc.registry, on_registry_change, d);
 	/* re-adopted registrations are held to today's config and limits */
 	registry_reapply(d->svc.registry, c);
 	registry_rescan(d->svc.registry, c);
 	/* after subscribing, so no thread created meanwhile is missed */
-	daemon_scan(d, false);
+	follow_scan(d->follow, false);
 	/* interrupts and kernel threads: what the journal recorded, then the
 	 * configuration's sections (irq-avoid-cpus = auto reads the registry) */
 	if ((r = irqmgr_new(&d->svc.irq, d->event, NULL, d->state, d->svc.registry, c)) < 0)
 		return r;
 	/* isolated CPUs lose the IRQs nobody claimed, as irq-avoid-cpus does */
 	isolate_set_irq_hook(d->svc.isolate, on_isolated, d->svc.irq);
-	daemon_changed(d);
+	daemon_follow(d);
 	privs_check_nice(c);
 	/* the bus last of the front ends: its first call finds the registry
 	 * complete (re-adopted threads, the first scan) */
 	struct rtkit_ctx rc = bus_ctx(d);
 	if ((r = rtkit_start(&d->rtkit, &rc, c)) < 0)
 		return r;
-	observer_start(d);
+	/* the BPF observer while CAP_BPF and CAP_PERFMON are still held; from
+	 * here on_registry_change() keeps it in step */
+	observing_start(&d->svc, d->event);
 	/* the socket, the connector, the state, the bus and the BPF observer
 	 * are open: keep only what the work needs from here on (CAP_BPF,
 	 * CAP_PERFMON go) */
-	r = privs_drop(c, d->procev != NULL);
+	r = privs_drop(c, follow_connected(d->follow));
 	if (r < 0) {
 		log_errno(LOG_LEVEL_ERR, r, "cannot drop privileges");
 		return r;
@@ -871,7 +494,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	 * before the drop would keep every one of them */
 	jitter_apply_config(d->svc.jitter, d->svc.config);
 	loop_configure(d);
-	safety_configure(d);
+	guard_configure(d->guard);
 	d->started = true;
 	*ret = TAKE_PTR(d);
 	return 0;
@@ -928,18 +551,16 @@ void daemon_free(struct daemon *d)
 		registry_set_observer(d->svc.registry, NULL, NULL);
 	state_free(d->state);
 	sd_event_source_disable_unref(d->changed);
-	sd_event_source_disable_unref(d->publish);
 	jitter_free(d->svc.jitter);
 	observer_free(d->svc.observer);
 	sd_event_source_disable_unref(d->tick);
 	registry_free(d->svc.registry, !d->keep_on_exit);
 	/* after the registry: restored threads can't starve its canaries */
-	safety_free(d->svc.safety);
-	procev_free(d->procev);
+	guard_free(d->guard);
+	follow_free(d->follow);
 	ratelimit_free(d->svc.ratelimit);
 	ratelimit_free(d->svc.free_ratelimit);
 	rtloop_free(d->svc.loop);
-	sd_event_source_disable_unref(d->rescan_timer);
 	sd_event_unref(d->event);
 	config_free(d->svc.config);
 	accounts_finish();

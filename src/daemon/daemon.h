@@ -8,6 +8,7 @@
 #include <systemd/sd-event.h>
 
 #include "daemon/config/config.h"
+#include "daemon/metrics.h"
 #include "daemon/service.h"
 
 /* Exit codes, documented in rtschedd(8). */
@@ -27,7 +28,8 @@ struct overrides {
 	int log_level; /* -1: not given */
 };
 
-struct procev;
+struct follow;
+struct guard;
 struct control;
 struct closer;
 struct state;
@@ -42,24 +44,19 @@ struct daemon {
 	char *config_path;
 	bool config_required;
 	struct overrides overrides;
-	struct procev *procev;          /* NULL: connector unavailable, rescans instead */
-	int procev_error;               /* why it is unavailable */
-	sd_event_source *rescan_timer;
+	struct follow *follow;          /* process events, or rescans without them; the /proc scans */
+	struct guard *guard;            /* the watchdog's wiring (svc.safety is the watchdog) */
+	struct metrics metrics;         /* what the tick reports: the metrics file, STATUS= */
 	struct control *control;
 	struct closer *closer;          /* closes what clients handed over, off the loop */
 	struct state *state;
 	struct rtkit *rtkit;            /* the RealtimeKit1 bus service; NULL when [rtkit] is off */
 	sd_event_source *tick;          /* metrics file and STATUS=, only while there is something to say */
-	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */
-	sd_event_source *publish;       /* coalesced update of the watchdog's thread list */
-	int64_t worst_p99_ns;           /* from the last tick, -1 unknown */
-	char worst_who[64];
+	sd_event_source *changed;       /* deferred follow after registry changes (daemon.c) */
 	bool keep_on_exit;              /* a restart: leave threads for the next rtschedd */
 	bool started;                   /* daemon_new() finished */
 	uint64_t start_usec;            /* CLOCK_MONOTONIC */
 	unsigned long reloads;
-	uint64_t scan_usec;             /* duration of the last full /proc scan */
-	size_t scan_tasks;              /* tasks it looked at */
 };
 
 /* Command-line overrides onto a freshly loaded config, then validation. */
@@ -73,10 +70,6 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 /* Reload the config; on failure the first error goes to err and the running
  * config stays. Returns 0 or -EINVAL. */
 int daemon_reload(struct daemon *d, char *err, size_t len);
-/* Scan /proc for threads the rules match, timing it for status. */
-void daemon_scan(struct daemon *d, bool force);
-/* The registry changed: arm the fallback rescan if it is needed. */
-void daemon_changed(struct daemon *d);
 /* Run until SIGTERM/SIGINT; returns an exit code. */
 int daemon_run(struct daemon *d);
 /* Tear everything down in reverse order of set-up; NULL is fine. */
