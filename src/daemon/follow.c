@@ -14,6 +14,7 @@
 #include "daemon/service.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/procev.h"
+#include "shared/cleanup.h"
 
 struct follow {
 	sd_event *event;
@@ -112,13 +113,12 @@ int follow_new(struct follow **ret, sd_event *e, struct service *svc)
 {
 	static const struct procev_handlers h = { .on_fork = ev_fork, .on_exec = ev_exec, .on_comm = ev_comm,
 						  .on_exit = ev_exit, .on_overrun = ev_overrun };
-	struct follow *f = calloc(1, sizeof(*f));
+	_cleanup_free_ struct follow *f = calloc(1, sizeof(*f));
 	int r;
 
 	if (!f)
 		return -ENOMEM;
-	f->event = e;
-	f->svc = svc;
+	*f = (struct follow){ .event = e, .svc = svc };
 	r = svc->config->process_events ? procev_new(&f->procev, e, &h, f) : -ENOTSUP;
 	if (r < 0) {
 		f->procev_error = r;
@@ -126,13 +126,11 @@ int follow_new(struct follow **ret, sd_event *e, struct service *svc)
 			  "threads are found by rescanning /proc every %u ms",
 			  r == -ENOTSUP ? "off (process-events = no)" : "unavailable", svc->config->rescan_ms);
 		r = sd_event_add_time(e, &f->rescan_timer, CLOCK_MONOTONIC, 0, 0, on_rescan, f);
-		if (r < 0) {
-			free(f);
+		if (r < 0)
 			return r;
-		}
 		sd_event_source_set_enabled(f->rescan_timer, SD_EVENT_OFF);
 	}
-	*ret = f;
+	*ret = TAKE_PTR(f);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "daemon/sys/policy.h"
 #include "daemon/sys/rtloop.h"
 #include "daemon/watchdog/safety.h"
+#include "shared/cleanup.h"
 
 struct guard {
 	sd_event *event;
@@ -91,20 +92,16 @@ static void on_promote(void *ud)
 
 int guard_new(struct guard **ret, sd_event *e, struct service *svc)
 {
-	struct guard *g = calloc(1, sizeof(*g));
+	_cleanup_free_ struct guard *g = calloc(1, sizeof(*g));
 	int r;
 
 	if (!g)
 		return -ENOMEM;
-	g->event = e;
-	g->svc = svc;
-	r = sd_event_add_time(e, &g->publish, CLOCK_MONOTONIC, 0, 0, on_publish, g);
-	if (r < 0) {
-		free(g);
+	*g = (struct guard){ .event = e, .svc = svc };
+	if ((r = sd_event_add_time(e, &g->publish, CLOCK_MONOTONIC, 0, 0, on_publish, g)) < 0)
 		return r;
-	}
 	sd_event_source_set_enabled(g->publish, SD_EVENT_OFF);
-	*ret = g;
+	*ret = TAKE_PTR(g);
 	return 0;
 }
 

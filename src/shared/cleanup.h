@@ -1,7 +1,7 @@
 /* cleanup.h: scope-bound cleanup, as systemd's and dbus-broker's code has
  * it. A variable declared _cleanup_(f) has f(&var) called when it goes out
  * of scope, so an early return neither leaks nor repeats the unwinding;
- * TAKE_PTR()/TAKE_FD() hand the value on and leave nothing to clean. */
+ * TAKE_PTR() hands the value on and leave nothing to clean. */
 #ifndef RTSCHED_CLEANUP_H
 #define RTSCHED_CLEANUP_H
 
@@ -39,18 +39,12 @@ static inline void closep(const int *fd)
 			fn(*p);                                                                                    \
 	}
 
-/* The value, and the variable emptied (NULL, -1) so its cleanup does nothing. */
+/* The value, and the variable emptied (NULL) so its cleanup does nothing. */
 #define TAKE_PTR(p)                                                                                               \
 	({                                                                                                         \
 		__typeof__(p) take_ptr_ = (p);                                                                     \
 		(p) = NULL;                                                                                        \
 		take_ptr_;                                                                                         \
-	})
-#define TAKE_FD(fd)                                                                                               \
-	({                                                                                                         \
-		int take_fd_ = (fd);                                                                               \
-		(fd) = -1;                                                                                         \
-		take_fd_;                                                                                          \
 	})
 
 #endif
