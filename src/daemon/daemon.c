@@ -369,33 +369,12 @@ static void on_closed(void *ud)
 		control_resume_closed(d->control);
 }
 
-DEFINE_POINTER_CLEANUP(struct daemon *, daemon_free)
-
-int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
-	       const struct overrides *o, struct config *c)
+/* The event loop, its signals (through the loop, never a handler doing
+ * work) and the systemd watchdog's pings. */
+static int loop_new(struct daemon *d)
 {
-	/* a start that fails half-way is torn down here, as far as it got */
-	_cleanup_(daemon_freep) struct daemon *d = calloc(1, sizeof(*d));
 	sigset_t mask;
 	int r;
-
-	if (!d) {
-		config_free(c);
-		return -ENOMEM;
-	}
-	static const struct service_hooks hooks = { .reload = svc_reload, .changed = svc_changed,
-						    .status = svc_status };
-	d->svc.config = c;
-	d->svc.hooks = &hooks;
-	d->svc.ud = d;
-	d->overrides = *o;
-	d->config_required = config_required;
-	metrics_init(&d->metrics);
-	d->config_path = strdup(config_path);
-	if (!d->config_path)
-		return -ENOMEM;
-	log_set_level(c->log_level);
-	raise_nofile();
 
 	r = sd_event_default(&d->event);
 	if (r < 0) {
@@ -421,30 +400,19 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	if (r < 0)
 		log_errno(LOG_LEVEL_WARNING, r, "cannot enable the systemd watchdog");
 	sd_event_now(d->event, CLOCK_MONOTONIC, &d->start_usec);
+	return 0;
+}
 
-	if ((r = registry_new(&d->svc.registry, d->event)) < 0 || (r = ratelimit_new(&d->svc.ratelimit)) < 0 ||
-	    (r = ratelimit_new(&d->svc.free_ratelimit)) < 0 || (r = rtloop_new(&d->svc.loop, d->event)) < 0)
-		return r;
-	if ((r = follow_new(&d->follow, d->event, &d->svc)) < 0)
-		return r;
-	if ((r = jitter_new(&d->svc.jitter, d->svc.registry)) < 0)
-		return r;
-	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 0, on_tick, d);
-	if (r < 0)
-		return r;
-	sd_event_source_set_enabled(d->tick, SD_EVENT_OFF);
-	/* the socket before the journal: a second rtschedd on the same socket
-	 * must stop here, before it touches the first one's threads or state */
-	if ((r = closer_new(&d->closer, d->event, on_closed, d)) < 0)
-		return r;
-	static const struct control_handlers ch = { .request = on_request, .privileged = on_privileged,
-						    .account = on_account };
-	r = control_new(&d->control, d->event, c->socket_path, &ch, &d->svc, d->closer);
-	if (r < 0)
-		return r;
-	/* what a previous rtschedd managed (a restart or a crash) comes first,
-	 * so its recorded originals are the ones restored later */
+/* The journal's part of the start: what a previous rtschedd managed (a
+ * restart or a crash) comes first, so its recorded originals are the ones
+ * restored later; then what follows the registry is subscribed, the
+ * adopted registrations held to today's config, and the first scan made. */
+static int takeover(struct daemon *d)
+{
+	const struct config *c = d->svc.config;
 	char state_path[PATH_MAX];
+	int r;
+
 	config_state_path(c, state_path, sizeof(state_path));
 	r = state_open(&d->state, d->svc.registry, c, state_path);
 	if (r < 0)
@@ -472,6 +440,60 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		return r;
 	/* isolated CPUs lose the IRQs nobody claimed, as irq-avoid-cpus does */
 	isolate_set_irq_hook(d->svc.isolate, on_isolated, d->svc.irq);
+	return 0;
+}
+
+DEFINE_POINTER_CLEANUP(struct daemon *, daemon_free)
+
+int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
+	       const struct overrides *o, struct config *c)
+{
+	/* a start that fails half-way is torn down here, as far as it got */
+	_cleanup_(daemon_freep) struct daemon *d = calloc(1, sizeof(*d));
+	int r;
+
+	if (!d) {
+		config_free(c);
+		return -ENOMEM;
+	}
+	static const struct service_hooks hooks = { .reload = svc_reload, .changed = svc_changed,
+						    .status = svc_status };
+	d->svc.config = c;
+	d->svc.hooks = &hooks;
+	d->svc.ud = d;
+	d->overrides = *o;
+	d->config_required = config_required;
+	metrics_init(&d->metrics);
+	d->config_path = strdup(config_path);
+	if (!d->config_path)
+		return -ENOMEM;
+	log_set_level(c->log_level);
+	raise_nofile();
+
+	if ((r = loop_new(d)) < 0)
+		return r;
+	if ((r = registry_new(&d->svc.registry, d->event)) < 0 || (r = ratelimit_new(&d->svc.ratelimit)) < 0 ||
+	    (r = ratelimit_new(&d->svc.free_ratelimit)) < 0 || (r = rtloop_new(&d->svc.loop, d->event)) < 0)
+		return r;
+	if ((r = follow_new(&d->follow, d->event, &d->svc)) < 0)
+		return r;
+	if ((r = jitter_new(&d->svc.jitter, d->svc.registry)) < 0)
+		return r;
+	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 0, on_tick, d);
+	if (r < 0)
+		return r;
+	sd_event_source_set_enabled(d->tick, SD_EVENT_OFF);
+	/* the socket before the journal: a second rtschedd on the same socket
+	 * must stop here, before it touches the first one's threads or state */
+	if ((r = closer_new(&d->closer, d->event, on_closed, d)) < 0)
+		return r;
+	static const struct control_handlers ch = { .request = on_request, .privileged = on_privileged,
+						    .account = on_account };
+	r = control_new(&d->control, d->event, c->socket_path, &ch, &d->svc, d->closer);
+	if (r < 0)
+		return r;
+	if ((r = takeover(d)) < 0)
+		return r;
 	daemon_follow(d);
 	privs_check_nice(c);
 	/* the bus last of the front ends: its first call finds the registry
