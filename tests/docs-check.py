@@ -293,16 +293,16 @@ def numbers_in(section_text):
 
 def check_json_numbers(src, docs):
     """rtschedctl(1) OUTPUT names exactly the keys rtschedctl prints as JSON numbers."""
-    code = open(os.path.join(src, "src/ctl/rtschedctl.c"), encoding="utf-8").read()
+    code = open(os.path.join(src, "src/ctl/json.c"), encoding="utf-8").read()
     m = re.search(r"static const char \*const nums\[\] = \{(.*?)\};", code, re.S)
     if not m:
-        fail("src/ctl/rtschedctl.c: no nums[] table (numeric_key()): update tests/docs-check.py")
+        fail("src/ctl/json.c: no nums[] table (numeric_key()): update tests/docs-check.py")
         return
     want = set(re.findall(r'"([a-z0-9_]+)"', m.group(1)))
     text = re.sub(r"\s+", " ", man_text(os.path.join(docs, "man/rtschedctl.1")))
     m = re.search(r"The values of (.*?) are JSON numbers", text)
     got = set(re.findall(r"[a-z0-9_]+", m.group(1))) - {"and"} if m else set()
-    expect_same(got, want, "rtschedctl(1) OUTPUT: the JSON number fields (rtschedctl.c)")
+    expect_same(got, want, "rtschedctl(1) OUTPUT: the JSON number fields (ctl/json.c)")
 
 
 def check_exits(facts, docs):

@@ -128,7 +128,7 @@ plant testconfig-sample "the --test-config sample is not what rtschedd prints" m
 	'/sample: testconfig/,/sample: end/s/^priority       = 35 /priority       = 36 /'
 plant jitter-kind "kind does not name the jitter row kinds bpf-wakeup" man/rtschedd-protocol.7 \
 	'/^\.B kind$/,/^\.TQ$/{/^\.B bpf\\-wakeup$/d}'
-plant json-number "JSON number fields (rtschedctl.c): missing scan_us" man/rtschedctl.1 \
+plant json-number "JSON number fields (ctl/json.c): missing scan_us" man/rtschedctl.1 \
 	'/^\.BR scan_us ,$/d'
 plant issue-number "README.md names the tracker (Issue 15)" README.md \
 	'0,/^## /s/^## \(.*\)$/Issue 15 says so.\n\n## \1/'

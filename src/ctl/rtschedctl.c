@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctl/json.h"
+#include "ctl/why.h"
 #include "shared/client.h"
 #include "shared/escape.h"
 #include "shared/protocol.h"
@@ -142,38 +144,6 @@ static void usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
-/* Keys whose values are numbers in JSON. */
-static bool numeric_key(const char *k)
-{
-	static const char *const nums[] = { "tid", "pid", "priority", "nice", "reset_on_fork", "owner", "since",
-					    "threads", "processes", "clients", "grants", "refusals", "reloads",
-					    "uptime_s", "proto", "rows", "config_files", "default_priority",
-					    "max_priority", "connector_events", "connector_overruns", "rules",
-					    "match_rules", "scan_tasks", "scan_us", "period_ns", "samples",
-					    "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
-					    "mean_ns", "stddev_ns", "overruns", "lo_ns", "hi_ns", "count",
-					    "watchdog_threshold_ms", "watchdog_cooldown_s", "watchdog_cooldown_left_s",
-					    "watchdog_trips", "cap", "clamped_from", "has_limits", "rtprio_soft",
-					    "rtprio_hard", "rtkit_calls", "rtkit_grants", "rtkit_refusals", "state_left_s",
-					    "unmanaged", "late", "late_threshold_ns", "budget_ns", "budget_misses",
-					    "share_pct", "total_ns", "worst_ns", "first", "rank", "cpu", "irq", "kprio",
-					    "threshold_ns", "wakeups", "timer_wakeups", "late_timer", "late_wakeup",
-					    "dropped", "explained", "delay_ns", "worst_cpu", "worst_woken_ns", "offset_ns",
-					    "ns", "top_ns", "irq", "irqs", "kthreads", "irqs_avoided", "irq_sync_us",
-					    "hotplug_apply_us", "original_priority", "isolation_apply_us",
-					    "isolation_release_us" };
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
-		if (strcmp(k, nums[i]) == 0)
-			return true;
-	return false;
-}
-
-/* A value from the daemon as JSON: it may hold a thread's name, any bytes. */
-static void json_string(const char *s)
-{
-	escape_json(stdout, s);
-}
-
 /* A value from the daemon for the terminal (escape.h), NULL as "-"; eight
  * can be in use at once, for one printf. */
 static const char *tv(const char *v)
@@ -184,80 +154,6 @@ static const char *tv(const char *v)
 	if (!v)
 		return "-";
 	return escape_text(ring[next++ % 8], sizeof(ring[0]), v);
-}
-
-/* A number JSON takes as it is: digits, a '-' first, one '.' inside. */
-static bool json_number(const char *v)
-{
-	size_t n = strspn(v, "-0123456789."), dots = 0;
-
-	for (const char *p = v; *p; p++)
-		dots += *p == '.';
-	return *v && strpbrk(v, "0123456789") && n == strlen(v) && dots <= 1 && v[n - 1] != '.' && v[0] != '.' && !strchr(v + 1, '-');
-}
-
-static void json_value(const char *key, const char *value)
-{
-	if (numeric_key(key) && json_number(value))
-		fputs(value, stdout);
-	else
-		json_string(value);
-}
-
-/* "culprit_3_share_pct": culprit 3's field share_pct; 0 if k is not one. */
-static int culprit_field(const char *k, const char **field)
-{
-	char *end;
-	long n;
-
-	if (strncmp(k, "culprit_", 8) || !(k[8] >= '1' && k[8] <= '9'))
-		return 0;
-	n = strtol(k + 8, &end, 10);
-	if (*end != '_' || n < 1 || n > 99)
-		return 0;
-	*field = end + 1;
-	return (int)n;
-}
-
-/* A message as one object; culprit_N_FIELD keys become "culprits": an
- * array of objects, culprit N's fields in the Nth. */
-static void json_object(const struct proto_msg *m)
-{
-	const char *field;
-	int maxc = 0, c;
-	bool first = true;
-
-	putchar('{');
-	for (size_t i = 0; i < m->n; i++) {
-		if ((c = culprit_field(m->f[i].key, &field))) {
-			maxc = c > maxc ? c : maxc;
-			continue;
-		}
-		printf("%s", first ? "" : ",");
-		first = false;
-		json_string(m->f[i].key);
-		putchar(':');
-		json_value(m->f[i].key, m->f[i].value);
-	}
-	if (maxc) {
-		printf("%s\"culprits\":[", first ? "" : ",");
-		for (int n = 1; n <= maxc; n++) {
-			bool f1 = true;
-			printf("%s{", n > 1 ? "," : "");
-			for (size_t i = 0; i < m->n; i++) {
-				if (culprit_field(m->f[i].key, &field) != n)
-					continue;
-				printf("%s", f1 ? "" : ",");
-				f1 = false;
-				json_string(field);
-				putchar(':');
-				json_value(field, m->f[i].value);
-			}
-			putchar('}');
-		}
-		putchar(']');
-	}
-	putchar('}');
 }
 
 /* --json list and jitter: every ROW as an object of one array, closed by the OK. */
@@ -425,152 +321,6 @@ static void draw_hist(struct bins *b)
 		printf("%8s - %-8s us |%.*s%*s %llu\n", lo, hi, w,
 		       "##################################################", 50 - w, "", b->n[i]);
 	}
-}
-
-/* --- why ------------------------------------------------------------------ */
-
-/* A name a thread gave itself, or a driver its interrupt: control bytes
- * print as \xNN, so no name drives the terminal. */
-static void put_name(const char *s, int width)
-{
-	int n = 0;
-
-	for (; *s; s++, n++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c == 0x7f) {
-			printf("\\x%02x", c);
-			n += 3;
-		} else {
-			putchar(c);
-		}
-	}
-	for (; n < width; n++)
-		putchar(' ');
-}
-
-/* "1.23ms", "45.6us", "789ns" from a ns field. */
-static const char *dur_str(const char *v, char *buf, size_t len)
-{
-	double ns = v ? strtod(v, NULL) : 0;
-
-	if (!v || !*v)
-		return "-";
-	if (ns >= 1e6)
-		snprintf(buf, len, "%.2fms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else
-		snprintf(buf, len, "%.0fns", ns);
-	return buf;
-}
-
-struct why_state {
-	const char *section; /* the JSON array open now: "culprits", "timeline", "recent" */
-	bool header_done;
-	long late;
-};
-
-/* The thread row, as text. */
-static void why_thread_text(const struct proto_msg *m)
-{
-	char a[32], b[32], c[32];
-	const char *probe = proto_get(m, "probe"), *budget = proto_get(m, "budget_ns");
-
-	put_name(proto_get(m, "name") ?: "?", 0);
-	printf(" (tid %s", proto_get(m, "tid") ?: "?");
-	if (probe) {
-		printf(", probe ");
-		put_name(probe, 0);
-	} else {
-		printf(", pid %s, rule ", proto_get(m, "pid") ?: "?");
-		put_name(proto_get(m, "rule") ?: "?", 0);
-	}
-	printf("), %s %s on CPU %s\n", proto_get(m, "policy") ?: "?", proto_get(m, "priority") ?: "?",
-	       proto_get(m, "cpus") ?: "?");
-	printf("late: %s of %s wake-ups later than %s", proto_get(m, "late") ?: "0", proto_get(m, "wakeups") ?: "?",
-	       dur_str(proto_get(m, "threshold_ns"), a, sizeof(a)));
-	if (budget && strcmp(budget, "0"))
-		printf(" (its budget: %s misses)", proto_get(m, "late") ?: "0");
-	else
-		printf(" (late-threshold-us: it has no budget)");
-	printf("; %s worked out", proto_get(m, "explained") ?: "0");
-	if (strcmp(proto_get(m, "dropped") ?: "0", "0"))
-		printf(", %s not (they came faster than rtschedd read them)", proto_get(m, "dropped"));
-	printf("\n");
-	if (proto_get(m, "worst_ns"))
-		printf("their delay: %s in all, the worst %s (%s, CPU %s, from its %s%s%s)\n",
-		       dur_str(proto_get(m, "delay_ns"), a, sizeof(a)), dur_str(proto_get(m, "worst_ns"), b, sizeof(b)),
-		       proto_get(m, "worst_when") ?: "?", proto_get(m, "worst_cpu") ?: "?",
-		       !strcmp(proto_get(m, "worst_from") ?: "", "timer") ? "timer's expiry" : "wake-up",
-		       proto_get(m, "worst_woken_ns") ? ", woken after " : "",
-		       proto_get(m, "worst_woken_ns") ? dur_str(proto_get(m, "worst_woken_ns"), c, sizeof(c)) : "");
-}
-
-static int on_why(void *ud, const struct proto_msg *m)
-{
-	struct why_state *w = ud;
-	const char *row = proto_get(m, "row") ?: "";
-	char a[32], b[32];
-
-	if (strcmp(m->head, "OK") == 0) {
-		if (json) {
-			printf("%s,\"verdict\":", w->section ? "]" : "");
-			json_string(proto_get(m, "verdict") ?: "");
-			printf("}\n");
-		} else {
-			printf("%sverdict: ", w->late ? "\n" : "");
-			put_name(proto_get(m, "verdict") ?: "", 0);
-			printf("\n");
-		}
-		return 0;
-	}
-	if (strcmp(m->head, "ROW") != 0)
-		return 0;
-	if (json) {
-		if (!strcmp(row, "thread")) {
-			printf("{\"thread\":");
-		} else if (!w->section || strcmp(w->section, row)) {
-			printf("%s,\"%s\":[", w->section ? "]" : "", !strcmp(row, "culprit") ? "culprits" : row);
-			w->section = !strcmp(row, "culprit") ? "culprit" : !strcmp(row, "timeline") ? "timeline" : "recent";
-		} else {
-			putchar(',');
-		}
-		json_object(m);
-		return 0;
-	}
-	if (!strcmp(row, "thread")) {
-		why_thread_text(m);
-		proto_get_long(m, "explained", 0, 1L << 62, &w->late);
-	} else if (!strcmp(row, "culprit")) {
-		if (!w->section || strcmp(w->section, "culprit")) {
-			printf("\n%-52s %-10s %6s %9s %9s %6s %6s\n", "CULPRIT", "KIND", "SHARE", "TOTAL", "WORST", "LATE",
-			       "FIRST");
-			w->section = "culprit";
-		}
-		put_name(proto_get(m, "name") ?: "?", 52);
-		printf(" %-10s %5s%% %9s %9s %6s %6s\n", proto_get(m, "kind") ?: "?", proto_get(m, "share_pct") ?: "?",
-		       dur_str(proto_get(m, "total_ns"), a, sizeof(a)), dur_str(proto_get(m, "worst_ns"), b, sizeof(b)),
-		       proto_get(m, "late") ?: "-", proto_get(m, "first") ?: "-");
-	} else if (!strcmp(row, "timeline")) {
-		if (!w->section || strcmp(w->section, "timeline")) {
-			printf("\nthe worst late wake-up, from its start:\n");
-			w->section = "timeline";
-		}
-		printf("  +%-9s %9s  ", dur_str(proto_get(m, "offset_ns"), a, sizeof(a)),
-		       dur_str(proto_get(m, "ns"), b, sizeof(b)));
-		put_name(proto_get(m, "name") ?: "?", 0);
-		printf("\n");
-	} else if (!strcmp(row, "recent")) {
-		if (!w->section || strcmp(w->section, "recent")) {
-			printf("\nthe last late wake-ups:\n");
-			w->section = "recent";
-		}
-		printf("  %s  %9s  CPU %-3s ", proto_get(m, "when") ?: "?", dur_str(proto_get(m, "delay_ns"), a, sizeof(a)),
-		       proto_get(m, "cpu") ?: "?");
-		put_name(proto_get(m, "top") ?: "?", 0);
-		printf(" %s\n", dur_str(proto_get(m, "top_ns"), b, sizeof(b)));
-	}
-	return 0;
 }
 
 /* Other commands: the final OK's fields, one per line (or a JSON object). */
@@ -783,11 +533,11 @@ static int cmd_check(struct ctl *c)
 /* why TID|NAME: the thread's late wake-ups, their culprits, a verdict. */
 static int cmd_why(struct ctl *c)
 {
-	struct why_state ws = { 0 };
+	struct why_state ws = { .json = json };
 
 	if (!c->operand)
 		usage_error("why needs the thread: a TID or a NAME (rtschedctl list shows them)");
-	return exchange(c, on_why, &ws);
+	return exchange(c, why_on_msg, &ws);
 }
 
 /* The commands: to add one, a row here and its handler above (and its
