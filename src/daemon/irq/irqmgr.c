@@ -9,10 +9,8 @@
  * percent-encoded (it may hold blanks). */
 #include "autoconfig.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +22,11 @@
 #include "daemon/irq/hotplug.h"
 #include "daemon/irq/irqbalance.h"
 #include "daemon/irq/irqmgr.h"
+#include "daemon/irq/irqmgr_int.h"
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 
-#define CPUS_TEXT_MAX 4096
 /* uevents come in bursts (a USB audio device: the device, its interfaces,
  * the sound card, its PCM devices): one sync after the burst settles */
 #define HOTPLUG_SETTLE_USEC 20000
@@ -38,32 +36,6 @@
 /* sd-event's default timer slack is 250 ms: a device must not wait for it */
 #define HOTPLUG_ACCURACY_USEC 1000
 
-struct irqmgr {
-	sd_event *event;
-	struct irq_env env;
-	char proc[PATH_MAX], sys[PATH_MAX], ibrun[PATH_MAX];
-	struct state *state;
-	struct registry *registry;
-	const struct config *config;
-	struct irq_entry *irqs;
-	struct kt_entry *kts;
-	bool default_written;
-	cpu_set_t default_original;
-	cpu_set_t avoid;                  /* the set in force, empty: none */
-	bool avoid_warned;
-	cpu_set_t isolated;               /* CPUs isolate = yes emptied (irqmgr_isolate): avoided too */
-	struct hotplug *hotplug;
-	int hotplug_error;
-	struct irqbalance *ib;
-	sd_event_source *later;           /* a coalesced sync */
-	uint64_t pending_since;           /* CLOCK_MONOTONIC of the first uevent it waits for; 0: none */
-	uint64_t last_sync_usec, last_hotplug_usec;
-	bool announce;                    /* a new configuration: say what matches nothing */
-	void (*watch)(void *ud, pid_t tid, bool held);  /* irqmgr_set_watch() */
-	void *watch_ud;
-	bool recheck;                     /* a removal was synced: look once more, later */
-};
-
 static uint64_t mono_usec(void)
 {
 	struct timespec ts;
@@ -72,335 +44,6 @@ static uint64_t mono_usec(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static void fmt_cpus(const cpu_set_t *set, char *buf, size_t len)
-{
-	if (CPU_COUNT(set) == 0 || cpulist_format(set, buf, len) < 0 || !buf[0])
-		snprintf(buf, len, "-");
-}
-
-/* --- the journal ------------------------------------------------------------------ */
-
-/* Percent-encode what is not a printable, blank-free character. */
-static void encode(const char *in, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (const unsigned char *p = (const unsigned char *)in; *p && o + 4 < len; p++) {
-		if (*p > ' ' && *p < 0x7f && *p != '%')
-			out[o++] = (char)*p;
-		else
-			o += (size_t)snprintf(out + o, len - o, "%%%02x", *p);
-	}
-	out[o] = '\0';
-	if (!o)
-		snprintf(out, len, "%%");
-}
-
-static void decode(const char *in, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (const char *p = in; *p && o + 1 < len; p++) {
-		if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
-			char hex[3] = { p[1], p[2], 0 };
-			out[o++] = (char)strtol(hex, NULL, 16);
-			p += 2;
-		} else if (*p != '%') {
-			out[o++] = *p;
-		}
-	}
-	out[o] = '\0';
-}
-
-static void put_irq(FILE *f, const void *arg)
-{
-	const struct irq_entry *e = arg;
-	char act[3 * IRQ_ACTIONS_MAX + 4], cpus[CPUS_TEXT_MAX];
-
-	encode(e->actions, act, sizeof(act));
-	fmt_cpus(&e->original, cpus, sizeof(cpus));
-	fprintf(f, "I %d %s %s\n", e->irq, act, cpus);
-}
-
-static void put_kt(FILE *f, const void *arg)
-{
-	const struct kt_entry *k = arg;
-	char cpus[CPUS_TEXT_MAX];
-
-	fmt_cpus(&k->original.cpus, cpus, sizeof(cpus));
-	fprintf(f, "K %d %" PRIu64 " %d %d %d %d %s %d\n", (int)k->tid, k->starttime, k->original.policy,
-		k->original.priority, k->original.nice, k->original.reset_on_fork, cpus, k->cpus_changed);
-}
-
-static void journal_irq(struct irqmgr *m, const struct irq_entry *e)
-{
-	state_put_with(m->state, put_irq, e);
-}
-
-static void journal_kt(struct irqmgr *m, const struct kt_entry *k)
-{
-	state_put_with(m->state, put_kt, k);
-}
-
-static void journal_default(struct irqmgr *m)
-{
-	char cpus[CPUS_TEXT_MAX];
-
-	fmt_cpus(&m->default_original, cpus, sizeof(cpus));
-	state_put(m->state, "D 0 %s", cpus);
-}
-
-/* The compaction's writer: every live entry. */
-static size_t journal_write(void *ud, FILE *f)
-{
-	struct irqmgr *m = ud;
-	size_t n = 0;
-
-	for (const struct irq_entry *e = m->irqs; e; e = e->next)
-		if (e->written) {
-			put_irq(f, e);
-			n++;
-		}
-	for (const struct kt_entry *k = m->kts; k; k = k->next) {
-		put_kt(f, k);
-		n++;
-	}
-	if (m->default_written) {
-		char cpus[CPUS_TEXT_MAX];
-		fmt_cpus(&m->default_original, cpus, sizeof(cpus));
-		fprintf(f, "D 0 %s\n", cpus);
-		n++;
-	}
-	return n + irqbalance_journal(m->ib, f);
-}
-
-/* A number token in [lo, hi]. */
-static bool num(char **save, long lo, long hi, long *out)
-{
-	const char *t = strtok_r(NULL, " ", save);
-	char *end;
-
-	if (!t)
-		return false;
-	errno = 0;
-	*out = strtol(t, &end, 10);
-	return !errno && end != t && !*end && *out >= lo && *out <= hi;
-}
-
-static bool cpus_tok(char **save, cpu_set_t *set)
-{
-	const char *t = strtok_r(NULL, " ", save);
-
-	CPU_ZERO(set);
-	return t && (strcmp(t, "-") == 0 || cpulist_parse(t, set, NULL) == 0);
-}
-
-/* A line of the last run: its entry, with the originals it recorded. */
-static void adopt_line(void *ud, char *line)
-{
-	struct irqmgr *m = ud;
-	char *save = NULL, kind = line[0];
-	long v[7];
-
-	if (kind == 'B') {
-		irqbalance_adopt(&m->ib, line);
-		return;
-	}
-	strtok_r(line, " ", &save);
-	if (kind == 'I') {
-		struct irq_entry *e = calloc(1, sizeof(*e));
-		const char *act;
-
-		if (!e || !num(&save, 0, INT32_MAX, &v[0]) || !(act = strtok_r(NULL, " ", &save)) ||
-		    !cpus_tok(&save, &e->original) || CPU_COUNT(&e->original) == 0) {
-			free(e);
-			log_warnx("state journal: a malformed IRQ entry, dropped");
-			return;
-		}
-		e->irq = (int)v[0];
-		decode(act, e->actions, sizeof(e->actions));
-		e->written = true;
-		e->next = m->irqs;
-		m->irqs = e;
-	} else if (kind == 'K') {
-		struct kt_entry *k = calloc(1, sizeof(*k));
-
-		if (!k || !num(&save, 1, INT32_MAX, &v[0]) || !num(&save, 0, LONG_MAX, &v[1]) ||
-		    !num(&save, 0, 6, &v[2]) || !num(&save, 0, 99, &v[3]) || !num(&save, -20, 19, &v[4]) ||
-		    !num(&save, 0, 1, &v[5]) || !cpus_tok(&save, &k->original.cpus) || !num(&save, 0, 1, &v[6])) {
-			free(k);
-			log_warnx("state journal: a malformed kernel thread entry, dropped");
-			return;
-		}
-		k->tid = (pid_t)v[0];
-		k->starttime = (uint64_t)v[1];
-		k->original.policy = (int)v[2];
-		k->original.priority = (int)v[3];
-		k->original.nice = (int)v[4];
-		k->original.reset_on_fork = v[5];
-		k->cpus_changed = v[6];
-		k->irq = -1;
-		k->next = m->kts;
-		m->kts = k;
-	} else if (kind == 'D') {
-		if (num(&save, 0, 0, &v[0]) && cpus_tok(&save, &m->default_original) &&
-		    CPU_COUNT(&m->default_original) > 0)
-			m->default_written = true;
-	}
-}
-
-/* --- kernel threads ---------------------------------------------------------------- */
-
-/* Is tid still the thread the entry names? */
-static bool kt_alive(struct irqmgr *m, const struct kt_entry *k)
-{
-	struct irq_kthread t;
-
-	return irqinfo_read_kthread(&m->env, k->tid, &t) == 0 && t.starttime == k->starttime;
-}
-
-/* Give a thread back what it had: its policy, and its CPUs if they were set. */
-static void kt_restore(struct irqmgr *m, struct kt_entry *k)
-{
-	const char *what = NULL;
-	char buf[128];
-	int r;
-
-	if (!kt_alive(m, k))
-		return;
-	r = task_sched_write(k->tid, &k->original, k->cpus_changed && !(k->flags & PROC_PF_NO_SETAFFINITY), &what);
-	task_sched_format(&k->original, buf, sizeof(buf));
-	if (r < 0)
-		log_errno(LOG_LEVEL_WARNING, r, "kernel thread %d (%s): cannot restore %s: %s", (int)k->tid, k->comm,
-			  buf, what);
-	else
-		log_info("kernel thread %d (%s): restored %s", (int)k->tid, k->comm, buf);
-}
-
-static void kt_drop(struct irqmgr *m, struct kt_entry **pp, bool restore)
-{
-	struct kt_entry *k = *pp;
-
-	if (restore)
-		kt_restore(m, k);
-	state_put_gone(m->state, 'K', k->tid);
-	if (m->watch)
-		m->watch(m->watch_ud, k->tid, false);
-	*pp = k->next;
-	free(k);
-}
-
-static struct kt_entry *kt_find(struct irqmgr *m, pid_t tid)
-{
-	for (struct kt_entry *k = m->kts; k; k = k->next)
-		if (k->tid == tid)
-			return k;
-	return NULL;
-}
-
-/* What a kernel thread should get. */
-struct kt_want {
-	const char *section;
-	int irq;
-	bool has_policy;
-	int policy, priority, nice;
-	bool has_cpus;
-	cpu_set_t cpus;
-};
-
-/* Apply want to snapshot thread t (an entry is made the first time). */
-static void kt_apply(struct irqmgr *m, const struct irq_kthread *t, const struct kt_want *w)
-{
-	struct kt_entry *k = kt_find(m, t->tid);
-	struct task_sched cur, want;
-	const char *what = NULL;
-	bool set_cpus, fresh = false;
-	char a[128], b[128];
-	int r;
-
-	if (k && k->starttime != t->starttime) {
-		/* the tid was reused: the recorded thread is gone */
-		for (struct kt_entry **pp = &m->kts; *pp; pp = &(*pp)->next)
-			if (*pp == k) {
-				kt_drop(m, pp, false);
-				break;
-			}
-		k = NULL;
-	}
-	if (m->registry && registry_find(m->registry, t->tid)) {
-		log_debug("kernel thread %d (%s) is registered through the control socket; [%s %s] leaves it alone",
-			  (int)t->tid, t->comm, w->irq >= 0 ? "irq" : "kthread", w->section);
-		return;
-	}
-	if ((r = task_sched_read(t->tid, &cur)) < 0)
-		return;
-	if (!k) {
-		if (!(k = calloc(1, sizeof(*k))))
-			return;
-		k->tid = t->tid;
-		k->starttime = t->starttime;
-		k->original = cur;
-		k->next = m->kts;
-		m->kts = k;
-		fresh = true;
-	}
-	snprintf(k->comm, sizeof(k->comm), "%s", t->comm);
-	snprintf(k->section, sizeof(k->section), "%s", w->section);
-	k->irq = w->irq;
-	k->flags = t->flags;
-	k->seen = true;
-	if (m->watch)
-		m->watch(m->watch_ud, k->tid, true);
-	k->code = NULL;
-	k->why[0] = '\0';
-	/* from what it had when rtschedd took it: a section that stops setting
-	 * the CPUs gives them back */
-	want = k->original;
-	if (w->has_policy) {
-		want.policy = w->policy;
-		want.priority = w->priority;
-		want.nice = policy_is_realtime(w->policy) ? 0 : w->nice;
-		want.reset_on_fork = false;
-	}
-	set_cpus = w->has_cpus || k->cpus_changed;
-	if (w->has_cpus)
-		want.cpus = w->cpus;
-	if (set_cpus && (t->flags & PROC_PF_NO_SETAFFINITY)) {
-		set_cpus = false;
-		if (w->has_cpus) {
-			k->code = IRQ_CODE_BOUND;
-			snprintf(k->why, sizeof(k->why), "%.32s is bound to its CPUs by the kernel (PF_NO_SETAFFINITY); "
-				 "remove cpus = from [kthread %.32s]", t->comm, w->section);
-		}
-	}
-	bool same = cur.policy == want.policy && cur.priority == want.priority &&
-		    (policy_is_realtime(want.policy) || cur.nice == want.nice) &&
-		    (!set_cpus || CPU_EQUAL(&cur.cpus, &want.cpus));
-	if (fresh)
-		journal_kt(m, k);
-	if (!same) {
-		r = task_sched_write(t->tid, &want, set_cpus, &what);
-		if (r < 0) {
-			k->code = IRQ_CODE_REFUSED;
-			snprintf(k->why, sizeof(k->why), "%s failed: %s", what ? what : "sched_setattr", strerror(-r));
-			log_errno(LOG_LEVEL_WARNING, r, "kernel thread %d (%s), [%s %s]: %s", (int)t->tid, t->comm,
-				  w->irq >= 0 ? "irq" : "kthread", w->section, what ? what : "sched_setattr");
-		} else {
-			if (set_cpus && w->has_cpus && !k->cpus_changed) {
-				k->cpus_changed = true;
-				journal_kt(m, k);
-			}
-			task_sched_format(&cur, a, sizeof(a));
-			task_sched_format(&want, b, sizeof(b));
-			log_info("kernel thread %d (%s), [%s %s]: %s -> %s", (int)t->tid, t->comm,
-				 w->irq >= 0 ? "irq" : "kthread", w->section, a, b);
-		}
-	}
-	if (task_sched_read(t->tid, &k->applied) < 0)
-		k->applied = want;
-	if (k->code && strcmp(k->code, IRQ_CODE_BOUND) == 0)
-		log_notice("kernel thread %d (%s), [kthread %s]: %s", (int)t->tid, t->comm, w->section, k->why);
-}
 
 /* --- IRQs -------------------------------------------------------------------------- */
 
@@ -420,7 +63,7 @@ static void irq_restore(struct irqmgr *m, struct irq_entry *e)
 
 	if (!e->written)
 		return;
-	fmt_cpus(&e->original, buf, sizeof(buf));
+	irqmgr_fmt_cpus(&e->original, buf, sizeof(buf));
 	r = irqinfo_write_affinity(&m->env, e->irq, &e->original);
 	if (r < 0)
 		log_errno(LOG_LEVEL_WARNING, r, "irq %d (%s): cannot restore CPUs %s", e->irq, e->actions, buf);
@@ -514,8 +157,8 @@ static struct irq_entry *irq_apply(struct irqmgr *m, const struct irq_desc *d, c
 	e->why[0] = '\0';
 	if (CPU_EQUAL(&d->affinity, cpus) && !e->written)
 		return e; /* already there: nothing to write, nothing to give back */
-	fmt_cpus(&d->affinity, was, sizeof(was));
-	fmt_cpus(cpus, now, sizeof(now));
+	irqmgr_fmt_cpus(&d->affinity, was, sizeof(was));
+	irqmgr_fmt_cpus(cpus, now, sizeof(now));
 	r = irqinfo_write_affinity(&m->env, e->irq, cpus);
 	if (r < 0) {
 		irq_refusal(m, e, r, now);
@@ -525,13 +168,13 @@ static struct irq_entry *irq_apply(struct irqmgr *m, const struct irq_desc *d, c
 	}
 	if (!e->written) {
 		e->written = true;
-		journal_irq(m, e);
+		irqmgr_journal_irq(m, e);
 	}
 	cpu_set_t aff;
 	char eff[CPUS_TEXT_MAX];
 	if (irqinfo_read_affinity(&m->env, e->irq, &aff, &e->effective) < 0)
 		e->effective = *cpus;
-	fmt_cpus(&e->effective, eff, sizeof(eff));
+	irqmgr_fmt_cpus(&e->effective, eff, sizeof(eff));
 	log_info("irq %d (%s), %s%s%s: CPUs %s -> %s (effective %s)", e->irq, e->actions,
 		 avoid ? "irq-avoid-cpus" : "[irq ", avoid ? "" : section, avoid ? "" : "]", was, now, eff);
 	return e;
@@ -714,7 +357,7 @@ int irqmgr_sync(struct irqmgr *m)
 			if (!m->default_written) {
 				m->default_original = dflt;
 				m->default_written = true;
-				journal_default(m);
+				irqmgr_journal_default(m);
 			}
 			if ((r = irqinfo_write_default_affinity(&m->env, &want)) < 0)
 				log_errno(LOG_LEVEL_WARNING, r, "irq-avoid-cpus: /proc/irq/default_smp_affinity");
@@ -747,7 +390,7 @@ int irqmgr_sync(struct irqmgr *m)
 	/* 4. the kernel threads: those of the claimed IRQs, then [kthread] matches */
 	for (size_t i = 0; i < s.n_kthreads; i++) {
 		const struct irq_kthread *t = &s.kthreads[i];
-		struct kt_want w;
+		struct irqmgr_kt_want w;
 
 		memset(&w, 0, sizeof(w));
 		w.irq = -1;
@@ -772,7 +415,7 @@ int irqmgr_sync(struct irqmgr *m)
 				if (CPU_COUNT(&w.cpus) == 0)
 					w.cpus = e->want;
 				if (w.has_policy || w.has_cpus)
-					kt_apply(m, t, &w);
+					irqmgr_kt_apply(m, t, &w);
 				continue;
 			}
 		}
@@ -788,7 +431,7 @@ int irqmgr_sync(struct irqmgr *m)
 			w.nice = k->nice;
 			w.has_cpus = k->has_cpus;
 			w.cpus = k->cpus;
-			kt_apply(m, t, &w);
+			irqmgr_kt_apply(m, t, &w);
 			break;
 		}
 	}
@@ -827,7 +470,7 @@ int irqmgr_sync(struct irqmgr *m)
 			pp = &k->next;
 			continue;
 		}
-		kt_drop(m, pp, kt_alive(m, k));
+		irqmgr_kt_drop(m, pp, irqmgr_kt_alive(m, k));
 	}
 	irqinfo_free(&s);
 	m->last_sync_usec = mono_usec() - t0;
@@ -938,8 +581,8 @@ int irqmgr_new(struct irqmgr **ret, sd_event *e, const struct irq_env *env, stru
 		return r;
 	sd_event_source_set_enabled(m->later, SD_EVENT_OFF);
 	/* what the last rtschedd changed comes first: its originals are the ones restored */
-	state_take(st, "IKDB", adopt_line, m);
-	if ((r = state_add_writer(st, journal_write, m)) < 0)
+	state_take(st, "IKDB", irqmgr_adopt_line, m);
+	if ((r = state_add_writer(st, irqmgr_journal_write, m)) < 0)
 		return r;
 	if (m->irqs || m->kts || m->default_written) {
 		size_t ni = 0, nk = 0;
@@ -959,7 +602,7 @@ int irqmgr_new(struct irqmgr **ret, sd_event *e, const struct irq_env *env, stru
 			(*pp)->flags = t.flags;
 			pp = &(*pp)->next;
 		} else {
-			kt_drop(m, pp, false);
+			irqmgr_kt_drop(m, pp, false);
 		}
 	}
 	irqmgr_sync(m);
@@ -1002,7 +645,7 @@ void irqmgr_free(struct irqmgr *m, bool restore)
 		struct kt_entry *k = m->kts;
 		m->kts = k->next;
 		if (restore)
-			kt_restore(m, k);
+			irqmgr_kt_restore(m, k);
 		free(k);
 	}
 	while (m->irqs) {
@@ -1017,7 +660,7 @@ void irqmgr_free(struct irqmgr *m, bool restore)
 		if (r < 0)
 			log_errno(LOG_LEVEL_WARNING, r, "restoring /proc/irq/default_smp_affinity");
 	}
-	state_remove_writer(m->state, journal_write, m);
+	state_remove_writer(m->state, irqmgr_journal_write, m);
 	sd_event_unref(m->event);
 	free(m);
 }
