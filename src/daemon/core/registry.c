@@ -47,11 +47,6 @@ void registry_set_admit(struct registry *r, registry_admit_fn fn, void *ud)
 	r->admit_ud = ud;
 }
 
-static unsigned bucket_of(pid_t tid)
-{
-	return (unsigned)tid % REG_BUCKETS;
-}
-
 static uint64_t now_realtime_usec(void)
 {
 	struct timespec ts;
@@ -90,50 +85,6 @@ int registry_new(struct registry **ret, sd_event *e)
 	*ret = r;
 	return 0;
 }
-
-struct reg_thread *registry_find(struct registry *r, pid_t tid)
-{
-	for (struct reg_thread *t = r->buckets[bucket_of(tid)]; t; t = tnode(t)->hnext)
-		if (t->tid == tid)
-			return t;
-	return NULL;
-}
-
-struct reg_process *registry_find_process(struct registry *r, pid_t pid)
-{
-	for (struct reg_process *p = r->procs; p; p = pnode(p)->next)
-		if (p->pid == pid)
-			return p;
-	return NULL;
-}
-
-struct reg_thread *registry_thread_next(struct registry *r, const struct reg_thread *t)
-{
-	return t ? tnode(t)->next : r->threads;
-}
-
-struct reg_process *registry_process_next(struct registry *r, const struct reg_process *p)
-{
-	return p ? pnode(p)->next : r->procs;
-}
-
-void registry_schedstat_base(const struct reg_thread *t, uint64_t *delay_ns, uint64_t *count)
-{
-	*delay_ns = tnode(t)->ss_delay0;
-	*count = tnode(t)->ss_count0;
-}
-
-void registry_schedstat_rebase(struct registry *r)
-{
-	uint64_t run_ns;
-
-	for (struct reg_thread *t = r->threads; t; t = tnode(t)->next)
-		proc_read_schedstat(t->pid, t->tid, &run_ns, &tnode(t)->ss_delay0, &tnode(t)->ss_count0);
-}
-
-size_t registry_n_threads(struct registry *r) { return r->n_threads; }
-size_t registry_n_processes(struct registry *r) { return r->n_procs; }
-bool registry_thread_pidfds(struct registry *r) { return r->thread_pidfd == 1; }
 
 size_t registry_count_owner(struct registry *r, uid_t account)
 {
@@ -204,7 +155,7 @@ static void exit_unwatch(struct registry *r, struct reg_thread *t)
 /* Unlink from the hash and the list and free; the caller restored or not. */
 static void thread_free(struct registry *r, struct reg_thread *t)
 {
-	struct reg_thread **pp = &r->buckets[bucket_of(t->tid)];
+	struct reg_thread **pp = &r->buckets[reg_bucket(t->tid)];
 
 	while (*pp && *pp != t)
 		pp = &tnode(*pp)->hnext;
@@ -473,8 +424,8 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	exit_watch(r, t);
 	uint64_t run_ns;
 	proc_read_schedstat(pid, tid, &run_ns, &tnode(t)->ss_delay0, &tnode(t)->ss_count0);
-	tnode(t)->hnext = r->buckets[bucket_of(tid)];
-	r->buckets[bucket_of(tid)] = t;
+	tnode(t)->hnext = r->buckets[reg_bucket(tid)];
+	r->buckets[reg_bucket(tid)] = t;
 	tnode(t)->next = r->threads;
 	if (tnode(t)->next)
 		tnode(tnode(t)->next)->prev = t;

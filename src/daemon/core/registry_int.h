@@ -1,4 +1,4 @@
-/* registry_int.h: the registry's insides, for registry.c and
+/* registry_int.h: the registry's insides, for registry.c, registry_walk.c and
  * registry_hold.c only (the rest of the daemon goes through registry.h). */
 #ifndef RTSCHED_REGISTRY_INT_H
 #define RTSCHED_REGISTRY_INT_H
@@ -33,6 +33,12 @@ struct reg_pnode {
 	struct registry *reg;
 	struct reg_process *prev, *next;
 };
+
+/* The hash chain of tid. */
+static inline unsigned reg_bucket(pid_t tid)
+{
+	return (unsigned)tid % REG_BUCKETS;
+}
 
 /* The registry's part of t (of p). */
 static inline struct reg_tnode *tnode(const struct reg_thread *t)
