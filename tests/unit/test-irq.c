@@ -505,12 +505,39 @@ static const struct kt_entry *kt(pid_t tid)
 	return NULL;
 }
 
+/* kt() of a thread the manager must hold: the test fails here if it does not */
+static const struct kt_entry *held(pid_t tid)
+{
+	const struct kt_entry *k = kt(tid);
+
+	ck_assert_msg(k != NULL, "kernel thread %d is not held", (int)tid);
+	return k;
+}
+
 static const struct irq_entry *entry(int irq)
 {
 	for (const struct irq_entry *e = irqmgr_irqs(mgr); e; e = e->next)
 		if (e->irq == irq)
 			return e;
 	return NULL;
+}
+
+/* entry() of an IRQ the manager must hold: the test fails here if not */
+static const struct irq_entry *held_irq(int irq)
+{
+	const struct irq_entry *e = entry(irq);
+
+	ck_assert_msg(e != NULL, "irq %d is not held", irq);
+	return e;
+}
+
+/* last() of a thread that must have been written: the test fails here if not */
+static const struct sched_write *wrote(pid_t tid)
+{
+	const struct sched_write *w = last(tid);
+
+	ck_assert_msg(w != NULL, "nothing was written to thread %d", (int)tid);
+	return w;
 }
 
 START_TEST(test_affinity_set_and_restored)
@@ -525,8 +552,8 @@ START_TEST(test_affinity_set_and_restored)
 	ck_assert_str_eq(irqmgr_irq_section(mgr, 38), "net");
 	ck_assert_ptr_null(irqmgr_irq_section(mgr, 36));
 	ck_assert_ptr_nonnull(entry(38));
-	ck_assert(entry(38)->written);
-	ck_assert_str_eq(entry(38)->served, "0000:00:03.0 virtio-pci, net eth0 virtio_net");
+	ck_assert(held_irq(38)->written);
+	ck_assert_str_eq(held_irq(38)->served, "0000:00:03.0 virtio-pci, net eth0 virtio_net");
 	/* a reload without the section gives them back */
 	struct config *c2 = conf("[irq ged]\nmatch = ACPI:Ged\npriority = 60\n");
 	irqmgr_reconfigure(mgr, c2);
@@ -544,17 +571,17 @@ START_TEST(test_irq_thread_priority)
 	cfg = conf("[irq ged]\nmatch = ACPI:Ged\npriority = 60\n[irq net]\nmatch = virtio2-input.0\npriority = 70\n");
 	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
 	ck_assert_ptr_nonnull(last(50));
-	ck_assert_int_eq(last(50)->s.policy, SCHED_FIFO);
-	ck_assert_int_eq(last(50)->s.priority, 60);
-	ck_assert(!last(50)->set_cpus);
-	ck_assert_int_eq(last(51)->s.priority, 60);
+	ck_assert_int_eq(wrote(50)->s.policy, SCHED_FIFO);
+	ck_assert_int_eq(wrote(50)->s.priority, 60);
+	ck_assert(!wrote(50)->set_cpus);
+	ck_assert_int_eq(wrote(51)->s.priority, 60);
 	ck_assert_ptr_nonnull(kt(50));
-	ck_assert_int_eq(kt(50)->original.priority, 50);
-	ck_assert_int_eq(kt(50)->applied.priority, 60);
+	ck_assert_int_eq(held(50)->original.priority, 50);
+	ck_assert_int_eq(held(50)->applied.priority, 60);
 	ck_assert_str_eq(irqmgr_tid_section(mgr, 50), "ged");
 	/* virtio2-input.0 has no thread here: said, not silent */
 	ck_assert_ptr_nonnull(entry(38));
-	ck_assert_str_eq(entry(38)->code, IRQ_CODE_NOT_THREADED);
+	ck_assert_str_eq(held_irq(38)->code, IRQ_CODE_NOT_THREADED);
 	/* a second sync writes nothing new */
 	size_t n = sched_record_n();
 	ck_assert_int_eq(irqmgr_sync(mgr), 0);
@@ -562,8 +589,8 @@ START_TEST(test_irq_thread_priority)
 	/* stop: FIFO 50 again */
 	irqmgr_free(mgr, true);
 	mgr = NULL;
-	ck_assert_int_eq(last(50)->s.priority, 50);
-	ck_assert_int_eq(last(51)->s.priority, 50);
+	ck_assert_int_eq(wrote(50)->s.priority, 50);
+	ck_assert_int_eq(wrote(51)->s.priority, 50);
 }
 END_TEST
 
@@ -606,21 +633,21 @@ START_TEST(test_kthread_sections)
 		   "[kthread rcu]\nmatch = rcu_preempt\npolicy = fifo\npriority = 3\n");
 	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
 	/* ksoftirqd/0 (14) and /1 (22): FIFO 2, CPUs not touched (bound) */
-	ck_assert_int_eq(last(14)->s.policy, SCHED_FIFO);
-	ck_assert_int_eq(last(14)->s.priority, 2);
-	ck_assert(!last(14)->set_cpus);
-	ck_assert_str_eq(kt(22)->code, IRQ_CODE_BOUND);
-	ck_assert_int_eq(last(15)->s.priority, 3);
-	ck_assert_ptr_null(kt(15)->code);
+	ck_assert_int_eq(wrote(14)->s.policy, SCHED_FIFO);
+	ck_assert_int_eq(wrote(14)->s.priority, 2);
+	ck_assert(!wrote(14)->set_cpus);
+	ck_assert_str_eq(held(22)->code, IRQ_CODE_BOUND);
+	ck_assert_int_eq(wrote(15)->s.priority, 3);
+	ck_assert_ptr_null(held(15)->code);
 	ck_assert_ptr_null(last(18));               /* migration/0: no section names it */
 	/* a reload that drops rcu gives rcu_preempt back its SCHED_OTHER */
 	struct config *c2 = conf("[kthread softirq]\nmatch = ksoftirqd/*\npriority = 2\n");
 	irqmgr_reconfigure(mgr, c2);
 	config_free(cfg);
 	cfg = c2;
-	ck_assert_int_eq(last(15)->s.policy, SCHED_OTHER);
+	ck_assert_int_eq(wrote(15)->s.policy, SCHED_OTHER);
 	ck_assert_ptr_null(kt(15));
-	ck_assert_ptr_null(kt(22)->code);
+	ck_assert_ptr_null(held(22)->code);
 }
 END_TEST
 
@@ -631,14 +658,14 @@ START_TEST(test_guest_usb_priority)
 	cfg = conf("[daemon]\nmax-priority = 95\n[irq usb-audio]\nusb-id = 46f4:*\npriority = 70\n");
 	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
 	ck_assert_ptr_nonnull(last(143));
-	ck_assert_int_eq(last(143)->s.policy, SCHED_FIFO);
-	ck_assert_int_eq(last(143)->s.priority, 70);
+	ck_assert_int_eq(wrote(143)->s.policy, SCHED_FIFO);
+	ck_assert_int_eq(wrote(143)->s.priority, 70);
 	ck_assert_uint_eq(sched_record_count(144), 0);
 	ck_assert_uint_eq(sched_record_count(145), 0);
 	ck_assert_str_eq(irqmgr_tid_section(mgr, 143), "usb-audio");
 	irqmgr_free(mgr, true);
 	mgr = NULL;
-	ck_assert_int_eq(last(143)->s.priority, 50);
+	ck_assert_int_eq(wrote(143)->s.priority, 50);
 }
 END_TEST
 
@@ -680,7 +707,7 @@ START_TEST(test_spread_and_reuse)
 	ck_assert_str_eq(affinity(100), "0-15");
 	/* the threads follow their vector (to what effective_affinity_list says) */
 	ck_assert_ptr_nonnull(kt(201));
-	ck_assert(last(201)->set_cpus);
+	ck_assert(wrote(201)->set_cpus);
 	/* IRQ 101 is freed and another device takes the number */
 	write_file("sys/kernel/irq/101/actions", "other-device\n");
 	ck_assert_int_eq(irqmgr_sync(mgr), 0);
@@ -799,7 +826,7 @@ START_TEST(test_journal_after_crash)
 	ck_assert_int_eq(state_open(&st, reg, cfg, path), 0);
 	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, st, reg, cfg), 0);
 	ck_assert_str_eq(affinity(38), "1");
-	ck_assert_int_eq(last(50)->s.priority, 60);
+	ck_assert_int_eq(wrote(50)->s.priority, 60);
 	/* killed: nothing given back, the journal stays */
 	irqmgr_free(mgr, false);
 	mgr = NULL;
@@ -811,9 +838,9 @@ START_TEST(test_journal_after_crash)
 	ck_assert_int_eq(state_open(&st, reg, c2, path), 0);
 	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, st, reg, c2), 0);
 	ck_assert_str_eq(affinity(38), "0-1");
-	ck_assert_int_eq(last(50)->s.priority, 50);
-	ck_assert_int_eq(last(51)->s.priority, 50);
-	ck_assert_int_eq(last(14)->s.policy, SCHED_OTHER);
+	ck_assert_int_eq(wrote(50)->s.priority, 50);
+	ck_assert_int_eq(wrote(51)->s.priority, 50);
+	ck_assert_int_eq(wrote(14)->s.policy, SCHED_OTHER);
 	ck_assert_ptr_null(irqmgr_irqs(mgr));
 	ck_assert_ptr_null(irqmgr_kthreads(mgr));
 	irqmgr_free(mgr, true);

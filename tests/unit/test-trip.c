@@ -261,8 +261,9 @@ START_TEST(test_two_culprits)
 	safety_trip(&s, &starved, 3 * THRESHOLD_NS, safety_now_ns(CLOCK_MONOTONIC));
 	ck_assert_uint_eq(s.trip.n_demoted, 2);
 	ck_assert_ptr_nonnull(culprit_of(a.tid));
-	ck_assert_ptr_nonnull(culprit_of(b.tid));
-	ck_assert_int_eq(culprit_of(b.tid)->policy, SCHED_RR);
+	const struct safety_culprit *cb = culprit_of(b.tid);
+	ck_assert_ptr_nonnull(cb);
+	ck_assert_int_eq(cb->policy, SCHED_RR);
 	ck_assert_int_eq(policy_of(a.tid), SCHED_OTHER);
 	ck_assert_int_eq(policy_of(b.tid), SCHED_OTHER);
 	unpublish();

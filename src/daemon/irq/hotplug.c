@@ -107,7 +107,7 @@ static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdat
 static int on_link(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct hotplug *h = userdata;
-	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	char buf[8192];
 	struct sockaddr_nl from;
 
 	for (;;) {
@@ -119,9 +119,20 @@ static int on_link(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 			return 0;
 		if (from.nl_pid != 0)
 			continue;
-		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n))
-			if (nh->nlmsg_type == RTM_NEWLINK && nh->nlmsg_len >= NLMSG_LENGTH(sizeof(struct ifinfomsg)))
-				up |= (((struct ifinfomsg *)NLMSG_DATA(nh))->ifi_change & IFF_UP) != 0;
+		/* copied out, not cast: the messages are read as procev.c reads its own */
+		for (size_t off = 0; (size_t)n - off >= sizeof(struct nlmsghdr);) {
+			struct nlmsghdr nh;
+			struct ifinfomsg ifi;
+
+			memcpy(&nh, buf + off, sizeof(nh));
+			if (nh.nlmsg_len < sizeof(nh) || nh.nlmsg_len > (size_t)n - off)
+				break;
+			if (nh.nlmsg_type == RTM_NEWLINK && nh.nlmsg_len >= NLMSG_LENGTH(sizeof(ifi))) {
+				memcpy(&ifi, buf + off + NLMSG_HDRLEN, sizeof(ifi));
+				up |= (ifi.ifi_change & IFF_UP) != 0;
+			}
+			off += NLMSG_ALIGN(nh.nlmsg_len) < (size_t)n - off ? NLMSG_ALIGN(nh.nlmsg_len) : (size_t)n - off;
+		}
 		if (up)
 			h->fn(h->ud, "link", "(a network interface came up or went down)");
 	}

@@ -238,40 +238,6 @@ static int read_attrf(char *buf, size_t len, const char *root, const char *fmt, 
 	return read_attr(path, buf, len);
 }
 
-/* A whole file into a malloc'd buffer that grows to max. */
-static int read_whole(const char *path, size_t max, char **out)
-{
-	size_t cap = 16384, used;
-	char *buf = NULL;
-	int fd, r;
-
-	*out = NULL;
-	for (;;) {
-		char *nb = realloc(buf, cap);
-		if (!nb) {
-			free(buf);
-			return -ENOMEM;
-		}
-		buf = nb;
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
-			r = -errno;
-			free(buf);
-			return r;
-		}
-		r = proc_read_fd(fd, buf, cap, &used);
-		close(fd);
-		if (r != -EFBIG || cap >= max)
-			break;
-		cap *= 2;
-	}
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	*out = buf;
-	return 0;
-}
-
 static const char *root_proc(const struct irq_env *env)
 {
 	return env && env->proc ? env->proc : "/proc";
@@ -319,7 +285,7 @@ static int read_interrupts(const struct irq_env *env, struct irq_line **lines, s
 	int r;
 
 	if ((r = mkpath(path, sizeof(path), root_proc(env), "interrupts")) < 0 ||
-	    (r = read_whole(path, INTERRUPTS_MAX, &text)) < 0)
+	    (r = proc_read_alloc(path, INTERRUPTS_MAX, &text)) < 0)
 		return r;
 	r = irqinfo_parse_interrupts(text, lines, n);
 	free(text);
@@ -905,7 +871,7 @@ int irqinfo_managed(const struct irq_env *env, int irq)
 
 	if ((r = mkpath(path, sizeof(path), root_sys(env), "kernel/debug/irq/irqs/%d", irq)) < 0)
 		return r;
-	if (read_whole(path, 1u << 20, &text) < 0)
+	if (proc_read_alloc(path, 1u << 20, &text) < 0)
 		return -ENOENT;
 	r = strstr(text, "AFFINITY_MANAGED") != NULL;
 	free(text);

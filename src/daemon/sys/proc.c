@@ -323,13 +323,13 @@ int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_
 	return 0;
 }
 
-int proc_read_irq_name(int irq, char *name, size_t len)
+int proc_read_alloc(const char *path, size_t max, char **out)
 {
+	size_t cap = 16384, used;
 	char *buf = NULL;
-	size_t cap = 16384, n = 0;
 	int fd, r;
 
-	/* a line per interrupt, a column per CPU: it grows with both */
+	*out = NULL;
 	for (;;) {
 		char *nb = realloc(buf, cap);
 
@@ -338,16 +338,30 @@ int proc_read_irq_name(int irq, char *name, size_t len)
 			return -ENOMEM;
 		}
 		buf = nb;
-		if ((fd = open("/proc/interrupts", O_RDONLY | O_CLOEXEC)) < 0) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
 			r = -errno;
 			break;
 		}
-		r = proc_read_fd(fd, buf, cap, &n);
+		r = proc_read_fd(fd, buf, cap, &used);
 		close(fd);
-		if (r != -EFBIG || cap >= 4 * GROW_MAX)
+		if (r != -EFBIG || cap >= max)
 			break;
 		cap *= 2;
 	}
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*out = buf;
+	return 0;
+}
+
+int proc_read_irq_name(int irq, char *name, size_t len)
+{
+	char *buf;
+	/* a line per interrupt, a column per CPU: it grows with both */
+	int r = proc_read_alloc("/proc/interrupts", 4 * GROW_MAX, &buf);
+
 	if (r == 0)
 		r = proc_parse_irq_name(buf, irq, name, len);
 	free(buf);

@@ -136,6 +136,10 @@ int proc_list_tasks(pid_t pid, pid_t **tids, size_t *n);
 /* Read an open file to its end into buf (NUL-terminated); /proc files may
  * come in several reads. *used gets the length. -EFBIG if it does not fit. */
 int proc_read_fd(int fd, char *buf, size_t len, size_t *used);
+/* A whole file (/proc/interrupts, a sysfs table) into a malloc'd *out,
+ * NUL-terminated, its buffer doubled from 16 KiB up to max. 0, or the -errno
+ * of open or read, -EFBIG over max, -ENOMEM. */
+int proc_read_alloc(const char *path, size_t max, char **out);
 
 /* A process held open for repeated reads of its rlimits: /proc/PID and
  * /proc/PID/limits opened once (opening and closing a /proc file is ~3 us of
