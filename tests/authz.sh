@@ -333,6 +333,40 @@ untouched "root's registration survived the reload" "$RT2" "$RT2_WANT"
 h register n1 -
 expect_in "$HR" "above max-priority 8" "now fifo 10 is refused"
 
+# --- group membership is looked up once per uid (issue 25, item 6) ---------------------
+# a user added to a group counts after a reload (or within 60 s): the
+# daemon keeps what NSS said of a uid, and a reload forgets it
+if command -v groupadd >/dev/null && command -v gpasswd >/dev/null; then
+	G=rtsnss$$
+	groupadd "$G" || fail "groupadd $G"
+	grp_cleanup() { groupdel "$G" 2>/dev/null; true; }
+	at_exit grp_cleanup
+	write_conf 8
+	printf '[group %s]\nmax-priority = 30\npolicies = fifo\n' "$G" >>"$CONF"
+	ctl reload
+	expect_rc 0 "reload with [group $G] max-priority 30"
+	t0=$(date +%s)
+	attempt "fifo 25, nobody not in $G" priority-denied "v=1 op=register tid=@TID@ policy=fifo priority=25"
+	gpasswd -a nobody "$G" >/dev/null || fail "gpasswd -a nobody $G"
+	out=$(as_nobody timeout "$HANG_S" "$ABUSE" self "$SOCK" 1 "v=1 op=register tid=@TID@ policy=fifo priority=25" 2>&1)
+	reply=$(echo "$out" | sed -n 's/^REPLY //p' | tail -1)
+	# an entry is trusted for 60 s: within them the old answer stands;
+	# past them (a very slow run) either answer is right
+	case "$reply" in
+	"ERR priority-denied "*) pass "fifo 25, nobody just added to $G: the kept lookup still says no" ;;
+	OK*) [ $(($(date +%s) - t0)) -ge 60 ] && pass "fifo 25 after more than 60 s: looked up again" ||
+		fail "fifo 25, nobody just added to $G: granted within 60 s of the last lookup, without a reload" ;;
+	*) fail "fifo 25, nobody just added to $G: got '$reply'" ;;
+	esac
+	ctl reload
+	expect_rc 0 "reload (forgets the users and groups looked up)"
+	attempt "fifo 25, nobody in $G after the reload" OK "v=1 op=register tid=@TID@ policy=fifo priority=25"
+	gpasswd -d nobody "$G" >/dev/null
+	groupdel "$G" || fail "groupdel $G"
+else
+	echo "note: groupadd/gpasswd missing: the group cache step is left out"
+fi
+
 helper_stop
 bg_stop
 finish

@@ -32,10 +32,12 @@
 #include "daemon/observe/observer.h"
 #include "daemon/irq/irqmgr.h"
 #include "daemon/privs.h"
+#include "daemon/sys/accounts.h"
 #include "daemon/sys/closer.h"
 #include "daemon/sys/procev.h"
 #include "daemon/core/registry.h"
 #include "daemon/core/rules.h"
+#include "daemon/sys/rtloop.h"
 #include "daemon/sys/safefile.h"
 #include "daemon/rtkit/rtkit.h"
 #include "daemon/testhook.h"
@@ -55,6 +57,7 @@ int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *er
 }
 
 static void safety_configure(struct daemon *d);
+static void loop_configure(struct daemon *d);
 static struct rtkit_ctx bus_ctx(struct daemon *d);
 
 /* Log each line of a memstream buffer: an error, or a warning ("FILE:LINE:
@@ -105,6 +108,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	int r;
 
 	sd_notify(0, "RELOADING=1\nSTATUS=Reloading configuration");
+	accounts_flush(); /* users and groups may have changed too */
 	errors = open_memstream(&text, &tlen);
 	if (!errors) {
 		snprintf(err, len, "out of memory");
@@ -146,6 +150,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	daemon_scan(d, true);
 	irqmgr_reconfigure(d->svc.irq, c);
 	jitter_apply_config(d->svc.jitter, d->svc.config);
+	loop_configure(d);
 	safety_configure(d);
 	struct rtkit_ctx rc = bus_ctx(d);
 	rtkit_reconfigure(&d->rtkit, &rc, c);
@@ -451,13 +456,25 @@ static void on_promote(void *ud)
 	daemon_changed(d);
 }
 
+/* The event loop's own real-time priority and budget, from the config. */
+static void loop_configure(struct daemon *d)
+{
+	const struct config *c = d->svc.config;
+	struct rtloop_params p = { .priority = c->loop_priority, .budget_pct = c->loop_budget };
+	int r = rtloop_apply(d->svc.loop, &p);
+
+	if (r < 0)
+		log_errno(LOG_LEVEL_WARNING, r, "event loop: cannot watch its CPU budget");
+}
+
 /* Start (or restart) the watchdog to match the config. */
 static void safety_configure(struct daemon *d)
 {
 	static const struct safety_ops ops = { .demoted = on_demoted, .promote = on_promote };
 	const struct config *c = d->svc.config;
 	struct safety_params p = { .enabled = c->watchdog, .threshold_ms = c->watchdog_threshold_ms,
-				   .cooldown_s = c->watchdog_cooldown_s, .demote_all = c->watchdog_demote_all };
+				   .cooldown_s = c->watchdog_cooldown_s, .demote_all = c->watchdog_demote_all,
+				   .loop_tid = rtloop_bounded_tid(d->svc.loop) };
 	int r;
 
 	if (d->svc.safety && !p.enabled) {
@@ -794,7 +811,8 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		log_errno(LOG_LEVEL_WARNING, r, "cannot enable the systemd watchdog");
 	sd_event_now(d->event, CLOCK_MONOTONIC, &d->start_usec);
 
-	if ((r = registry_new(&d->svc.registry, d->event)) < 0 || (r = ratelimit_new(&d->svc.ratelimit)) < 0)
+	if ((r = registry_new(&d->svc.registry, d->event)) < 0 || (r = ratelimit_new(&d->svc.ratelimit)) < 0 ||
+	    (r = ratelimit_new(&d->svc.free_ratelimit)) < 0 || (r = rtloop_new(&d->svc.loop, d->event)) < 0)
 		return r;
 	static const struct procev_handlers h = { .on_fork = ev_fork, .on_exec = ev_exec, .on_comm = ev_comm,
 						  .on_exit = ev_exit, .on_overrun = ev_overrun };
@@ -875,6 +893,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	/* threads only now: capabilities are per thread, and a thread started
 	 * before the drop would keep every one of them */
 	jitter_apply_config(d->svc.jitter, d->svc.config);
+	loop_configure(d);
 	safety_configure(d);
 	d->started = true;
 	return 0;
@@ -941,9 +960,12 @@ void daemon_free(struct daemon *d)
 	safety_free(d->svc.safety);
 	procev_free(d->procev);
 	ratelimit_free(d->svc.ratelimit);
+	ratelimit_free(d->svc.free_ratelimit);
+	rtloop_free(d->svc.loop);
 	sd_event_source_disable_unref(d->rescan_timer);
 	sd_event_unref(d->event);
 	config_free(d->svc.config);
+	accounts_finish();
 	free(d->config_path);
 	free(d);
 }

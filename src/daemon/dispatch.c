@@ -32,9 +32,9 @@ struct op {
 
 /* The order is the one the unknown-op refusal lists them in. */
 static const struct op ops[] = {
-	{ "version", op_version, 0 },
-	{ "status", op_status, 0 },
-	{ "list", op_list, OP_SUBJECT },
+	{ "version", op_version, OP_FREE },
+	{ "status", op_status, OP_FREE },
+	{ "list", op_list, OP_SUBJECT | OP_FREE },
 	{ "register", op_register, OP_TARGET | OP_SCHED | OP_SUBJECT | OP_RATE },
 	{ "unregister", op_unregister, OP_TARGET | OP_SUBJECT | OP_RATE },
 	{ "reload", op_reload, OP_ADMIN | OP_RATE },
@@ -57,6 +57,23 @@ static int rate(struct service *s, uid_t uid, char *msg, size_t len)
 		return 0;
 	snprintf(msg, len, "more than %u requests per second (burst %u) from uid %u; "
 		 "slow down or raise rate-limit in [daemon]", c->rate_limit, c->rate_burst, (unsigned)uid);
+	return -EAGAIN;
+}
+
+/* The free ops' own limit (OP_FREE): what any user can make the loop do
+ * without a token of rate-limit, bounded per account; root is not limited.
+ * 0, else -EAGAIN with msg saying where it is set. */
+static int free_rate(struct service *s, const struct peer *p, char *msg, size_t len)
+{
+	const struct config *c = s->config;
+
+	if (p->uid == 0 ||
+	    ratelimit_take(s->free_ratelimit, p->account, now_usec(CLOCK_MONOTONIC), c->free_rate_limit,
+			   c->free_rate_burst))
+		return 0;
+	snprintf(msg, len, "more than %u version/status/list requests per second (burst %u) from uid %u; "
+		 "slow down or raise free-rate-limit in [daemon]", c->free_rate_limit, c->free_rate_burst,
+		 (unsigned)p->account);
 	return -EAGAIN;
 }
 
@@ -151,7 +168,7 @@ static int parse_sched(struct ctx *x)
 /* Everything an op's flags ask for, in this order: a descriptor only where
  * one is taken, the arguments (so a malformed request is refused as such
  * and costs no rate-limit token), the caller's user and groups, root or
- * admin-group, then the rate limit. 0 when the op may run, else -errno
+ * admin-group, then the rate limit (or the free ops' one). 0 when the op may run, else -errno
  * after refusing. */
 static int gate(struct ctx *x, const struct op *op)
 {
@@ -173,6 +190,10 @@ static int gate(struct ctx *x, const struct op *op)
 		return -EPERM;
 	}
 	if ((op->flags & OP_RATE) && (r = rate(x->svc, x->peer->account, msg, sizeof(msg))) < 0) {
+		refuse(x, PE_RATE_LIMITED, "%s", msg);
+		return r;
+	}
+	if ((op->flags & OP_FREE) && (r = free_rate(x->svc, x->peer, msg, sizeof(msg))) < 0) {
 		refuse(x, PE_RATE_LIMITED, "%s", msg);
 		return r;
 	}

@@ -15,6 +15,7 @@
 struct config;
 struct registry;
 struct ratelimit;
+struct rtloop;
 struct jitter;
 struct observer;
 struct safety;
@@ -57,6 +58,8 @@ struct service {
 	struct config *config;          /* the running configuration (the daemon swaps it on reload) */
 	struct registry *registry;
 	struct ratelimit *ratelimit;
+	struct ratelimit *free_ratelimit; /* version, status, list: free-rate-limit */
+	struct rtloop *loop;            /* the event loop's own scheduling (sys/rtloop.h) */
 	struct jitter *jitter;
 	struct observer *observer;      /* BPF wake-up observer; NULL: unavailable */
 	int observer_error;             /* why (-errno as bpfobs_new()), 0 if loaded */

@@ -330,6 +330,7 @@ static void run_pass(const uint8_t *data, size_t size, struct peer *p, struct co
 	d.config = c;
 	CHECK(registry_new(&d.registry, event) == 0);
 	CHECK(ratelimit_new(&d.ratelimit) == 0);
+	CHECK(ratelimit_new(&d.free_ratelimit) == 0);
 	CHECK(jitter_new(&d.jitter, d.registry) == 0);
 	for (const uint8_t *l = data; l < end;) {
 		const uint8_t *nl = memchr(l, '\n', (size_t)(end - l));
@@ -347,9 +348,11 @@ static void run_pass(const uint8_t *data, size_t size, struct peer *p, struct co
 	jitter_free(d.jitter);
 	registry_free(d.registry, true);
 	ratelimit_free(d.ratelimit);
+	ratelimit_free(d.free_ratelimit);
 	d.jitter = NULL;
 	d.registry = NULL;
 	d.ratelimit = NULL;
+	d.free_ratelimit = NULL;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

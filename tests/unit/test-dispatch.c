@@ -71,6 +71,7 @@ static const char *const listed[] = { "version", "status", "list", "register", "
 	"[user *]\npolicies = fifo,rr,other\nmax-priority = 60\nmax-threads = 4\n"
 static const char config_text[] = CONFIG_COMMON "rate-limit = 0\n" CONFIG_RULES;
 static const char config_rate[] = CONFIG_COMMON "rate-limit = 1\nrate-burst = 2\n" CONFIG_RULES;
+static const char config_free_rate[] = CONFIG_COMMON "free-rate-limit = 1\nfree-rate-burst = 2\n" CONFIG_RULES;
 
 #define UPTIME_S 42
 
@@ -175,6 +176,7 @@ static void setup(void)
 	ck_assert_int_ge(sd_event_new(&ev), 0);
 	ck_assert_int_eq(registry_new(&svc.registry, ev), 0);
 	ck_assert_int_eq(ratelimit_new(&svc.ratelimit), 0);
+	ck_assert_int_eq(ratelimit_new(&svc.free_ratelimit), 0);
 	ck_assert_int_eq(jitter_new(&svc.jitter, svc.registry), 0);
 	svc.hooks = &hooks;
 	svc.ud = &svc;
@@ -192,6 +194,7 @@ static void teardown(void)
 	jitter_free(svc.jitter);
 	registry_free(svc.registry, true);
 	ratelimit_free(svc.ratelimit);
+	ratelimit_free(svc.free_ratelimit);
 	config_free(svc.config);
 	sd_event_unref(ev);
 	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]); i++)
@@ -440,6 +443,43 @@ START_TEST(test_admin_only)
 		m = askf(&user, "v=1 op=%s", anyone[i]);
 		ck_assert_msg(strcmp(m->head, "OK") == 0, "op %s from uid %u: %s", anyone[i], (unsigned)user_uid,
 			      replies[n_replies - 1].msg);
+	}
+}
+END_TEST
+
+/* The free ops' own limit (free-rate-limit 1/s, burst 2, the clock
+ * standing still): version, status and list share one bucket per uid,
+ * the third is refused naming the key; root is not limited, another uid
+ * has its own bucket, and the other ops do not take from it. */
+START_TEST(test_free_rate_limit)
+{
+	const struct proto_msg *m;
+	char want[256];
+
+	use_config(config_free_rate);
+	ck_assert_int_eq(__real_clock_gettime(CLOCK_MONOTONIC, &frozen_at), 0);
+	frozen = true;
+	m = ask(&user, "v=1 op=status");
+	assert_ok(m);
+	m = ask(&user, "v=1 op=list");
+	assert_ok(m);
+	m = ask(&user, "v=1 op=version");
+	snprintf(want, sizeof(want), "more than 1 version/status/list requests per second (burst 2) from uid %u; "
+		 "slow down or raise free-rate-limit in [daemon]", (unsigned)user_uid);
+	assert_err(m, "rate-limited", want);
+	m = ask(&user, "v=1 op=metrics");
+	assert_ok(m);
+	for (int i = 0; i < 5; i++) {
+		m = ask(&root, "v=1 op=status");
+		assert_ok(m);
+	}
+	/* another uid, its own bucket of 2 */
+	for (int i = 0; i < 3; i++) {
+		m = ask(&admin, "v=1 op=list");
+		if (i < 2)
+			assert_ok(m);
+		else
+			assert_err(m, "rate-limited", NULL);
 	}
 }
 END_TEST
@@ -793,6 +833,7 @@ int main(void)
 	tcase_add_test(tc, test_malformed_target);
 	tcase_add_test(tc, test_admin_only);
 	tcase_add_test(tc, test_rate_limit);
+	tcase_add_test(tc, test_free_rate_limit);
 	tcase_add_test(tc, test_descriptor);
 	tcase_add_test(tc, test_register_own_thread);
 	tcase_add_test(tc, test_register_other_process);

@@ -54,11 +54,27 @@ static char tmp[PATH_MAX];
 /* A writable copy of fixture name. */
 static void use_copy(const char *name)
 {
-	char cmd[PATH_MAX * 3];
+	char cmd[PATH_MAX * 4], line[PATH_MAX], path[PATH_MAX * 2], *tab;
+	FILE *f;
 
 	unit_tmpdir(tmp, "test-irq");
 	snprintf(cmd, sizeof(cmd), "cp -a '%s/%s/.' '%s/'", FIXTURES, name, tmp);
 	ck_assert_int_eq(system(cmd), 0);
+	/* and its links, kept in NAME.links (links.py): git's links would be
+	 * followed by make dist's tar */
+	snprintf(path, sizeof(path), "%s/%s.links", FIXTURES, name);
+	ck_assert_msg((f = fopen(path, "re")) != NULL, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || !(tab = strchr(line, '\t')))
+			continue;
+		*tab = '\0';
+		snprintf(path, sizeof(path), "%s/%s", tmp, line);
+		snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+		ck_assert_int_eq(system(cmd), 0);
+		ck_assert_msg(symlink(tab + 1, path) == 0, "symlink %s: %s", path, strerror(errno));
+	}
+	fclose(f);
 	use(tmp);
 }
 
@@ -143,10 +159,7 @@ static struct snapshot_holder {
 
 static void load(const char *fixture)
 {
-	char base[PATH_MAX];
-
-	snprintf(base, sizeof(base), "%s/%s", FIXTURES, fixture);
-	use(base);
+	use_copy(fixture);
 	ck_assert_int_eq(irqinfo_read(&env, IRQINFO_DEVICES | IRQINFO_KTHREADS, &snap.s), 0);
 	snap.loaded = true;
 }

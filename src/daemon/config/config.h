@@ -20,7 +20,7 @@
 
 #define CONFIG_NAME_MAX 64
 #define CONFIG_SOCKET_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
-#define CONFIG_KEYS_MAX 32
+#define CONFIG_KEYS_MAX 40
 #define CONFIG_ORIGIN_DEFAULT (-1)
 #define CONFIG_ORIGIN_CMDLINE (-2)
 
@@ -184,6 +184,10 @@ struct config {
 	char admin_group[CONFIG_NAME_MAX];
 	unsigned rate_limit;  /* requests per second per uid, 0 = off */
 	unsigned rate_burst;
+	unsigned free_rate_limit; /* version/status/list per second per uid (root aside), 0 = off */
+	unsigned free_rate_burst;
+	int loop_priority;    /* the event loop's SCHED_FIFO priority, 0 = SCHED_OTHER */
+	int loop_budget;      /* its percent of a CPU per period at that priority, -1 = no budget */
 	unsigned rescan_ms;   /* /proc rescan period when the process events connector is unavailable */
 	unsigned observe_threads; /* BPF observer slots (read at start only); 0: no observer */
 	bool catch_refused;   /* the catcher of refused scheduling calls (read at start only) */

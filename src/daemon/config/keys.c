@@ -114,6 +114,16 @@ static const struct config_key daemon_keys[D_N] = {
 			       AT(C, late_threshold_us), .def = 200 },
 	/* the IRQs no [irq NAME] claims, kept off these CPUs (src/daemon/irq) */
 	[D_IRQ_AVOID_CPUS] = { .name = "irq-avoid-cpus", .type = KEY_AVOID, AT(C, irq_avoid) },
+	/* the event loop's own SCHED_FIFO priority and its CPU budget (sys/rtloop.h) */
+	[D_LOOP_PRIORITY] = { .name = "loop-priority", .type = KEY_INT, .min = 0, .max = 98, AT(C, loop_priority),
+			      .def = 1 },
+	[D_LOOP_BUDGET] = { .name = "loop-budget", .type = KEY_INT, .min = 1, .max = 50, AT(C, loop_budget),
+			    .def = 10, .flags = KEY_OFF },
+	/* version, status, list: per uid, root aside */
+	[D_FREE_RATE_LIMIT] = { .name = "free-rate-limit", .type = KEY_INT, .min = 0, .max = 1000000,
+				AT(C, free_rate_limit), .def = 200 },
+	[D_FREE_RATE_BURST] = { .name = "free-rate-burst", .type = KEY_INT, .min = 1, .max = 1000000,
+				AT(C, free_rate_burst), .def = 400 },
 };
 #undef C
 
@@ -121,11 +131,12 @@ static const struct config_key daemon_keys[D_N] = {
  * and cpu-dma-latency last, while "valid keys are" lists the table order. */
 static const unsigned char daemon_print_order[D_N] = {
 	D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK, D_MAX_PRIORITY, D_LOG_LEVEL,
-	D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_RESCAN, D_OBSERVE_THREADS, D_CULPRITS, D_CATCH_REFUSED, D_LATE_THRESHOLD,
+	D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_FREE_RATE_LIMIT, D_FREE_RATE_BURST, D_RESCAN,
+	D_OBSERVE_THREADS, D_CULPRITS, D_CATCH_REFUSED, D_LATE_THRESHOLD,
 	D_PROCESS_EVENTS,
 	D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE, D_METRICS_FILE,
 	D_METRICS_INTERVAL, D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_WATCHDOG_DEMOTE,
-	D_CPU_DMA_LATENCY, D_IRQ_AVOID_CPUS,
+	D_CPU_DMA_LATENCY, D_IRQ_AVOID_CPUS, D_LOOP_PRIORITY, D_LOOP_BUDGET,
 };
 
 /* A rule's policy is required and its reset-on-fork follows [daemon]'s

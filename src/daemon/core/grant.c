@@ -2,12 +2,11 @@
 #include "autoconfig.h"
 
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/sys/accounts.h"
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/limits.h"
 #include "daemon/sys/policy.h"
@@ -16,32 +15,17 @@
 #include "daemon/core/grant.h"
 #include "daemon/sys/proc.h"
 
-#define MAX_GROUPS 256
-
-/* Groups of a user (primary and supplementary), as the kernel would see after login. */
-static int user_groups(const char *user, gid_t gid, gid_t *groups, int *n)
-{
-	if (getgrouplist(user, gid, groups, n) < 0)
-		return -ENOSPC;
-	return 0;
-}
-
+/* Whether s is in the group named group: its own gid, or the account's
+ * primary or a supplementary group (accounts.h: looked up once per uid). */
 static bool in_group(const struct grant_subject *s, const char *group)
 {
-	gid_t groups[MAX_GROUPS];
-	int n = MAX_GROUPS;
-	struct group *g = getgrnam(group);
+	gid_t g;
 
-	if (!g)
+	if (accounts_group_gid(group, &g) < 0)
 		return false;
-	if (g->gr_gid == s->gid)
+	if (g == s->gid)
 		return true;
-	if (!s->user[0] || user_groups(s->user, s->gid, groups, &n) < 0)
-		return false;
-	for (int i = 0; i < n; i++)
-		if (groups[i] == g->gr_gid)
-			return true;
-	return false;
+	return s->user[0] && accounts_in_group(s->account, g) == 1;
 }
 
 bool grant_owns(uid_t uid, const struct proc_status *target)
@@ -49,43 +33,47 @@ bool grant_owns(uid_t uid, const struct proc_status *target)
 	return uid == target->uid && uid == target->euid;
 }
 
-/* The user who owns uid's subordinate range: its passwd entry in *pw
- * (copied), or false if uid lies in none (or in root's: a root-owned range
- * is the host's containers, whose users are their own). */
-static bool subordinate_owner(uid_t uid, struct passwd *out, char *name, size_t len)
+/* The user who owns uid's subordinate range in *out, or false if uid lies
+ * in none (or in root's: a root-owned range is the host's containers, whose
+ * users are their own). */
+static bool subordinate_owner(uid_t uid, struct account *out)
 {
-	struct passwd *pw;
 	char owner[CONFIG_NAME_MAX];
 	char *end;
 	unsigned long n;
+	int r;
 
 	if (subid_owner(SUBID_FILE, uid, owner, sizeof(owner)) < 0)
 		return false;
 	/* shadow takes a user name or a uid in digits */
 	n = strtoul(owner, &end, 10);
-	pw = *owner && !*end ? getpwuid((uid_t)n) : getpwnam(owner);
-	if (!pw || pw->pw_uid == 0 || pw->pw_uid == uid)
-		return false;
-	snprintf(name, len, "%s", pw->pw_name);
-	*out = *pw;
-	out->pw_name = name;
-	return true;
+	r = *owner && !*end ? accounts_by_uid((uid_t)n, out) : accounts_by_name(owner, out);
+	return r == 0 && out->uid != 0 && out->uid != uid;
 }
 
 uid_t grant_account(uid_t uid)
 {
-	struct passwd own;
-	char name[CONFIG_NAME_MAX];
+	struct account a;
 
-	if (uid == 0 || getpwuid(uid))
+	if (uid == 0 || accounts_by_uid(uid, &a) == 0)
 		return uid;
-	return subordinate_owner(uid, &own, name, sizeof(name)) ? own.pw_uid : uid;
+	return subordinate_owner(uid, &a) ? a.uid : uid;
+}
+
+/* s->user = name, or "" for a name too long for any section to name (cut
+ * short, it could match another user's [user] section). */
+static void subject_name(struct grant_subject *s, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n < sizeof(s->user))
+		memcpy(s->user, name, n + 1);
 }
 
 int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid)
 {
-	struct passwd *pw, own;
-	char name[CONFIG_NAME_MAX];
+	struct account a;
+	bool found;
 
 	memset(s, 0, sizeof(*s));
 	s->uid = uid;
@@ -98,19 +86,19 @@ int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t ui
 		s->privileged = true;
 		return 0;
 	}
-	pw = getpwuid(uid);
-	if (!pw && subordinate_owner(uid, &own, name, sizeof(name))) {
+	found = accounts_by_uid(uid, &a) == 0;
+	if (!found && subordinate_owner(uid, &a)) {
 		/* the owner's limits and groups; never its privilege (admin-group) */
-		s->account = own.pw_uid;
+		s->account = a.uid;
 		s->subordinate = true;
-		s->gid = own.pw_gid;
-		snprintf(s->user, sizeof(s->user), "%s", own.pw_name);
+		s->gid = a.gid;
+		subject_name(s, a.name);
 		return 0;
 	}
-	if (pw) {
-		snprintf(s->user, sizeof(s->user), "%s", pw->pw_name);
+	if (found) {
+		subject_name(s, a.name);
 		if (gid == (gid_t)-1)
-			s->gid = pw->pw_gid;
+			s->gid = a.gid;
 	}
 	s->privileged = c->admin_group[0] && in_group(s, c->admin_group);
 	return 0;

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -12,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/sys/accounts.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 #include "daemon/diag/diag.h"
@@ -889,9 +889,9 @@ void registry_reapply(struct registry *r, const struct config *c)
 		if (t->source == REG_SOURCE_RULE) /* matching is redone by the rules scan */
 			continue;
 		if (t->owner != owner) {
-			struct passwd *pw = getpwuid(t->owner);
+			struct account a;
 			owner = t->owner;
-			owner_gid = pw ? pw->pw_gid : (gid_t)-1;
+			owner_gid = accounts_by_uid(t->owner, &a) == 0 ? a.gid : (gid_t)-1;
 		}
 		/* the owner's limits may have shrunk: check again (not the quota) */
 		grant_subject_init(&subj, c, t->owner, owner_gid, t->pid);

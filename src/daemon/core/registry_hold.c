@@ -4,11 +4,11 @@
 #include "autoconfig.h"
 
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/sys/accounts.h"
 #include "daemon/core/registry.h"
 #include "daemon/core/registry_int.h"
 #include "daemon/core/task.h"
@@ -127,13 +127,14 @@ void registry_holds_text(struct registry *r, char *buf, size_t len)
 	snprintf(buf, len, "%s", r->hold_all ? "every process" : "");
 	for (size_t i = 0; !r->hold_all && i < r->n_holds && off < len; i++) {
 		const struct reg_hold *h = &r->holds[i];
-		struct passwd *pw = getpwuid(h->account);
+		struct account a;
+		bool found = accounts_by_uid(h->account, &a) == 0;
 		char who[128] = "", proc[64] = "";
 		struct proc_stat st;
 		int k;
 
-		snprintf(who, sizeof(who), "uid %u%s%s%s", (unsigned)h->account, pw ? " (" : "", pw ? pw->pw_name : "",
-			 pw ? ")" : "");
+		snprintf(who, sizeof(who), "uid %u%s%.64s%s", (unsigned)h->account, found ? " (" : "",
+			 found ? a.name : "", found ? ")" : "");
 		if (h->pid)
 			snprintf(proc, sizeof(proc), "pid %d (%s)", (int)h->pid,
 				 proc_read_stat(h->pid, &st) == 0 && st.starttime == h->starttime ? st.comm : "gone");

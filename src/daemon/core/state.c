@@ -20,13 +20,13 @@
 #include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/sys/accounts.h"
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
@@ -319,14 +319,15 @@ static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct 
 	struct grant_subject subj;
 	struct proc_status ps;
 	struct grant_cap cap;
-	struct passwd *pw = getpwuid(owner);
+	struct account a;
+	bool found = accounts_by_uid(owner, &a) == 0;
 	int e;
 
 	if (proc_read_status(tid, &ps) < 0 || ps.tgid != pid) {
 		snprintf(msg, len, "gone");
 		return REFUSE_NO_SUCH_THREAD;
 	}
-	grant_subject_init(&subj, c, owner, pw ? pw->pw_gid : (gid_t)-1, pid);
+	grant_subject_init(&subj, c, owner, found ? a.gid : (gid_t)-1, pid);
 	if (!subj.privileged && !grant_owns(owner, &ps)) {
 		snprintf(msg, len, "it runs as uid %u (effective %u), not as its recorded owner uid %u", (unsigned)ps.uid,
 			 (unsigned)ps.euid, (unsigned)owner);

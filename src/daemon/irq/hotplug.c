@@ -15,6 +15,7 @@
 
 #include "daemon/irq/hotplug.h"
 #include "daemon/sys/log.h"
+#include "daemon/sys/procev.h"
 
 /* The kernel's own uevent group (udev's is 2). */
 #define UEVENT_GROUP_KERNEL 1
@@ -113,26 +114,22 @@ static int on_link(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	for (;;) {
 		socklen_t fl = sizeof(from);
 		ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		struct nlmsghdr nh;
+		const char *data;
+		size_t off = 0;
 		bool up = false;
 
 		if (n < 0)
 			return 0;
 		if (from.nl_pid != 0)
 			continue;
-		/* copied out, not cast: the messages are read as procev.c reads its own */
-		for (size_t off = 0; (size_t)n - off >= sizeof(struct nlmsghdr);) {
-			struct nlmsghdr nh;
-			struct ifinfomsg ifi;
 
-			memcpy(&nh, buf + off, sizeof(nh));
-			if (nh.nlmsg_len < sizeof(nh) || nh.nlmsg_len > (size_t)n - off)
-				break;
-			if (nh.nlmsg_type == RTM_NEWLINK && nh.nlmsg_len >= NLMSG_LENGTH(sizeof(ifi))) {
-				memcpy(&ifi, buf + off + NLMSG_HDRLEN, sizeof(ifi));
+		while (nlmsg_next(buf, (size_t)n, &off, &nh, &data))
+			if (nh.nlmsg_type == RTM_NEWLINK && nh.nlmsg_len >= NLMSG_LENGTH(sizeof(struct ifinfomsg))) {
+				struct ifinfomsg ifi;
+				memcpy(&ifi, data, sizeof(ifi));
 				up |= (ifi.ifi_change & IFF_UP) != 0;
 			}
-			off += NLMSG_ALIGN(nh.nlmsg_len) < (size_t)n - off ? NLMSG_ALIGN(nh.nlmsg_len) : (size_t)n - off;
-		}
 		if (up)
 			h->fn(h->ud, "link", "(a network interface came up or went down)");
 	}

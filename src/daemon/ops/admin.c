@@ -3,10 +3,10 @@
 #include "autoconfig.h"
 
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "daemon/sys/accounts.h"
 #include "daemon/core/grant.h"
 #include "daemon/core/registry.h"
 #include "daemon/diag/diag.h"
@@ -51,10 +51,10 @@ static void check_grant(struct ctx *x, const struct grant_subject *caller, const
 	int e;
 
 	if (t->user && strcmp(t->user, caller->user) != 0) {
-		struct passwd *pw = getpwnam(t->user);
-		if (!pw)
+		struct account a;
+		if (accounts_by_name(t->user, &a) < 0)
 			return;
-		grant_subject_init(&subj, c, pw->pw_uid, pw->pw_gid, 0);
+		grant_subject_init(&subj, c, a.uid, a.gid, 0);
 	}
 	if (grant_resolve(c, &req, &spec, msg, sizeof(msg)) != 0)
 		return;

@@ -28,6 +28,7 @@ enum op_flag {
 	OP_ADMIN = 1 << 4,    /* root or admin-group only (fills x->subj too) */
 	OP_RATE = 1 << 5,     /* takes a rate-limit token of the caller's uid */
 	OP_UNLISTED = 1 << 6, /* left out of the unknown-op refusal's list (librtsched's own) */
+	OP_FREE = 1 << 7,     /* takes a token of the caller's free-rate-limit bucket (root aside) */
 };
 
 /* One request being handled. */

@@ -18,6 +18,7 @@
 #include "daemon/privs.h"
 #include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
+#include "daemon/sys/rtloop.h"
 #include "daemon/watchdog/safety.h"
 
 /* version: the daemon's release and protocol version. */
@@ -35,6 +36,8 @@ void op_status(struct ctx *x)
 	struct service *s = x->svc;
 	const struct config *c = s->config;
 	struct service_status st;
+	struct rtloop_status ls;
+	char loopbuf[32];
 
 	memset(&st, 0, sizeof(st));
 	s->hooks->status(s->ud, &st);
@@ -57,6 +60,15 @@ void op_status(struct ctx *x)
 	proto_add_long(&x->out, "default_priority", c->dflt.priority);
 	proto_add_long(&x->out, "max_priority", c->max_priority);
 	proto_add(&x->out, "thread_exit", registry_thread_pidfds(s->registry) ? "pidfd-thread" : "connector+rescan");
+	/* the event loop: what it runs at now (sys/rtloop.h) */
+	rtloop_get_status(s->loop, &ls);
+	snprintf(loopbuf, sizeof(loopbuf), "fifo/%d", ls.priority);
+	proto_add(&x->out, "loop", ls.priority == 0 ? "other (loop-priority = 0)"
+				   : ls.error ? "other (the kernel refused SCHED_FIFO)"
+				   : ls.realtime ? loopbuf : "other (budget spent)");
+	proto_add_long(&x->out, "loop_budget_pct", ls.budget_pct);
+	proto_add_long(&x->out, "loop_stepdowns", (long)ls.stepdowns);
+	proto_add_long(&x->out, "loop_cpu_ms", (long)(ls.cpu_ns / 1000000u));
 	if (s->safety) {
 		struct safety_status ss;
 		safety_get_status(s->safety, &ss);

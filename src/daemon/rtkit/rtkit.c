@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include <sys/resource.h>
 #include <systemd/sd-bus.h>
 
+#include "daemon/sys/accounts.h"
 #include "daemon/sys/log.h"
 #include "shared/protocol.h"
 #include "daemon/config/config.h"
@@ -179,7 +179,8 @@ static int on_owner_changed(sd_bus_message *m, void *ud, sd_bus_error *unused)
 /* Fill p from what the bus said of a sender. */
 static void peer_fill(struct peer *p, uid_t uid, pid_t pid)
 {
-	struct passwd *pw = getpwuid(uid);
+	struct account a;
+	bool found = accounts_by_uid(uid, &a) == 0;
 
 	memset(p, 0, sizeof(*p));
 	/* no pidfd from dbus-daemon 1.14: the grant path's uid check stands in for it */
@@ -187,7 +188,7 @@ static void peer_fill(struct peer *p, uid_t uid, pid_t pid)
 	p->pid = pid;
 	p->uid = uid;
 	p->account = grant_account(uid);
-	p->gid = pw ? pw->pw_gid : (gid_t)-1;
+	p->gid = found ? a.gid : (gid_t)-1;
 }
 
 /* Who called, if the bus told us before: uid and pid as the bus daemon

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/sys/accounts.h"
 #include "daemon/sys/limits.h"
 
 #define INF ULLONG_MAX             /* RLIM_INFINITY on Linux */
@@ -111,14 +112,15 @@ static bool group_get(const char *name, gid_t gid, gid_t *out)
 	struct group gr, *res = NULL;
 	char *buf = NULL;
 
+	if (name) /* by name: the cache's (accounts.h) */
+		return accounts_group_gid(name, out) == 0;
 	/* the buffer grows on ERANGE: big groups do not fit in a fixed one */
 	for (size_t len = 1024; len <= (64u << 20); len *= 2) {
 		char *nbuf = realloc(buf, len);
 		if (!nbuf)
 			break;
 		buf = nbuf;
-		if ((name ? getgrnam_r(name, &gr, buf, len, &res)
-			  : getgrgid_r(gid, &gr, buf, len, &res)) != ERANGE)
+		if (getgrgid_r(gid, &gr, buf, len, &res) != ERANGE)
 			break;
 	}
 	if (res)
@@ -525,48 +527,29 @@ int limits_lookup(const char *conf_path, const char *dir_path,
 	return limits_lookup_warn(conf_path, dir_path, item, who, NULL, NULL, out);
 }
 
-/* getpwnam_r() plus getgrouplist(), the data pam_limits works from. */
+/* The user's passwd entry and groups, the data pam_limits works from
+ * (accounts.h: looked up once per uid, not per request). */
 int limits_who_from_user(const char *user, struct limits_who *who)
 {
-	struct passwd pw, *res = NULL;
-	char *buf = NULL;
-	gid_t *groups = NULL, *ng;
-	int r = ENOMEM, n = 32, want = -1;
+	struct account a;
+	gid_t *groups;
+	size_t n;
+	int r;
 
 	if (!user || !who)
 		return -EINVAL;
 	memset(who, 0, sizeof(*who));
-	for (size_t len = 1024; len <= (64u << 20); len *= 2) {
-		char *nbuf = realloc(buf, len);
-		if (!nbuf)
-			break;
-		buf = nbuf;
-		if ((r = getpwnam_r(user, &pw, buf, len, &res)) != ERANGE)
-			break;
+	if ((r = accounts_by_name(user, &a)) < 0 || (r = accounts_groups(a.uid, &groups, &n)) < 0)
+		return r;
+	if (!(who->user = strdup(a.name))) {
+		free(groups);
+		return -ENOMEM;
 	}
-	/* getgrouplist() reports the count it needs when the array is short */
-	for (int tries = 0; res && want < 0 && tries < 8; tries++) {
-		if (!(ng = reallocarray(groups, (size_t)n, sizeof(gid_t))))
-			break;
-		groups = ng;
-		want = n;
-		if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &want) < 0) {
-			n = want > n ? want : 2 * n;
-			want = -1;
-		}
-	}
-	if (res && want >= 0 && (who->user = strdup(pw.pw_name))) {
-		who->uid = pw.pw_uid;
-		who->gid = pw.pw_gid;
-		who->groups = groups;
-		who->ngroups = (size_t)want;
-		groups = NULL;
-	}
-	free(groups);
-	free(buf);
-	if (!res)
-		return r ? -r : -ENOENT;
-	return who->user ? 0 : -ENOMEM;
+	who->uid = a.uid;
+	who->gid = a.gid;
+	who->groups = groups;
+	who->ngroups = n;
+	return 0;
 }
 
 /* Release a who filled by limits_who_from_user(). */

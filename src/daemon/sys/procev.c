@@ -72,24 +72,30 @@ static size_t event_size(unsigned what)
 /* The datagram is walked by offsets and each header copied out: nothing in
  * it is trusted to be aligned (proc_event needs 8 bytes and sits at 4), to
  * be as long as its type says, or to be padded at the end. */
+bool nlmsg_next(const char *buf, size_t len, size_t *off, struct nlmsghdr *nh, const char **data)
+{
+	if (*off > len || len - *off < sizeof(*nh))
+		return false;
+	memcpy(nh, buf + *off, sizeof(*nh));
+	if (nh->nlmsg_len < sizeof(*nh) || nh->nlmsg_len > len - *off)
+		return false;
+	*data = buf + *off + NLMSG_HDRLEN;
+	/* the next message starts at the aligned end of this one, if any is left */
+	*off += NLMSG_ALIGN(nh->nlmsg_len) < len - *off ? NLMSG_ALIGN(nh->nlmsg_len) : len - *off;
+	return true;
+}
+
 int procev_dispatch(const struct procev_handlers *h, void *ud, const void *buf, size_t len)
 {
-	const char *p = buf;
+	struct nlmsghdr nl;
+	const char *data;
 	size_t off = 0;
 	int n = 0;
 
-	while (len - off >= sizeof(struct nlmsghdr)) {
-		struct nlmsghdr nl;
+	while (nlmsg_next(buf, len, &off, &nl, &data)) {
 		struct cn_msg cn;
 		struct proc_event ev;
-		const char *data;
 
-		memcpy(&nl, p + off, sizeof(nl));
-		if (nl.nlmsg_len < sizeof(nl) || nl.nlmsg_len > len - off)
-			break;
-		data = p + off + NLMSG_HDRLEN;
-		/* the next message starts at the aligned end of this one, if any is left */
-		off += NLMSG_ALIGN(nl.nlmsg_len) < len - off ? NLMSG_ALIGN(nl.nlmsg_len) : len - off;
 		if (nl.nlmsg_type == NLMSG_ERROR || nl.nlmsg_type == NLMSG_NOOP)
 			continue;
 		if (nl.nlmsg_len < NLMSG_LENGTH(sizeof(cn)))

@@ -4,6 +4,7 @@
 #ifndef RTSCHED_PROCEV_H
 #define RTSCHED_PROCEV_H
 
+#include <linux/netlink.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
@@ -21,6 +22,11 @@ struct procev;
 /* Subscribe; -errno (e.g. -EPERM without CAP_NET_ADMIN) when the connector
  * can't be used, so the caller falls back to rescans. */
 int procev_new(struct procev **ret, sd_event *e, const struct procev_handlers *h, void *ud);
+/* The next message of a netlink datagram buf of len bytes, from *off: its
+ * header copied into *nh (never cast: buf has no alignment), *data its
+ * payload, *off moved to the next aligned one. False at the end or at a
+ * header that does not fit. */
+bool nlmsg_next(const char *buf, size_t len, size_t *off, struct nlmsghdr *nh, const char **data);
 /* Parse one netlink datagram and dispatch its events (exposed for tests and fuzzing). */
 int procev_dispatch(const struct procev_handlers *h, void *ud, const void *buf, size_t len);
 /* Let events through or drop them in the kernel (no wake-ups) while nothing

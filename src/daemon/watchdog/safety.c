@@ -391,6 +391,8 @@ void safety_set_params(struct safety *s, const struct safety_params *p)
 	s->params.cooldown_s = p->cooldown_s;
 	s->params.demote_all = p->demote_all;
 	atomic_store(&s->demote_all, p->demote_all);   /* the watchdog thread reads it at a trip */
+	s->params.loop_tid = p->loop_tid;
+	atomic_store(&s->loop_tid, p->loop_tid);
 	if (atomic_load(&s->threshold_ns) != (uint64_t)p->threshold_ms * MSEC) {
 		atomic_store(&s->threshold_ns, (uint64_t)p->threshold_ms * MSEC);
 		atomic_fetch_add(&s->param_epoch, 1);
@@ -448,6 +450,7 @@ int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, 
 	s->wd.kick = -1;
 	atomic_store(&s->threshold_ns, (uint64_t)p->threshold_ms * MSEC);
 	atomic_store(&s->demote_all, p->demote_all);
+	atomic_store(&s->loop_tid, p->loop_tid);
 	*ret = s;
 	if (!p->enabled)
 		return 0;

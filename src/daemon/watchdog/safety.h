@@ -73,9 +73,11 @@ struct safety_params {
 	unsigned threshold_ms;  /* SAFETY_THRESHOLD_MS_MIN..MAX */
 	unsigned cooldown_s;    /* 1..SAFETY_COOLDOWN_S_MAX */
 	bool demote_all;        /* every managed real-time thread on a guilty CPU, not the culprits */
+	pid_t loop_tid;         /* the daemon's own event loop while a budget bounds its real-time
+				 * run time (sys/rtloop.h), 0 if none: never blamed */
 };
 
-#define SAFETY_PARAMS_DEFAULT { true, SAFETY_THRESHOLD_MS_DEFAULT, SAFETY_COOLDOWN_S_DEFAULT, false }
+#define SAFETY_PARAMS_DEFAULT { true, SAFETY_THRESHOLD_MS_DEFAULT, SAFETY_COOLDOWN_S_DEFAULT, false, 0 }
 
 /* A managed real-time thread, as the main loop publishes it. */
 struct safety_thread {
@@ -164,7 +166,7 @@ int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n
 /* A thread was granted real-time just now: the watchdog may demote it before
  * the next safety_set_threads() publishes it (a ring of the latest grants). */
 void safety_granted(struct safety *s, pid_t tid, pid_t pid, uint64_t starttime);
-/* New threshold, cooldown and demote_all (on reload); the enabled flag is kept. */
+/* New threshold, cooldown, demote_all and loop_tid (on reload); the enabled flag is kept. */
 void safety_set_params(struct safety *s, const struct safety_params *p);
 /* True while real-time grants must be refused after a trip. */
 bool safety_in_cooldown(const struct safety *s);

@@ -134,6 +134,7 @@ struct safety {
 	cpu_set_t allowed;                 /* CPUs this process may pin a canary to */
 	_Atomic uint64_t threshold_ns;
 	_Atomic bool demote_all;
+	_Atomic pid_t loop_tid;            /* params.loop_tid, for the watchdog thread */
 	_Atomic uint64_t since;            /* CLOCK_MONOTONIC ns: waits before it don't count */
 	_Atomic unsigned param_epoch;
 	_Atomic unsigned long suspends;

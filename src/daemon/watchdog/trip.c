@@ -120,6 +120,7 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 	struct scan *sc = s->scan;
 	size_t m = 0, nu = 0;
 	uint64_t total = 0;
+	pid_t loop = atomic_load(&s->loop_tid), self = getpid();
 
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct track *tr = &sc->t[i];
@@ -127,6 +128,10 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 		size_t k;
 
 		if (!tr->tid || !safety_track_on(tr, cpu))
+			continue;
+		/* the daemon's own loop: its budget bounds what it runs at
+		 * real-time priority, below what any canary's wait counts */
+		if (loop && tr->tid == loop && tr->pid == self)
 			continue;
 		sc->cand[m] = i;
 		sc->ran[m] = safety_track_ran(tr);

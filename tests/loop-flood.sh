@@ -1,0 +1,126 @@
+#!/bin/bash
+# tests/loop-flood.sh: the real-time event loop and its budget (issue 28,
+# item 1). The daemon's loop thread (its main thread) is SCHED_FIFO 1 as
+# the kernel reports it; an unprivileged user floods version/status/list
+# over 100 connections; the kernel shows the loop at SCHED_OTHER during the
+# flood (it spent its budget and stepped down), the daemon counts the
+# step-downs, every request is answered (the free ops' rate limit refuses
+# most of them), another user's registration made during the flood
+# succeeds, the watchdog does not trip and the loop is SCHED_FIFO again
+# afterwards.
+#
+# It must fail without the budget: LOOP_FLOOD_BUDGET=off tests/loop-flood.sh
+# runs it with loop-budget = off, and the loop never steps down (the
+# kernel never shows it SCHED_OTHER, loop_stepdowns stays 0).
+. "$(dirname "$0")/lib.sh"
+need_root
+test_deadline 900
+trap 'exit 143' TERM
+ABUSE="$top_builddir/tests/abuse-client"
+[ -x "$ABUSE" ] || skip "tests/abuse-client is not built"
+[ -x "$HELPER" ] || skip "tests/task-helper is not built"
+command -v setpriv >/dev/null || skip "setpriv missing"
+command -v chrt >/dev/null || skip "chrt missing"
+ulimit -n 65536 2>/dev/null || true
+
+BUDGET=${LOOP_FLOOD_BUDGET:-10}
+FLOODER=4243       # an unprivileged uid with no passwd entry
+CONNS=100          # connections, one abuse-client each
+PER_CONN=400       # requests each, pipelined
+CONF="$TMP/loop.conf"
+cat >"$CONF" <<EOC
+[daemon]
+loop-priority = 1
+loop-budget = $BUDGET
+[user *]
+max-priority = 20
+policies = fifo,other
+EOC
+daemon_start "$CONF"
+
+# field 41 of /proc/PID/task/TID/stat: the thread's policy (0 OTHER, 1 FIFO)
+policy_of() { sed 's/.*) //' "/proc/$DPID/task/$DPID/stat" 2>/dev/null | awk '{ print $39 }'; }
+status_field() { "$RTSCHEDCTL" --socket "$SOCK" status | awk -v k="$1" '$1 == k { print $2 }'; }
+
+# --- the kernel's view of the loop --------------------------------------------------
+got=$(chrt -p "$DPID")
+case "$got" in
+*"policy: SCHED_FIFO|SCHED_RESET_ON_FORK"*"priority: 1"*) pass "the loop thread (main thread $DPID) is SCHED_FIFO 1 with reset-on-fork (chrt -p)" ;;
+*) fail "the loop thread is not SCHED_FIFO 1: chrt -p says: $(echo $got)" ;;
+esac
+# the daemon's other threads started as they were made, not with the loop's policy
+for t in /proc/"$DPID"/task/*; do
+	tid=${t##*/}
+	[ "$tid" = "$DPID" ] && continue
+	case "$(cat "$t/comm")" in rtsd-watchdog | rtsd-canary*) continue ;; esac
+	p=$(sed 's/.*) //' "$t/stat" | awk '{ print $39 }')
+	[ "$p" = 0 ] || fail "thread $tid ($(cat "$t/comm")) inherited policy $p from the loop"
+done
+
+# another user's thread, registered before the flood: the watchdog watches it
+helper_start nobody
+h spawn w1
+W1=$(echo "$HR" | awk '{ print $3 }')
+h register w1 -
+case "$HR" in ok\ fifo*) pass "nobody's registration before the flood: $HR" ;; *) fail "registration before the flood: $HR" ;; esac
+
+# --- the flood ----------------------------------------------------------------------
+ops=("v=1 op=list" "v=1 op=status" "v=1 op=version" "v=1 op=list all=1")
+pids=()
+for i in $(seq "$CONNS"); do
+	setpriv --reuid="$FLOODER" --regid="$FLOODER" --clear-groups \
+		"$ABUSE" flood "$SOCK" "$PER_CONN" "${ops[$((i % 4))]}" >"$TMP/flood$i" 2>&1 &
+	pids+=($!)
+done
+# sample the loop's policy as the kernel has it while the flood runs, and
+# register a thread of another user in the middle of it
+seen_other=0 seen_fifo=0 registered=
+while :; do
+	live=0
+	for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && live=1 && break; done
+	[ "$live" = 1 ] || break
+	case "$(policy_of)" in 0) seen_other=$((seen_other + 1)) ;; 1) seen_fifo=$((seen_fifo + 1)) ;; esac
+	if [ -z "$registered" ] && [ "$seen_other" -gt 0 ]; then
+		h spawn w2
+		h register w2 -
+		registered=$HR
+	fi
+	sleep 0.01
+done
+for p in "${pids[@]}"; do bounded_wait "$p" "abuse-client flood"; done
+[ -n "$registered" ] || { h spawn w2; h register w2 -; registered="$HR (after the flood)"; }
+
+sent=0 answered=0 limited=0 bad=0
+for i in $(seq "$CONNS"); do
+	line=$(tail -1 "$TMP/flood$i")
+	r=$(echo "$line" | tr ' ' '\n' | sed -n 's/^replies=//p')
+	l=$(echo "$line" | tr ' ' '\n' | sed -n 's/^rate-limited=//p')
+	answered=$((answered + ${r:-0})); limited=$((limited + ${l:-0}))
+	[ "${r:-0}" = "$PER_CONN" ] || { bad=$((bad + 1)); echo "# flood $i: $line"; }
+done
+echo "# flood: $CONNS connections x $PER_CONN requests as uid $FLOODER: $answered answered, $limited rate-limited"
+[ "$bad" = 0 ] && pass "every one of $((CONNS * PER_CONN)) flood requests answered" ||
+	fail "$bad of $CONNS flood connections lost replies"
+[ "$limited" -gt 0 ] && pass "the free ops' rate limit refused $limited of them (free-rate-limit, per uid)" ||
+	fail "no flood request was rate-limited: version/status/list have no per-uid limit"
+
+# --- what the budget did ------------------------------------------------------------
+echo "# loop policy samples during the flood: $seen_fifo SCHED_FIFO, $seen_other SCHED_OTHER"
+[ "$seen_other" -gt 0 ] && pass "the kernel showed the loop at SCHED_OTHER during the flood ($seen_other samples)" ||
+	fail "the kernel never showed the loop at SCHED_OTHER during the flood ($seen_fifo samples at FIFO): no budget"
+steps=$(status_field loop_stepdowns)
+[ "${steps:-0}" -gt 0 ] && pass "the daemon counted $steps budget step-downs (loop_stepdowns)" ||
+	fail "loop_stepdowns is ${steps:-?}: the loop never stepped down"
+case "$registered" in
+ok\ fifo*) pass "another user's registration during the flood succeeded: $registered" ;;
+*) fail "another user's registration during the flood: $registered" ;;
+esac
+expect_sched "$W1" "policy=fifo" "nobody's thread registered before the flood is still SCHED_FIFO (kernel)"
+trips=$(status_field watchdog_trips)
+[ "$trips" = 0 ] && pass "no watchdog trip (watchdog_trips 0)" || fail "the watchdog tripped: watchdog_trips=$trips; $(status_field watchdog_last)"
+# the loop gets SCHED_FIFO back at the end of its period
+wait_for sh -c "chrt -p $DPID | grep -q 'SCHED_FIFO'" && pass "the loop is SCHED_FIFO again after the flood" ||
+	fail "the loop stayed at $(chrt -p "$DPID" | head -1) after the flood"
+kill -0 "$DPID" && pass "the daemon survived the flood" || fail "the daemon died in the flood"
+helper_stop
+finish
