@@ -1525,8 +1525,6 @@ RTW=
 if [ -x "$B/bench-rtwatch" ]; then
 	bg_start RTW "$B/bench-rtwatch" $$ "$TMP/rtwatch.log" 500
 fi
-# What bench-rtwatch saw between two /proc/uptime readings ($1, $2), in
-# full on stdout and in one line for summary.md into file $3.
 # --- 12. caught refusals: refused call -> applied ----------------------------------------
 bench_caught() {
 	local u=rtsd-bench$$ rounds csv=$RESULTS/caught.csv md=$RESULTS/caught.md line
@@ -1547,9 +1545,13 @@ bench_caught() {
 		echo "bench-caught: $rounds rounds each: back to SCHED_OTHER, sched_setscheduler(FIFO 10) -> EPERM, spin on"
 		echo "sched_getscheduler() until SCHED_FIFO (1 s: a miss); a private rtschedd with catch-refused = yes; µs:"
 		echo "label n p50_us p99_us max_us misses"
+		# the user cannot write $RESULTS: its line goes to the CSV from here
+		echo "label,n,p50_us,p99_us,max_us,misses" >"$csv"
 		run_caught() {
 			bench_run 120 prlimit --rtprio=0:0 -- setpriv --reuid="$u" --regid=nogroup --clear-groups -- \
-				"$B/bench-caught" "$rounds" 10 "$1" "$csv"
+				"$B/bench-caught" "$rounds" 10 "$1" >"$TMP/caught.line" || return
+			cat "$TMP/caught.line"
+			tr ' ' , <"$TMP/caught.line" >>"$csv"
 		}
 		run_caught idle
 		if stress_start 150; then
@@ -1571,6 +1573,8 @@ bench_caught() {
 	{ echo; echo "Caught refusals (refused sched_setscheduler -> applied by the catcher):"; echo; cat "$md"; } >>"$SUMMARY"
 }
 
+# What bench-rtwatch saw between two /proc/uptime readings ($1, $2), in
+# full on stdout and in one line for summary.md into file $3.
 foreign_rt() {
 	if [ -z "$RTW" ]; then
 		echo "other programs' real-time threads: not watched (bench-rtwatch not built)"

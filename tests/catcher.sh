@@ -10,12 +10,18 @@
 #  (c) FIFO 90, above the user's max-priority 80: refused as a register of
 #      90 would be (max-priority refuses; over-cap clamps rtprio-cap only),
 #      the reason logged, the thread never 90;
+#  (e) a refused call aimed at another process's thread (root's, and one
+#      of the same user's other processes) is not granted: the catcher
+#      acts only as a register by the caller would, on its own threads;
+#  (f) in a pid namespace of its own (a container), a thread naming itself
+#      by its number there (as pthread_setschedparam does) is granted: the
+#      BPF side translates it (that number is 1 in the machine's namespace);
 #  (d) catch-refused = no: the thread stays SCHED_OTHER, and rtschedd
 #      --check and rtschedctl check say the catcher is off.
 . "$(dirname "$0")/lib.sh"
 need_root
-for c in useradd userdel setpriv prlimit chrt; do
-	command -v $c >/dev/null || { echo "FAIL - $c missing (apt-get install passwd util-linux)"; exit 1; }
+for c in useradd userdel setpriv prlimit chrt unshare pgrep; do
+	command -v $c >/dev/null || { echo "FAIL - $c missing (apt-get install passwd util-linux procps)"; exit 1; }
 done
 RH="$top_builddir/tests/run-helper"
 [ -x "$RH" ] || { echo "FAIL - tests/run-helper not built"; exit 1; }
@@ -104,6 +110,43 @@ expect_in "$(cat "$DLOG")" "of tid $HT (pid $HP, uid $(id -u "$U")): not granted
 got=$(kern "$HT")
 [ "$got" = "other 0" ] && pass "(c) tid $HT stays SCHED_OTHER (never FIFO 90)" ||
 	fail "(c) tid $HT is '$got', want 'other 0'"
+
+# (e) the call names another process's thread: a root process's (the kernel
+# refuses it as another user's) and the same user's other helper (refused
+# for RLIMIT_RTPRIO 0); neither becomes real-time, each refusal logged
+sleep 1000 <"$TMP/hold" &
+VP=$!
+HELD+=("$VP")
+held e1 nice:0
+OT=$HT
+for victim in "$VP" "$OT"; do
+	held e2 "fifo-of:$victim:10"
+	[ "$(field "$LINE" errno)" = EPERM ] || fail "(e) the helper's call on $victim: $LINE"
+	wait_for grep -q "caught a refused sched_setscheduler(fifo 10) of tid $victim " "$DLOG" ||
+		fail "(e) no log line for the call on tid $victim: $(cat "$DLOG")"
+	expect_in "$(grep "of tid $victim " "$DLOG")" "not granted: tid $victim belongs to process" \
+		"(e) sched_setscheduler($victim, FIFO 10) from another process: not granted, the reason logged"
+	got=$(kern "$victim")
+	[ "$got" = "other 0" ] && pass "(e) tid $victim stays SCHED_OTHER" || fail "(e) tid $victim is '$got'"
+done
+
+# (f) a caller in a pid namespace of its own: the helper is pid 1 there
+unshare --pid --fork --kill-child -- "${AS_USER[@]}" "$RH" fifo-tid:20 hold <"$TMP/hold" >"$TMP/f.out" 2>&1 &
+HP=$!
+HELD+=("$HP")
+wait_for grep -q holding "$TMP/f.out" || fail "(f) the helper did not start in a pid namespace: $(cat "$TMP/f.out")"
+GT=$(pgrep -P "$HP" | head -1)
+# the helper is its namespace's init: it takes SIGKILL only, and unshare's
+# --kill-child was cleared by setpriv's change of user; killed first
+kill_init() { [ -n "${GT:-}" ] && kill -KILL "$GT" 2>/dev/null; GT=; return 0; }
+at_exit kill_init
+LINE=$(head -1 "$TMP/f.out")
+[ "$(field "$LINE" errno)" = EPERM ] && [ "$(field "$LINE" tid)" = 1 ] &&
+	pass "(f) in its own pid namespace, sched_setscheduler(1 = itself, FIFO 20) fails with EPERM" ||
+	fail "(f) the helper's call: $LINE"
+wait_for is_kern "$GT" "fifo 20" && pass "(f) the kernel then shows tid $GT (1 in its namespace) FIFO 20" ||
+	fail "(f) tid $GT is '$(kern "$GT")', want 'fifo 20'; log: $(grep "tid $GT \|tid 1 " "$DLOG")"
+kill_init
 stop_held
 daemon_stop
 

@@ -73,7 +73,7 @@ static void on_refused(void *ud, const struct catcher_event *ev)
 	char msg[768], applied[128];
 	int policy = ev->policy;
 
-	if (!ev->read_ok || tid <= 0 || proc_read_stat(tid, &st) < 0)
+	if (!ev->read_ok || ev->target == CATCHER_FOREIGN_TARGET || tid <= 0 || proc_read_stat(tid, &st) < 0)
 		return;
 	/* a tid reused since the call (a thread started after it) is not the one asked for */
 	if (c->clk_tck > 0 && st.starttime / (uint64_t)c->clk_tck > ev->at_ns / 1000000000ull)

@@ -10,6 +10,7 @@
  * names exist on x86-64 only. Read by catcher.c. */
 #include "vmlinux.h"
 
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -69,13 +70,32 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } caught SEC(".maps");
 
+/* The pid argument as the daemon (in the initial pid namespace) must read
+ * it: a caller in a container names tasks by their numbers in its own
+ * namespace. Itself (its own number there, as pthread_setschedparam passes
+ * it) is 0; another task is CATCHER_FOREIGN_TARGET, since only the kernel's
+ * find_vpid could translate it safely. */
+static __always_inline __s32 global_target(__s32 target)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pid *pid = BPF_CORE_READ(task, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid own = {};
+
+	if (target == 0 || level == 0)
+		return target;
+	if (bpf_core_read(&own, sizeof(own), &pid->numbers[level]) == 0 && own.nr == target)
+		return 0;
+	return CATCHER_FOREIGN_TARGET;
+}
+
 /* Remember a call's arguments until its exit. Only the arguments the call
  * has are read: the kernel refuses to attach a program that reads past its
  * tracepoint's record (EACCES), and sched_setparam's has two. */
 static __always_inline void enter(const struct syscall_enter *ctx, __u32 call)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct pending p = { .call = call, .target = (__s32)ctx->args[0], .arg1 = ctx->args[1] };
+	struct pending p = { .call = call, .target = global_target((__s32)ctx->args[0]), .arg1 = ctx->args[1] };
 
 	if (call != CATCHER_SETPARAM)
 		p.arg2 = ctx->args[2];

@@ -8,6 +8,7 @@
 #define CATCHER_SETPARAM 2
 #define CATCHER_SETATTR 3
 
+#define CATCHER_FOREIGN_TARGET (-1)
 #define CATCHER_KEEP_POLICY (-1) /* sched_setparam: the policy the thread has */
 
 struct catcher_event {
@@ -15,7 +16,10 @@ struct catcher_event {
 	__s32 tgid;      /* the calling process */
 	__s32 tid;       /* the calling thread */
 	__u32 uid, gid;  /* the caller's real uid and gid */
-	__s32 target;    /* the pid argument as given (0: the caller itself) */
+	__s32 target;    /* the pid argument (0: the caller itself), in the initial pid
+			  * namespace: a caller in a child namespace naming itself by
+			  * its number there is 0; naming another task there is
+			  * CATCHER_FOREIGN_TARGET (not translated: not acted on) */
 	__u32 call;      /* CATCHER_SET* */
 	__s32 policy;    /* SCHED_* (without SCHED_RESET_ON_FORK), or CATCHER_KEEP_POLICY */
 	__s32 priority;  /* sched_priority */
