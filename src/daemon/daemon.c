@@ -24,6 +24,7 @@
 #include "daemon/control.h"
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"
+#include "daemon/caught.h"
 #include "daemon/core/grant.h"
 #include "daemon/cpu/isolate.h"
 #include "daemon/cpu/pmqos.h"
@@ -735,6 +736,29 @@ static void observer_start(struct daemon *d)
 		 d->svc.config->observe_threads, d->svc.config->culprits ? ", and the culprits of late wake-ups" : "");
 }
 
+/* Load the catcher of refused scheduling calls while CAP_BPF and
+ * CAP_PERFMON are held (catch-refused = yes). Without it the daemon runs
+ * on, and `rtschedctl check` says why. */
+static void caught_load(struct daemon *d)
+{
+	struct service *s = &d->svc;
+	int r;
+
+	if (!s->config->catch_refused) {
+		s->catcher_error = -ECANCELED;
+		snprintf(s->catcher_why, sizeof(s->catcher_why), "catch-refused = no in the configuration");
+		log_info("catcher of refused scheduling calls off (catch-refused = no)");
+		return;
+	}
+	r = caught_start(&d->caught, d->event, s, s->catcher_why, sizeof(s->catcher_why));
+	s->catcher_error = r;
+	if (r < 0)
+		log_notice("catcher of refused scheduling calls unavailable: %s", s->catcher_why);
+	else
+		log_info("catcher of refused scheduling calls loaded: a sched_setscheduler, sched_setparam or "
+			 "sched_setattr refused with EPERM goes through the grant path as a register by its caller");
+}
+
 int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
 	       const struct overrides *o, struct config *c)
 {
@@ -857,6 +881,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	if ((r = rtkit_start(&d->rtkit, &rc, c)) < 0)
 		return r;
 	observer_start(d);
+	caught_load(d);
 	/* the socket, the connector, the state, the bus and the BPF observer
 	 * are open: keep only what the work needs from here on (CAP_BPF,
 	 * CAP_PERFMON go) */
@@ -927,6 +952,7 @@ void daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->changed);
 	sd_event_source_disable_unref(d->publish);
 	jitter_free(d->svc.jitter);
+	caught_free(d->caught);
 	observer_free(d->svc.observer);
 	sd_event_source_disable_unref(d->tick);
 	registry_free(d->svc.registry, !d->keep_on_exit);

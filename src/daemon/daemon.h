@@ -32,6 +32,7 @@ struct control;
 struct closer;
 struct state;
 struct rtkit;
+struct caught;
 
 struct daemon {
 	sd_event *event;
@@ -49,6 +50,7 @@ struct daemon {
 	struct closer *closer;          /* closes what clients handed over, off the loop */
 	struct state *state;
 	struct rtkit *rtkit;            /* the RealtimeKit1 bus service; NULL when [rtkit] is off */
+	struct caught *caught;          /* refused scheduling calls granted; NULL when off or unavailable */
 	sd_event_source *tick;          /* metrics file and STATUS=, only while there is something to say */
 	sd_event_source *changed;       /* deferred daemon_changed() after registry changes */
 	sd_event_source *publish;       /* coalesced update of the watchdog's thread list */

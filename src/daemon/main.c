@@ -112,6 +112,7 @@ static int run_check(const struct config *c, pid_t pid, const char *user, bool j
 	diag_report_init(&rep);
 	r = diag_run(&env, &t, &rep);
 	if (r == 0 && (r = bpfcheck_run(&rep, c->observe_threads)) == 0 &&
+	    (r = bpfcheck_catcher_run(&rep, c->catch_refused)) == 0 &&
 	    (r = cpucheck_run(NULL, c, NULL, NULL, &rep)) == 0 &&
 	    (r = irqcheck_run(NULL, c, NULL, NULL, &rep)) == 0)
 		diag_report_sort(&rep);

@@ -190,6 +190,7 @@ struct config {
 	int loop_budget;      /* its percent of a CPU per period at that priority, -1 = no budget */
 	unsigned rescan_ms;   /* /proc rescan period when the process events connector is unavailable */
 	unsigned observe_threads; /* BPF observer slots (read at start only); 0: no observer */
+	bool catch_refused;   /* the catcher of refused scheduling calls (read at start only) */
 	bool culprits;        /* the observer tracks what ran while a thread waited (read at start only) */
 	unsigned late_threshold_us; /* a wake-up of a thread without a budget later than this is late */
 	bool process_events;  /* use the connector at all (a sandbox may forbid AF_NETLINK) */

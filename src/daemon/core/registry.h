@@ -18,7 +18,8 @@
  * a call on the rtkit bus service (src/daemon/rtkit), or a register sent by
  * the preload library of `rtschedctl run` for a call the kernel refused
  * (source=preload). The numbers are kept in the state journal: add at the end. */
-enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS, REG_SOURCE_RULE, REG_SOURCE_RTKIT, REG_SOURCE_PRELOAD };
+enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS, REG_SOURCE_RULE, REG_SOURCE_RTKIT, REG_SOURCE_PRELOAD,
+		  REG_SOURCE_CAUGHT };
 
 struct reg_process;
 struct proc_rlimits;

@@ -159,6 +159,7 @@ void op_check(struct ctx *x)
 	if (t.policy >= 0)
 		check_grant(x, subj, &t, &rep);
 	bpfcheck_add(&rep, x->svc->observer_error, x->svc->observer_why, true);
+	bpfcheck_catcher_add(&rep, x->svc->catcher_error, x->svc->catcher_why, true);
 	if (cpucheck_run(NULL, x->svc->config, x->svc->pmqos, x->svc->isolate, &rep) < 0 ||
 	    /* interrupts and kernel threads; other users' threads are named to
 	     * root and admin-group only */
