@@ -405,6 +405,20 @@ START_TEST(test_overrides)
 	ck_assert(cmdline);
 	ck_assert_msg(strstr(out, "command line: [daemon]: priority 50 is above max-priority 40"), "%s", out);
 	free(out);
+	/* an error found after it (a rule's) leaves the command line at
+	 * fault: -EDOM was overwritten by that error's -EINVAL */
+	config_free(c);
+	c = expect_ok("[daemon]\nmax-priority = 40\n[rule a]\npolicy = fifo\npriority = 5\n");
+	c->rules[0].spec.priority = 45;
+	config_override_default(c, SCHED_RR, 50);
+	cmdline = false;
+	f = open_memstream(&out, &len);
+	ck_assert_int_eq(config_validate_text(c, f, &cmdline), -EINVAL);
+	fclose(f);
+	ck_assert(cmdline);
+	ck_assert_msg(strstr(out, "[rule a]: priority 45 is above max-priority 40"), "%s", out);
+	free(out);
+	c->rules[0].spec.priority = 5;
 	config_override_default(c, SCHED_RR, 20);
 	ck_assert_int_eq(config_validate_text(c, stderr, NULL), 0);
 	f = open_memstream(&out, &len);
