@@ -195,7 +195,7 @@ int registry_hold(struct registry *r, uid_t account, pid_t pid, const char *rule
 bool registry_held(struct registry *r, uid_t account, pid_t pid, const char *rule);
 /* The registry's facts of a grant decision (core/grant.h): how many
  * threads a->subj's account holds (0 for a privileged subject, whom no
- * quota limits) and whether the cooldown holds it back, for a thread of
+ * quota limits, and when a->adding is 0: nothing to check) and whether the cooldown holds it back, for a thread of
  * process a->target (a [rule] match: of the rule a->req->role). */
 void registry_ask(struct registry *r, struct grant_ask *a);
 /* Who is held, for the log and status: "uid 1000 (alice)", "rule ola-main of
