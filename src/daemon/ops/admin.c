@@ -60,7 +60,8 @@ static void check_grant(struct ctx *x, const struct grant_subject *caller, const
 	registry_ask(x->svc->registry, &a);
 	if (grant_decide(c, &a, &d) == 0)
 		return;
-	const char *code = d.verdict == GRANT_REFUSE ? proto_error_code(ops_wire_error(d.code)) : "grant-unknown";
+	/* a failure (-errno: the rtprio cap unreadable) is "internal", as on the wire */
+	const char *code = proto_error_code(ops_wire_error(d.code));
 	for (size_t i = 0; i < rep->n; i++)
 		if (strcmp(rep->v[i].code, code) == 0)
 			return;
