@@ -259,18 +259,55 @@ static int cap_lookup(const struct config *c, const struct grant_subject *s, pid
 	return 0;
 }
 
+/* rtprio-cap for a real-time spec: 0 (d->spec.priority maybe clamped,
+ * said in d->cap), a refusal, or -errno if the cap could not be read. */
+static int check_cap(const struct config *c, const struct grant_ask *a, struct grant_decision *d)
+{
+	const struct grant_subject *s = a->subj;
+	struct sched_spec *spec = &d->spec;
+	struct grant_cap *cap = &d->cap;
+
+	if (c->rtprio_cap == CAP_CONFIG || !policy_is_realtime(spec->policy))
+		return 0;
+	int r = cap_lookup(c, s, a->target, cap);
+
+	if (r < 0) {
+		snprintf(d->msg, sizeof(d->msg), "cannot read the rtprio cap (rtprio-cap): %s", strerror(-r));
+		return r;
+	}
+	cap->applies = true;
+	if (cap->cap < 0 || spec->priority <= cap->cap)
+		return 0;
+	if (c->clamp && cap->cap >= 1) {
+		spec->priority = (int)cap->cap;
+		cap->clamped = true;
+		return 0;
+	}
+	snprintf(d->msg, sizeof(d->msg), "priority %d is above the cap %ld from %s", spec->priority, cap->cap,
+		 cap->from);
+	if (c->rtprio_cap == CAP_RLIMIT)
+		snprintf(d->fix, sizeof(d->fix), "raise the process's RLIMIT_RTPRIO to %d (LimitRTPRIO=%d in its unit, "
+			 "or prlimit --pid %d --rtprio=%d), or ask for %ld", spec->priority, spec->priority,
+			 (int)a->target, spec->priority, cap->cap);
+	else
+		/* the limits-dir this daemon reads, not always /etc/security/limits.d */
+		snprintf(d->fix, sizeof(d->fix), "add the line '%s - rtprio %d' to %s/rtschedd.conf and log in again, "
+			 "or ask for %ld", s->user, spec->priority, c->limits_dir, cap->cap);
+	return REFUSE_RTPRIO_CAP;
+}
+
 /* The limits of a non-privileged, non-exempt subject: 0, or a refusal
  * (-errno if the rtprio cap could not be read) in d. With over-cap = clamp,
- * d->spec.priority may be lowered (said in d->cap). */
+ * d->spec.priority may be lowered (check_cap()). */
 static int check_limits(const struct config *c, const struct grant_ask *a, struct grant_decision *d)
 {
 	const struct grant_subject *s = a->subj;
 	const struct grant_request *req = a->req;
 	const char *what = req->role[0] ? req->role : "the [daemon] default";
 	struct sched_spec *spec = &d->spec;
-	struct grant_cap *cap = &d->cap;
 	struct grant_limits l;
 	char note[512];
+	int e;
 
 	grant_limits_get(c, s, &l);
 	if (!(l.policies & (1u << spec->policy))) {
@@ -320,34 +357,8 @@ static int check_limits(const struct config *c, const struct grant_ask *a, struc
 			return REFUSE_CPUS;
 		}
 	}
-	if (c->rtprio_cap != CAP_CONFIG && policy_is_realtime(spec->policy)) {
-		int r = cap_lookup(c, s, a->target, cap);
-
-		if (r < 0) {
-			snprintf(d->msg, sizeof(d->msg), "cannot read the rtprio cap (rtprio-cap): %s", strerror(-r));
-			return r;
-		}
-		cap->applies = true;
-		if (cap->cap >= 0 && spec->priority > cap->cap) {
-			if (!c->clamp || cap->cap < 1) {
-				snprintf(d->msg, sizeof(d->msg), "priority %d is above the cap %ld from %s", spec->priority,
-					 cap->cap, cap->from);
-				if (c->rtprio_cap == CAP_RLIMIT)
-					snprintf(d->fix, sizeof(d->fix), "raise the process's RLIMIT_RTPRIO to %d "
-						 "(LimitRTPRIO=%d in its unit, or prlimit --pid %d --rtprio=%d), or ask "
-						 "for %ld", spec->priority, spec->priority, (int)a->target,
-						 spec->priority, cap->cap);
-				else
-					/* the limits-dir this daemon reads, not always /etc/security/limits.d */
-					snprintf(d->fix, sizeof(d->fix), "add the line '%s - rtprio %d' to "
-						 "%s/rtschedd.conf and log in again, or ask for %ld", s->user,
-						 spec->priority, c->limits_dir, cap->cap);
-				return REFUSE_RTPRIO_CAP;
-			}
-			spec->priority = (int)cap->cap;
-			cap->clamped = true;
-		}
-	}
+	if ((e = check_cap(c, a, d)) != 0)
+		return e;
 	/* the quota counts what a grant adds: a shrunk max-threads is met as
 	 * threads go, never by taking back what was granted (a reload, a
 	 * registration again, an adoption add nothing) */

@@ -93,53 +93,64 @@ static int check_held_kthread(const struct irqmgr *m, pid_t tid, struct diag_rep
 /* check: the diagnosis of a process or a user, one ROW per finding. A
  * non-privileged client may examine only itself (its processes, its user);
  * dispatch took the rate-limit token before any field here is parsed. */
+/* check's target: pid= (the caller's own unless privileged), user= (its
+ * own name unless privileged), and the scheduling fields dispatch parsed
+ * as a register's (OP_SCHED), resolved as a register's are: the diagnosis
+ * looks at what the grant decides on. 0, or -EINVAL after refusing. */
+static int check_target(struct ctx *x, struct diag_target *t)
+{
+	const struct grant_subject *subj = &x->subj;
+	const char *user = proto_get(x->m, "user");
+	struct sched_spec spec;
+	struct proc_status ps;
+	long n;
+	int r;
+
+	if ((r = proto_get_long(x->m, "pid", 1, INT32_MAX, &n)) == 0) {
+		t->pid = (pid_t)n;
+		if (proc_read_status(t->pid, &ps) < 0) {
+			refuse(x, PE_NO_SUCH_THREAD, "pid %ld: no such process", n);
+			return -EINVAL;
+		}
+		if (!subj->privileged && ps.uid != subj->uid) {
+			refuse(x, PE_NOT_ADMIN, "pid %ld belongs to uid %u; checking another user's process needs root "
+			       "or admin-group", n, (unsigned)ps.uid);
+			return -EINVAL;
+		}
+	} else if (r != -ENOENT) {
+		refuse(x, PE_BAD_REQUEST, "pid must be a positive number");
+		return -EINVAL;
+	}
+	if (user) {
+		if (!subj->privileged && strcmp(user, subj->user) != 0) {
+			refuse(x, PE_NOT_ADMIN, "checking user %s needs root or admin-group", user);
+			return -EINVAL;
+		}
+		t->user = user;
+	}
+	if (x->req.has_policy || x->req.role[0]) {
+		if (grant_resolve(x->svc->config, &x->req, &spec) == 0) {
+			t->policy = spec.policy;
+			t->priority = spec.priority;
+		} else {
+			t->policy = x->req.has_policy ? x->req.policy : x->svc->config->dflt.policy;
+			t->priority = x->req.has_priority ? x->req.priority : 0;
+		}
+	}
+	if (x->req.has_cpus)
+		t->cpus = &x->req.cpus;
+	return 0;
+}
+
 void op_check(struct ctx *x)
 {
 	const struct grant_subject *subj = &x->subj;
 	struct diag_target t = { .policy = -1 };
 	struct diag_report rep;
-	struct proc_status ps;
-	const char *user = proto_get(x->m, "user");
-	struct sched_spec spec;
-	long n;
 	int r;
 
-	if ((r = proto_get_long(x->m, "pid", 1, INT32_MAX, &n)) == 0) {
-		t.pid = (pid_t)n;
-		if (proc_read_status(t.pid, &ps) < 0) {
-			refuse(x, PE_NO_SUCH_THREAD, "pid %ld: no such process", n);
-			return;
-		}
-		if (!subj->privileged && ps.uid != subj->uid) {
-			refuse(x, PE_NOT_ADMIN, "pid %ld belongs to uid %u; checking another user's process needs root "
-			       "or admin-group", n, (unsigned)ps.uid);
-			return;
-		}
-	} else if (r != -ENOENT) {
-		refuse(x, PE_BAD_REQUEST, "pid must be a positive number");
+	if (check_target(x, &t) < 0)
 		return;
-	}
-	if (user) {
-		if (!subj->privileged && strcmp(user, subj->user) != 0) {
-			refuse(x, PE_NOT_ADMIN, "checking user %s needs root or admin-group", user);
-			return;
-		}
-		t.user = user;
-	}
-	/* the scheduling fields as a register takes them (dispatch's OP_SCHED),
-	 * resolved as a register's are: the diagnosis looks at what the grant
-	 * decides on */
-	if (x->req.has_policy || x->req.role[0]) {
-		if (grant_resolve(x->svc->config, &x->req, &spec) == 0) {
-			t.policy = spec.policy;
-			t.priority = spec.priority;
-		} else {
-			t.policy = x->req.has_policy ? x->req.policy : x->svc->config->dflt.policy;
-			t.priority = x->req.has_priority ? x->req.priority : 0;
-		}
-	}
-	if (x->req.has_cpus)
-		t.cpus = &x->req.cpus;
 	struct diag_env env = { .limits_conf = x->svc->config->limits_conf, .limits_dir = x->svc->config->limits_dir };
 	diag_report_init(&rep);
 	r = diag_run(&env, &t, &rep);
