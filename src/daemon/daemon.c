@@ -640,6 +640,11 @@ static int rk_grant(void *ud, const struct peer *p, pid_t tid, const struct gran
 	return dispatch_register(ud, p, tid, req, REG_SOURCE_RTKIT, known, out, msg, len);
 }
 
+static bool rk_privileged(void *ud, const struct peer *p)
+{
+	return dispatch_privileged(ud, p->uid, p->gid, p->pid);
+}
+
 static size_t rk_reset(void *ud, bool all)
 {
 	return dispatch_reset(ud, REG_SOURCE_RTKIT, all);
@@ -655,8 +660,8 @@ static void rk_refused(void *ud)
 /* What the bus service is given (it keeps a copy). */
 static struct rtkit_ctx bus_ctx(struct daemon *d)
 {
-	return (struct rtkit_ctx){ .event = d->event, .grant = rk_grant, .reset = rk_reset, .refused = rk_refused,
-				   .ud = &d->svc };
+	return (struct rtkit_ctx){ .event = d->event, .grant = rk_grant, .privileged = rk_privileged,
+				   .reset = rk_reset, .refused = rk_refused, .ud = &d->svc };
 }
 
 /* control_handlers: the control socket's requests go to dispatch. */

@@ -137,11 +137,21 @@ static void on_refused(void *ud)
 	G.refused++;
 }
 
+/* Root or admin-group, as the daemon answers (dispatch_privileged()). */
+static bool on_privileged(void *ud, const struct peer *p)
+{
+	struct grant_subject s;
+
+	grant_subject_init(&s, c, p->uid, p->gid, p->pid);
+	return s.privileged;
+}
+
 static const struct rtkit_ctx *ctx(void)
 {
 	static struct rtkit_ctx x;
 
-	x = (struct rtkit_ctx){ ev, on_grant, on_reset, on_refused, NULL };
+	x = (struct rtkit_ctx){ .event = ev, .grant = on_grant, .privileged = on_privileged, .reset = on_reset,
+				.refused = on_refused };
 	return &x;
 }
 

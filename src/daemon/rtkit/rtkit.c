@@ -24,7 +24,6 @@
 #include "daemon/sys/log.h"
 #include "shared/protocol.h"
 #include "daemon/config/config.h"
-#include "daemon/core/grant.h"
 #include "daemon/frontend.h"
 #include "daemon/sys/proc.h"
 #include "daemon/rtkit/rtkit.h"
@@ -468,15 +467,13 @@ static int admin_sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_
  * everyone but root; this holds even where the policy file is missing). */
 static int admin_only(struct rtkit *rk, sd_bus_message *m, const char *what, sd_bus_error *err)
 {
-	struct grant_subject s;
 	struct peer p;
 	int r;
 
 	rk->calls++;
 	if ((r = admin_sender(rk, m, &p, err)) < 0)
 		return r;
-	grant_subject_init(&s, rk->config, p.uid, p.gid, p.pid);
-	if (!s.privileged)
+	if (!rk->ctx.privileged(rk->ctx.ud, &p))
 		return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, proto_error_code(PE_NOT_ADMIN),
 			      "%s needs root or admin-group (uid %u is neither)", what, (unsigned)p.uid);
 	return 0;
