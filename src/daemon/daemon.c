@@ -45,7 +45,7 @@
 #include "daemon/core/state.h"
 
 
-int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors)
+int daemon_apply_overrides(struct config *c, const struct overrides *o, struct config_report *rep)
 {
 	if (o->has_sched)
 		config_override_default(c, o->policy, o->priority);
@@ -53,42 +53,41 @@ int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *er
 		return -ENAMETOOLONG;
 	if (o->log_level >= 0)
 		config_override_log_level(c, o->log_level);
-	return config_validate(c, errors);
+	return config_validate(c, rep);
 }
 
 static void safety_configure(struct daemon *d);
 static void loop_configure(struct daemon *d);
 static struct rtkit_ctx bus_ctx(struct daemon *d);
 
-/* Log each line of a memstream buffer: an error, or a warning ("FILE:LINE:
- * KEY: warning: ...", which leaves the configuration valid). */
-static void log_lines(char *text)
+/* Log what reading the configuration found: each error, and each warning
+ * (log_warnx says "warning" itself), which leaves it valid. */
+static void log_report(const struct config_report *rep)
 {
-	char *save = NULL, *w;
-
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-		if ((w = strstr(l, CONFIG_WARNING_MARK))) /* log_warnx says "warning" itself */
-			log_warnx("%.*s: %s", (int)(w - l), l, w + strlen(CONFIG_WARNING_MARK));
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct config_note *n = &rep->v[i];
+		if (n->severity == CONFIG_WARNING)
+			log_warnx("%s%s%s", n->at ? n->at : "", n->at ? ": " : "", n->text);
 		else
-			log_err("%s", l);
+			log_err("%s%s%s", n->at ? n->at : "", n->at ? ": " : "", n->text);
+	}
+	if (rep->oom)
+		log_err("out of memory: some problems of the configuration are not listed");
 }
 
-int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret)
+int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret,
+		       bool *cmdline_fault)
 {
+	struct config_report rep = { 0 };
 	struct config *c = NULL;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *errors = open_memstream(&text, &len);
 	int r;
 
-	if (!errors)
-		return -errno;
-	r = config_load(path, required, &c, errors);
+	r = config_load(path, required, &c, &rep);
 	if (r == 0)
-		r = daemon_apply_overrides(c, o, errors);
-	fclose(errors);
-	log_lines(text);
-	free(text);
+		r = daemon_apply_overrides(c, o, &rep);
+	log_report(&rep);
+	*cmdline_fault = rep.cmdline;
+	config_report_free(&rep);
 	if (r < 0) {
 		config_free(c);
 		return r;
@@ -101,41 +100,31 @@ int daemon_load_config(const char *path, bool required, const struct overrides *
  * managed thread is brought in line with it. */
 int daemon_reload(struct daemon *d, char *err, size_t len)
 {
+	struct config_report rep = { 0 };
 	struct config *c = NULL;
-	char *text = NULL;
-	size_t tlen = 0;
-	FILE *errors;
 	int r;
 
 	sd_notify(0, "RELOADING=1\nSTATUS=Reloading configuration");
 	accounts_flush(); /* users and groups may have changed too */
-	errors = open_memstream(&text, &tlen);
-	if (!errors) {
-		snprintf(err, len, "out of memory");
-		sd_notify(0, "READY=1");
-		return -ENOMEM;
-	}
-	r = config_load(d->config_path, d->config_required, &c, errors);
+	r = config_load(d->config_path, d->config_required, &c, &rep);
 	if (r == 0)
-		r = daemon_apply_overrides(c, &d->overrides, errors);
-	fclose(errors);
+		r = daemon_apply_overrides(c, &d->overrides, &rep);
 	if (r < 0) {
 		/* the reply names the first error, not a warning before it */
-		const char *e = text;
-		size_t n;
-		while ((n = strcspn(e, "\n")) && memmem(e, n, CONFIG_WARNING_MARK, strlen(CONFIG_WARNING_MARK)) &&
-		       e[n])
-			e += n + 1;
-		snprintf(err, len, "%.*s", (int)n, e);
-		log_lines(text);
-		free(text);
+		const struct config_note *e = config_report_first_error(&rep);
+		if (e)
+			config_note_format(e, err, len);
+		else
+			snprintf(err, len, "%s: %s", d->config_path, strerror(-r));
+		log_report(&rep);
+		config_report_free(&rep);
 		config_free(c);
 		log_warnx("reload: %s is not valid; keeping the running configuration", d->config_path);
 		sd_notify(0, "READY=1\nSTATUS=Reload failed; running configuration kept");
 		return -EINVAL;
 	}
-	log_lines(text); /* the warnings of a valid file */
-	free(text);
+	log_report(&rep); /* the warnings of a valid file */
+	config_report_free(&rep);
 	if (strcmp(c->socket_path, d->svc.config->socket_path) != 0)
 		log_warnx("reload: the socket path changed to %s; it takes effect at the next start",
 			  c->socket_path);
@@ -652,6 +641,11 @@ static int rk_grant(void *ud, const struct peer *p, pid_t tid, const struct gran
 	return dispatch_register(ud, p, tid, req, REG_SOURCE_RTKIT, known, out, msg, len);
 }
 
+static bool rk_privileged(void *ud, const struct peer *p)
+{
+	return dispatch_privileged(ud, p->uid, p->gid, p->pid);
+}
+
 static size_t rk_reset(void *ud, bool all)
 {
 	return dispatch_reset(ud, REG_SOURCE_RTKIT, all);
@@ -667,8 +661,8 @@ static void rk_refused(void *ud)
 /* What the bus service is given (it keeps a copy). */
 static struct rtkit_ctx bus_ctx(struct daemon *d)
 {
-	return (struct rtkit_ctx){ .event = d->event, .grant = rk_grant, .reset = rk_reset, .refused = rk_refused,
-				   .ud = &d->svc };
+	return (struct rtkit_ctx){ .event = d->event, .grant = rk_grant, .privileged = rk_privileged,
+				   .reset = rk_reset, .refused = rk_refused, .ud = &d->svc };
 }
 
 /* control_handlers: the control socket's requests go to dispatch. */

@@ -65,9 +65,11 @@ struct daemon {
 };
 
 /* Command-line overrides onto a freshly loaded config, then validation. */
-int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors);
-/* Load, override and validate the config at `path`; errors are logged. */
-int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret);
+int daemon_apply_overrides(struct config *c, const struct overrides *o, struct config_report *rep);
+/* Load, override and validate the config at `path`; errors are logged, and
+ * *cmdline_fault says whether one of them is a command-line value's. */
+int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret,
+		       bool *cmdline_fault);
 /* Create the daemon around a loaded config (ownership moves to it). */
 int daemon_new(struct daemon **ret, const char *config_path, bool config_required,
 	       const struct overrides *o, struct config *c);
