@@ -656,7 +656,13 @@ START_TEST(test_dispatch_register)
 			 REFUSE_WATCHDOG_COOLDOWN);
 	ck_assert_int_eq(out.code, PE_WATCHDOG_COOLDOWN);
 	ck_assert_msg(strstr(msg, "the watchdog demoted a runaway real-time thread"), "%s", msg);
+	/* the catcher's path (SOURCE caught): the same decision, refused in a
+	 * cooldown too (a caught call is a caller waiting for the answer) */
+	ck_assert_int_eq(dispatch_register(&svc, &user, wk.tid, &q, REG_SOURCE_CAUGHT, NULL, &out, msg, sizeof(msg)),
+			 REFUSE_WATCHDOG_COOLDOWN);
 	registry_promote(svc.registry);
+	ck_assert_int_eq(dispatch_register(&svc, &user, wk.tid, &q, REG_SOURCE_CAUGHT, NULL, &out, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(registry_find(svc.registry, wk.tid)->source, REG_SOURCE_CAUGHT);
 	worker_stop(&wk);
 }
 END_TEST

@@ -114,10 +114,12 @@ void ops_cooldown_note(struct service *s, char *buf, size_t len)
 		 (unsigned long long)st.cooldown_left_s);
 }
 
-/* The path of a grant from a front end's source. */
+/* The path of a grant from a front end's source: a register (thread or
+ * preload), the rtkit bus service, or the catcher of refused calls. */
 static enum grant_path path_of(enum reg_source source)
 {
-	return source == REG_SOURCE_RTKIT ? GRANT_PATH_RTKIT : GRANT_PATH_REGISTER;
+	return source == REG_SOURCE_RTKIT ? GRANT_PATH_RTKIT :
+	       source == REG_SOURCE_CAUGHT ? GRANT_PATH_CAUGHT : GRANT_PATH_REGISTER;
 }
 
 /* How many threads a register of id adds to subj's account: a process's
