@@ -68,7 +68,7 @@ static void print_key(const char *section, const struct config_key *k)
 
 int main(void)
 {
-	for (int e = 0; e < PE__MAX; e++) {
+	for (int e = PE_NONE + 1; e < PE__MAX; e++) {
 		const char *name = strerrorname_np(proto_error_errno((enum proto_error)e));
 		printf("error\t%s\t%s\n", proto_error_code((enum proto_error)e), name ? name : "?");
 	}

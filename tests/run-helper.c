@@ -3,6 +3,10 @@
  * prints one line with the call's result and what the kernel then reports
  * for the thread that made it:
  *   fifo:N rr:N     sched_setscheduler(0, policy, N)
+ *   fifo-of:T:N     sched_setscheduler(T, SCHED_FIFO, N): another task's
+ *   fifo-tid:N      sched_setscheduler(gettid(), SCHED_FIFO, N): itself by
+ *                   its number (in its own pid namespace), as glibc's
+ *                   pthread_setschedparam names a thread
  *   param:N         sched_setparam(0, N)
  *   attr:N          sched_setattr (the system call's glibc-less name) FIFO N
  *   pthread:N       pthread_setschedparam(pthread_self(), FIFO, N)
@@ -81,7 +85,15 @@ int main(int argc, char **argv)
 		struct sched_param sp = { .sched_priority = n };
 
 		errno = 0;
-		if (strncmp(argv[i], "fifo:", 5) == 0 || strncmp(argv[i], "rr:", 3) == 0) {
+		if (strncmp(argv[i], "fifo-of:", 8) == 0 && colon && strchr(colon + 1, ':')) {
+			pid_t target = (pid_t)atoi(colon + 1);
+			sp.sched_priority = atoi(strchr(colon + 1, ':') + 1);
+			rc = sched_setscheduler(target, SCHED_FIFO, &sp);
+			report(argv[i], rc, errno);
+		} else if (strncmp(argv[i], "fifo-tid:", 9) == 0) {
+			rc = sched_setscheduler(gettid(), SCHED_FIFO, &sp);
+			report(argv[i], rc, errno);
+		} else if (strncmp(argv[i], "fifo:", 5) == 0 || strncmp(argv[i], "rr:", 3) == 0) {
 			rc = sched_setscheduler(0, argv[i][0] == 'f' ? SCHED_FIFO : SCHED_RR, &sp);
 			report(argv[i], rc, errno);
 		} else if (strncmp(argv[i], "param:", 6) == 0) {

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 
+#include "daemon/caught.h"
 #include "daemon/control.h"
 #include "daemon/core/grant.h"
 #include "daemon/core/registry.h"
@@ -38,7 +39,7 @@
 #include "daemon/watchdog/safety.h"
 #include "shared/cleanup.h"
 
-int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors)
+int daemon_apply_overrides(struct config *c, const struct overrides *o, struct config_report *rep)
 {
 	if (o->has_sched)
 		config_override_default(c, o->policy, o->priority);
@@ -46,42 +47,41 @@ int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *er
 		return -ENAMETOOLONG;
 	if (o->log_level >= 0)
 		config_override_log_level(c, o->log_level);
-	return config_validate(c, errors);
+	return config_validate(c, rep);
 }
 
 static void loop_configure(struct daemon *d);
 static void daemon_follow(struct daemon *d);
 static struct rtkit_ctx bus_ctx(struct daemon *d);
 
-/* Log each line of a memstream buffer: an error, or a warning ("FILE:LINE:
- * KEY: warning: ...", which leaves the configuration valid). */
-static void log_lines(char *text)
+/* Log what reading the configuration found: each error, and each warning
+ * (log_warnx says "warning" itself), which leaves it valid. */
+static void log_report(const struct config_report *rep)
 {
-	char *save = NULL, *w;
-
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-		if ((w = strstr(l, CONFIG_WARNING_MARK))) /* log_warnx says "warning" itself */
-			log_warnx("%.*s: %s", (int)(w - l), l, w + strlen(CONFIG_WARNING_MARK));
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct config_note *n = &rep->v[i];
+		if (n->severity == CONFIG_WARNING)
+			log_warnx("%s%s%s", n->at ? n->at : "", n->at ? ": " : "", n->text);
 		else
-			log_err("%s", l);
+			log_err("%s%s%s", n->at ? n->at : "", n->at ? ": " : "", n->text);
+	}
+	if (rep->oom)
+		log_err("out of memory: some problems of the configuration are not listed");
 }
 
-int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret)
+int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret,
+		       bool *cmdline_fault)
 {
+	struct config_report rep = { 0 };
 	struct config *c = NULL;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *errors = open_memstream(&text, &len);
 	int r;
 
-	if (!errors)
-		return -errno;
-	r = config_load(path, required, &c, errors);
+	r = config_load(path, required, &c, &rep);
 	if (r == 0)
-		r = daemon_apply_overrides(c, o, errors);
-	fclose(errors);
-	log_lines(text);
-	free(text);
+		r = daemon_apply_overrides(c, o, &rep);
+	log_report(&rep);
+	*cmdline_fault = rep.cmdline;
+	config_report_free(&rep);
 	if (r < 0) {
 		config_free(c);
 		return r;
@@ -94,41 +94,31 @@ int daemon_load_config(const char *path, bool required, const struct overrides *
  * managed thread is brought in line with it. */
 int daemon_reload(struct daemon *d, char *err, size_t len)
 {
+	struct config_report rep = { 0 };
 	struct config *c = NULL;
-	char *text = NULL;
-	size_t tlen = 0;
-	FILE *errors;
 	int r;
 
 	sd_notify(0, "RELOADING=1\nSTATUS=Reloading configuration");
 	accounts_flush(); /* users and groups may have changed too */
-	errors = open_memstream(&text, &tlen);
-	if (!errors) {
-		snprintf(err, len, "out of memory");
-		sd_notify(0, "READY=1");
-		return -ENOMEM;
-	}
-	r = config_load(d->config_path, d->config_required, &c, errors);
+	r = config_load(d->config_path, d->config_required, &c, &rep);
 	if (r == 0)
-		r = daemon_apply_overrides(c, &d->overrides, errors);
-	fclose(errors);
+		r = daemon_apply_overrides(c, &d->overrides, &rep);
 	if (r < 0) {
 		/* the reply names the first error, not a warning before it */
-		const char *e = text;
-		size_t n;
-		while ((n = strcspn(e, "\n")) && memmem(e, n, CONFIG_WARNING_MARK, strlen(CONFIG_WARNING_MARK)) &&
-		       e[n])
-			e += n + 1;
-		snprintf(err, len, "%.*s", (int)n, e);
-		log_lines(text);
-		free(text);
+		const struct config_note *e = config_report_first_error(&rep);
+		if (e)
+			config_note_format(e, err, len);
+		else
+			snprintf(err, len, "%s: %s", d->config_path, strerror(-r));
+		log_report(&rep);
+		config_report_free(&rep);
 		config_free(c);
 		log_warnx("reload: %s is not valid; keeping the running configuration", d->config_path);
 		sd_notify(0, "READY=1\nSTATUS=Reload failed; running configuration kept");
 		return -EINVAL;
 	}
-	log_lines(text); /* the warnings of a valid file */
-	free(text);
+	log_report(&rep); /* the warnings of a valid file */
+	config_report_free(&rep);
 	if (strcmp(c->socket_path, d->svc.config->socket_path) != 0)
 		log_warnx("reload: the socket path changed to %s; it takes effect at the next start",
 			  c->socket_path);
@@ -324,6 +314,11 @@ static int rk_grant(void *ud, const struct peer *p, pid_t tid, const struct gran
 	return dispatch_register(ud, p, tid, req, REG_SOURCE_RTKIT, known, out, msg, len);
 }
 
+static bool rk_privileged(void *ud, const struct peer *p)
+{
+	return dispatch_privileged(ud, p->uid, p->gid, p->pid);
+}
+
 static size_t rk_reset(void *ud, bool all)
 {
 	return dispatch_reset(ud, REG_SOURCE_RTKIT, all);
@@ -339,8 +334,8 @@ static void rk_refused(void *ud)
 /* What the bus service is given (it keeps a copy). */
 static struct rtkit_ctx bus_ctx(struct daemon *d)
 {
-	return (struct rtkit_ctx){ .event = d->event, .grant = rk_grant, .reset = rk_reset, .refused = rk_refused,
-				   .ud = &d->svc };
+	return (struct rtkit_ctx){ .event = d->event, .grant = rk_grant, .privileged = rk_privileged,
+				   .reset = rk_reset, .refused = rk_refused, .ud = &d->svc };
 }
 
 /* control_handlers: the control socket's requests go to dispatch. */
@@ -367,6 +362,29 @@ static void on_closed(void *ud)
 
 	if (d->control)
 		control_resume_closed(d->control);
+}
+
+/* Load the catcher of refused scheduling calls while CAP_BPF and
+ * CAP_PERFMON are held (catch-refused = yes). Without it the daemon runs
+ * on, and `rtschedctl check` says why. */
+static void caught_load(struct daemon *d)
+{
+	struct service *s = &d->svc;
+	int r;
+
+	if (!s->config->catch_refused) {
+		s->catcher_error = -ECANCELED;
+		snprintf(s->catcher_why, sizeof(s->catcher_why), "catch-refused = no in the configuration");
+		log_info("catcher of refused scheduling calls off (catch-refused = no)");
+		return;
+	}
+	r = caught_start(&d->caught, d->event, s, s->catcher_why, sizeof(s->catcher_why));
+	s->catcher_error = r;
+	if (r < 0)
+		log_notice("catcher of refused scheduling calls unavailable: %s", s->catcher_why);
+	else
+		log_info("catcher of refused scheduling calls loaded: a sched_setscheduler, sched_setparam or "
+			 "sched_setattr refused with EPERM goes through the grant path as a register by its caller");
 }
 
 /* The event loop, its signals (through the loop, never a handler doing
@@ -504,6 +522,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	/* the BPF observer while CAP_BPF and CAP_PERFMON are still held; from
 	 * here on_registry_change() keeps it in step */
 	observing_start(&d->svc, d->event);
+	caught_load(d);
 	/* the socket, the connector, the state, the bus and the BPF observer
 	 * are open: keep only what the work needs from here on (CAP_BPF,
 	 * CAP_PERFMON go) */
@@ -574,6 +593,7 @@ void daemon_free(struct daemon *d)
 	state_free(d->state);
 	sd_event_source_disable_unref(d->changed);
 	jitter_free(d->svc.jitter);
+	caught_free(d->caught);
 	observer_free(d->svc.observer);
 	sd_event_source_disable_unref(d->tick);
 	registry_free(d->svc.registry, !d->keep_on_exit);

@@ -34,6 +34,7 @@ struct control;
 struct closer;
 struct state;
 struct rtkit;
+struct caught;
 
 struct daemon {
 	sd_event *event;
@@ -51,6 +52,7 @@ struct daemon {
 	struct closer *closer;          /* closes what clients handed over, off the loop */
 	struct state *state;
 	struct rtkit *rtkit;            /* the RealtimeKit1 bus service; NULL when [rtkit] is off */
+	struct caught *caught;          /* refused scheduling calls granted; NULL when off or unavailable */
 	sd_event_source *tick;          /* metrics file and STATUS=, only while there is something to say */
 	sd_event_source *changed;       /* deferred follow after registry changes (daemon.c) */
 	bool keep_on_exit;              /* a restart: leave threads for the next rtschedd */
@@ -60,9 +62,11 @@ struct daemon {
 };
 
 /* Command-line overrides onto a freshly loaded config, then validation. */
-int daemon_apply_overrides(struct config *c, const struct overrides *o, FILE *errors);
-/* Load, override and validate the config at `path`; errors are logged. */
-int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret);
+int daemon_apply_overrides(struct config *c, const struct overrides *o, struct config_report *rep);
+/* Load, override and validate the config at `path`; errors are logged, and
+ * *cmdline_fault says whether one of them is a command-line value's. */
+int daemon_load_config(const char *path, bool required, const struct overrides *o, struct config **ret,
+		       bool *cmdline_fault);
 /* Create the daemon around a loaded config (ownership moves to it, and
  * on failure it is freed: nothing is left to the caller). */
 int daemon_new(struct daemon **ret, const char *config_path, bool config_required,

@@ -43,12 +43,13 @@ static const struct op ops[] = {
 	{ "jitter-reset", op_jitter_reset, OP_ADMIN },
 	{ "metrics", op_metrics, OP_RATE },
 	{ "why", op_why, OP_RATE },
-	{ "check", op_check, OP_SUBJECT | OP_RATE },
+	{ "check", op_check, OP_SCHED | OP_SUBJECT | OP_RATE },
 };
 
 /* The rate limit of every front end, one token per request that costs, per
  * account (a user and its subordinate uids share one): 0 if it had one,
- * else -EAGAIN with msg saying how many are allowed and where that is set. */
+ * else REFUSE_RATE_LIMITED (a normal outcome) with msg saying how many are
+ * allowed and where that is set. */
 static int rate(struct service *s, uid_t uid, char *msg, size_t len)
 {
 	const struct config *c = s->config;
@@ -57,12 +58,12 @@ static int rate(struct service *s, uid_t uid, char *msg, size_t len)
 		return 0;
 	snprintf(msg, len, "more than %u requests per second (burst %u) from uid %u; "
 		 "slow down or raise rate-limit in [daemon]", c->rate_limit, c->rate_burst, (unsigned)uid);
-	return -EAGAIN;
+	return REFUSE_RATE_LIMITED;
 }
 
 /* The free ops' own limit (OP_FREE): what any user can make the loop do
  * without a token of rate-limit, bounded per account; root is not limited.
- * 0, else -EAGAIN with msg saying where it is set. */
+ * 0, else REFUSE_RATE_LIMITED with msg saying where it is set. */
 static int free_rate(struct service *s, const struct peer *p, char *msg, size_t len)
 {
 	const struct config *c = s->config;
@@ -74,7 +75,7 @@ static int free_rate(struct service *s, const struct peer *p, char *msg, size_t 
 	snprintf(msg, len, "more than %u version/status/list requests per second (burst %u) from uid %u; "
 		 "slow down or raise free-rate-limit in [daemon]", c->free_rate_limit, c->free_rate_burst,
 		 (unsigned)p->account);
-	return -EAGAIN;
+	return REFUSE_RATE_LIMITED;
 }
 
 /* Root, or admin-group: grant_subject_init()'s answer, without a name for root. */
@@ -82,7 +83,10 @@ bool dispatch_privileged(struct service *s, uid_t uid, gid_t gid, pid_t pid)
 {
 	struct grant_subject subj;
 
-	return uid == 0 || (grant_subject_init(&subj, s->config, uid, gid, pid) == 0 && subj.privileged);
+	if (uid == 0)
+		return true;
+	grant_subject_init(&subj, s->config, uid, gid, pid);
+	return subj.privileged;
 }
 
 /* OP_TARGET: tid= or pid=, exactly one, into x->id and x->is_pid. 0, or
@@ -189,12 +193,12 @@ static int gate(struct ctx *x, const struct op *op)
 		refuse(x, PE_NOT_ADMIN, "%s needs root or admin-group", op->name);
 		return -EPERM;
 	}
-	if ((op->flags & OP_RATE) && (r = rate(x->svc, x->peer->account, msg, sizeof(msg))) < 0) {
-		refuse(x, PE_RATE_LIMITED, "%s", msg);
+	if ((op->flags & OP_RATE) && (r = rate(x->svc, x->peer->account, msg, sizeof(msg))) != 0) {
+		refuse(x, ops_wire_error(r), "%s", msg);
 		return r;
 	}
-	if ((op->flags & OP_FREE) && (r = free_rate(x->svc, x->peer, msg, sizeof(msg))) < 0) {
-		refuse(x, PE_RATE_LIMITED, "%s", msg);
+	if ((op->flags & OP_FREE) && (r = free_rate(x->svc, x->peer, msg, sizeof(msg))) != 0) {
+		refuse(x, ops_wire_error(r), "%s", msg);
 		return r;
 	}
 	return 0;
@@ -279,9 +283,9 @@ int dispatch_register(struct service *s, const struct peer *p, pid_t tid, const 
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
-	if (rate(s, p->account, msg, len) < 0) {
-		out->code = PE_RATE_LIMITED;
-		return 1;
+	if ((e = rate(s, p->account, msg, len)) != 0) {
+		out->code = ops_wire_error(e);
+		return e;
 	}
 	grant_subject_init(&subj, s->config, p->uid, p->gid, p->pid);
 	if (source == REG_SOURCE_RTKIT) {
@@ -292,7 +296,7 @@ int dispatch_register(struct service *s, const struct peer *p, pid_t tid, const 
 	if (e != 0) {
 		out->code = ops_wire_error(e);
 		snprintf(out->diag, sizeof(out->diag), "%s", g.diag);
-		return 1;
+		return e;
 	}
 	out->tid = g.thread->tid;
 	out->pid = g.thread->pid;

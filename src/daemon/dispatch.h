@@ -29,9 +29,11 @@ void dispatch_request(struct service *s, const struct peer *p, const void *data,
 /* The grant path of a register from a front end other than the control
  * socket: the rate limit, the caller's user and groups, then what a
  * control-socket register of thread `tid` goes through (ownership, the
- * rule, the watchdog's cooldown, the limits, the registry). Returns 0 when
- * granted (out->tid, pid, applied), else 1 with out->code, out->diag and msg
- * saying why; msg may hold a warning after a grant too. known: what the
+ * rule, the watchdog's cooldown, the limits, the registry: the one grant
+ * decision, grant_decide()). Returns 0 when granted (out->tid, pid,
+ * applied), else the refusal (enum refusal, > 0) or -errno, with its wire
+ * code in out->code, out->diag and msg saying why; msg may hold a warning
+ * after a grant too. known: what the
  * front end has just read about tid (NULL: nothing), not read again. */
 int dispatch_register(struct service *s, const struct peer *p, pid_t tid, const struct grant_request *req,
 		      enum reg_source source, const struct frontend_task *known, struct frontend_grant *out,

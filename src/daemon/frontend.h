@@ -1,6 +1,7 @@
 /* frontend.h: what every front end (the control socket, the rtkit bus
  * service) and the dispatch of requests hand each other: who is asking,
- * where the replies go, what a grant gave. A header of types only, below
+ * where the replies go, what a grant gave (and what it asks: struct
+ * grant_request, core/grant.h). A header of types only, below
  * both the transports and dispatch, so neither needs the other's header. */
 #ifndef RTSCHED_FRONTEND_H
 #define RTSCHED_FRONTEND_H
@@ -10,6 +11,7 @@
 #include <sys/types.h>
 
 #include "shared/protocol.h"
+#include "daemon/core/grant.h"
 #include "daemon/core/task.h"
 #include "daemon/diag/diag.h"
 #include "daemon/sys/proc.h"

@@ -112,6 +112,7 @@ static int run_check(const struct config *c, pid_t pid, const char *user, bool j
 	diag_report_init(&rep);
 	r = diag_run(&env, &t, &rep);
 	if (r == 0 && (r = bpfcheck_run(&rep, c->observe_threads)) == 0 &&
+	    (r = bpfcheck_catcher_run(&rep, c->catch_refused)) == 0 &&
 	    (r = cpucheck_run(NULL, c, NULL, NULL, &rep)) == 0 &&
 	    (r = irqcheck_run(NULL, c, NULL, NULL, &rep)) == 0)
 		diag_report_sort(&rep);
@@ -148,6 +149,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	struct overrides o = { .log_level = -1 };
+	bool flag_fault = false;
 	const char *pol_s = NULL, *prio_s = NULL, *config_path = DEFAULT_CONFIG;
 	bool config_given = false, test_only = false, check = false, json = false;
 	const char *check_user = NULL;
@@ -217,8 +219,8 @@ int main(int argc, char **argv)
 		usage_error("--pid, --user and --json go with --check; type rtschedd --check --pid PID");
 
 	log_init("rtschedd", o.log_level >= 0 ? o.log_level : LOG_LEVEL_INFO);
-	r = daemon_load_config(config_path, config_given, &o, &c);
-	if (r == -EDOM) /* a flag conflicts with the config; the line is logged */
+	r = daemon_load_config(config_path, config_given, &o, &c, &flag_fault);
+	if (r < 0 && flag_fault) /* a flag conflicts with the config; the line is logged */
 		return EXIT_USAGE;
 	if (r < 0) {
 		log_err("%s: configuration not valid%s", config_path,

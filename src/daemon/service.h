@@ -64,6 +64,8 @@ struct service {
 	struct observer *observer;      /* BPF wake-up observer; NULL: unavailable */
 	int observer_error;             /* why (-errno as bpfobs_new()), 0 if loaded */
 	char observer_why[256];
+	int catcher_error;              /* the catcher of refused calls: as observer_error, -ECANCELED when off */
+	char catcher_why[256];
 	struct safety *safety;          /* the starvation watchdog; NULL when off */
 	struct pmqos *pmqos;            /* cpu-dma-latency, resume-latency-us (src/daemon/cpu) */
 	struct isolate *isolate;        /* isolate = yes (src/daemon/cpu) */

@@ -16,6 +16,7 @@ static const struct {
 	const char *code;
 	int err;
 } errors[PE__MAX] = {
+	[PE_NONE] = { "none", 0 },
 	[PE_BAD_REQUEST] = { "bad-request", EINVAL },
 	[PE_TOO_LARGE] = { "too-large", EMSGSIZE },
 	[PE_VERSION] = { "version", EPROTO },
@@ -41,6 +42,7 @@ static const struct {
 	[PE_UNSUPPORTED_TARGET] = { "deadline-target", EBUSY },
 	[PE_RTTIME_ZERO] = { "rttime-zero", EPERM },
 	[PE_NOT_OBSERVED] = { "not-observed", ENODATA },
+	[PE_RTTIME_OVER_MAX] = { "rttime-over-max", EPERM },
 };
 
 const char *proto_error_code(enum proto_error e)
@@ -50,7 +52,7 @@ const char *proto_error_code(enum proto_error e)
 
 int proto_error_from_code(const char *code)
 {
-	for (int i = 0; i < PE__MAX; i++)
+	for (int i = PE_NONE + 1; i < PE__MAX; i++)
 		if (strcmp(code, errors[i].code) == 0)
 			return i;
 	return -EINVAL;

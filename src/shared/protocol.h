@@ -32,8 +32,11 @@
 #define PROTO_SOCKET_ENV "RTSCHED_SOCKET"
 
 /* Refusals and failures: each has a stable code on the wire and an errno
- * that librtsched returns for it. */
+ * that librtsched returns for it. Only the code (a word) is on the wire,
+ * never the number: PE_NONE is 0 so that a zeroed reply or grant reads as
+ * nothing decided, not as a refusal. */
 enum proto_error {
+	PE_NONE = 0,      /* nothing refused (never sent) */
 	PE_BAD_REQUEST,   /* malformed message */
 	PE_TOO_LARGE,     /* message over PROTO_MSG_MAX */
 	PE_VERSION,       /* v= is not PROTO_VERSION */
@@ -59,6 +62,7 @@ enum proto_error {
 	PE_UNSUPPORTED_TARGET, /* SCHED_DEADLINE thread: its runtime/deadline/period are not ours to replace */
 	PE_RTTIME_ZERO,     /* RLIMIT_RTTIME 0: the kernel would SIGKILL the process at once */
 	PE_NOT_OBSERVED,    /* why: the BPF observer does not watch the thread (unavailable, or no slot) */
+	PE_RTTIME_OVER_MAX, /* rtkit: the process's hard RLIMIT_RTTIME is above [rtkit] rttime-usec-max */
 	PE__MAX,
 };
 

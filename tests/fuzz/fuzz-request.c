@@ -196,8 +196,11 @@ static struct config *load(void)
 {
 	struct config *c = NULL;
 
-	CHECK(config_load(paths[0], true, &c, stderr) == 0);
-	CHECK(config_validate(c, stderr) == 0);
+	struct config_report rep = { 0 };
+
+	CHECK(config_load(paths[0], true, &c, &rep) == 0);
+	CHECK(config_validate(c, &rep) == 0);
+	config_report_free(&rep);
 	return c;
 }
 

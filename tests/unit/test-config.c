@@ -14,6 +14,7 @@
 #include "daemon/config/config.h"
 #include "daemon/sys/cpulist.h"
 #include "daemon/core/match.h"
+#include "config-text.h"
 
 static char dir[PATH_MAX];
 static char main_path[PATH_MAX + 32];
@@ -64,9 +65,9 @@ static char *load(const char *text, struct config **c, int *r)
 	if (text)
 		write_file(main_path, text, strlen(text));
 	*c = NULL;
-	*r = config_load(main_path, true, c, f);
+	*r = config_load_text(main_path, true, c, f);
 	if (*r == 0) {
-		*r = config_validate(*c, f);
+		*r = config_validate_text(*c, f, NULL);
 		if (*r < 0) {
 			config_free(*c);
 			*c = NULL;
@@ -153,8 +154,8 @@ START_TEST(test_shipped_config)
 	size_t len = 0;
 	FILE *f = open_memstream(&err, &len);
 
-	ck_assert_int_eq(config_load(TOP_SRCDIR "/conf/rtschedd.conf", true, &c, f), 0);
-	ck_assert_int_eq(config_validate(c, f), 0);
+	ck_assert_int_eq(config_load_text(TOP_SRCDIR "/conf/rtschedd.conf", true, &c, f), 0);
+	ck_assert_int_eq(config_validate_text(c, f, NULL), 0);
 	fclose(f);
 	ck_assert_str_eq(err, "");
 	ck_assert_int_eq(c->dflt.policy, SCHED_FIFO);
@@ -377,10 +378,10 @@ START_TEST(test_missing_file)
 	char p[PATH_MAX + 32];
 
 	snprintf(p, sizeof(p), "%s/nope.conf", dir);
-	ck_assert_int_eq(config_load(p, true, &c, f), -ENOENT);
-	ck_assert_int_eq(config_load(p, false, &c, f), 0);
+	ck_assert_int_eq(config_load_text(p, true, &c, f), -ENOENT);
+	ck_assert_int_eq(config_load_text(p, false, &c, f), 0);
 	fclose(f);
-	ck_assert_int_eq(config_validate(c, stderr), 0);
+	ck_assert_int_eq(config_validate_text(c, stderr, NULL), 0);
 	ck_assert_uint_eq(c->n_files, 0);
 	ck_assert_int_eq(c->dflt.policy, SCHED_FIFO);
 	config_free(c);
@@ -396,13 +397,30 @@ START_TEST(test_overrides)
 	FILE *f;
 
 	config_override_default(c, SCHED_RR, 50);
+	bool cmdline = false;
 	f = open_memstream(&out, &len);
-	ck_assert_int_eq(config_validate(c, f), -EDOM);
+	/* the command line's fault is a typed mark of the note, not an errno */
+	ck_assert_int_eq(config_validate_text(c, f, &cmdline), -EINVAL);
 	fclose(f);
+	ck_assert(cmdline);
 	ck_assert_msg(strstr(out, "command line: [daemon]: priority 50 is above max-priority 40"), "%s", out);
 	free(out);
+	/* an error found after it (a rule's) leaves the command line at
+	 * fault: -EDOM was overwritten by that error's -EINVAL */
+	config_free(c);
+	c = expect_ok("[daemon]\nmax-priority = 40\n[rule a]\npolicy = fifo\npriority = 5\n");
+	c->rules[0].spec.priority = 45;
+	config_override_default(c, SCHED_RR, 50);
+	cmdline = false;
+	f = open_memstream(&out, &len);
+	ck_assert_int_eq(config_validate_text(c, f, &cmdline), -EINVAL);
+	fclose(f);
+	ck_assert(cmdline);
+	ck_assert_msg(strstr(out, "[rule a]: priority 45 is above max-priority 40"), "%s", out);
+	free(out);
+	c->rules[0].spec.priority = 5;
 	config_override_default(c, SCHED_RR, 20);
-	ck_assert_int_eq(config_validate(c, stderr), 0);
+	ck_assert_int_eq(config_validate_text(c, stderr, NULL), 0);
 	f = open_memstream(&out, &len);
 	config_print(c, f);
 	fclose(f);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -616,6 +617,56 @@ END_TEST
 /* An ordinary user registers a thread of its own, running as its uid: the
  * kernel is asked for the role's policy and priority, or the ones the
  * request gives, and the thread is managed, owned by that uid. */
+/* dispatch_register(), the grant path of the front ends other than the
+ * control socket (rtkit, the catcher): the refusal itself comes back (not
+ * 1), its wire code in out->code, and a grant leaves out->code PE_NONE; on
+ * the rtkit path rtkit's RLIMIT_RTTIME contract and the watchdog's cooldown
+ * are the one grant decision's (grant_decide()). The test lowers its own
+ * RLIMIT_RTTIME (in the forked test only). */
+START_TEST(test_dispatch_register)
+{
+	struct grant_request q = { .role = "audio" };
+	struct frontend_grant out;
+	struct rlimit old, rl;
+	struct worker wk;
+	char msg[768];
+
+	worker_start_as(&wk, user_uid);
+	ck_assert_int_eq(getrlimit(RLIMIT_RTTIME, &old), 0);
+	if (old.rlim_max == RLIM_INFINITY || old.rlim_max > 200000) {
+		/* [rtkit] rttime-usec-max is 200000 by default */
+		ck_assert_int_eq(dispatch_register(&svc, &user, wk.tid, &q, REG_SOURCE_RTKIT, NULL, &out, msg,
+						   sizeof(msg)), REFUSE_RTTIME_OVER_MAX);
+		ck_assert_int_eq(out.code, PE_RTTIME_OVER_MAX);
+		ck_assert_msg(strstr(msg, "above RTTimeUSecMax 200000 us"), "%s", msg);
+		/* the control socket's path has no such contract */
+		ck_assert_int_eq(dispatch_register(&svc, &user, wk.tid, &q, REG_SOURCE_THREAD, NULL, &out, msg,
+						   sizeof(msg)), 0);
+		registry_remove_thread(svc.registry, registry_find(svc.registry, wk.tid), true);
+	}
+	rl.rlim_cur = rl.rlim_max = 100000;
+	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &rl), 0);
+	ck_assert_int_eq(dispatch_register(&svc, &user, wk.tid, &q, REG_SOURCE_RTKIT, NULL, &out, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(out.code, PE_NONE);
+	ck_assert_int_eq(out.tid, wk.tid);
+	ck_assert_int_eq(sched_record_last(wk.tid)->s.priority, 50);   /* written (recorded) */
+	/* the cooldown holds the user back: refused on this path, said so */
+	ck_assert_int_eq(registry_hold(svc.registry, user.account, getpid(), NULL), 0);
+	ck_assert_int_eq(dispatch_register(&svc, &user, wk.tid, &q, REG_SOURCE_RTKIT, NULL, &out, msg, sizeof(msg)),
+			 REFUSE_WATCHDOG_COOLDOWN);
+	ck_assert_int_eq(out.code, PE_WATCHDOG_COOLDOWN);
+	ck_assert_msg(strstr(msg, "the watchdog demoted a runaway real-time thread"), "%s", msg);
+	/* the catcher's path (SOURCE caught): the same decision, refused in a
+	 * cooldown too (a caught call is a caller waiting for the answer) */
+	ck_assert_int_eq(dispatch_register(&svc, &user, wk.tid, &q, REG_SOURCE_CAUGHT, NULL, &out, msg, sizeof(msg)),
+			 REFUSE_WATCHDOG_COOLDOWN);
+	registry_promote(svc.registry);
+	ck_assert_int_eq(dispatch_register(&svc, &user, wk.tid, &q, REG_SOURCE_CAUGHT, NULL, &out, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(registry_find(svc.registry, wk.tid)->source, REG_SOURCE_CAUGHT);
+	worker_stop(&wk);
+}
+END_TEST
+
 START_TEST(test_register_own_thread)
 {
 	const struct sched_write *w;
@@ -836,6 +887,7 @@ int main(void)
 	tcase_add_test(tc, test_free_rate_limit);
 	tcase_add_test(tc, test_descriptor);
 	tcase_add_test(tc, test_register_own_thread);
+	tcase_add_test(tc, test_dispatch_register);
 	tcase_add_test(tc, test_register_other_process);
 	tcase_add_test(tc, test_unregister_restores);
 	tcase_add_test(tc, test_version_op);

@@ -68,7 +68,7 @@ static void load(const char *text)
 
 static void subject_nobody(struct grant_subject *s)
 {
-	ck_assert_int_eq(grant_subject_init(s, c, nobody_uid, nogroup_gid, getpid()), 0);
+	grant_subject_init(s, c, nobody_uid, nogroup_gid, getpid());
 	ck_assert_str_eq(s->user, "nobody");
 }
 
@@ -84,17 +84,22 @@ static struct grant_request req_policy(int policy, int priority)
 	return q;
 }
 
-/* Resolve q and check it for s; the code (0: granted), msg filled. */
+/* The decision of a register of q by s for this process (grant_decide());
+ * the code (0: granted), spec, cap and msg ("msg; fix") filled. */
 static int decide(const struct grant_subject *s, const struct grant_request *q, struct sched_spec *spec,
 		  size_t held, size_t adding, struct grant_cap *cap, char *msg, size_t len)
 {
-	int e;
+	struct grant_ask a = { .path = GRANT_PATH_REGISTER, .subj = s, .req = q, .target = getpid(), .held = held,
+			       .adding = adding };
+	struct grant_decision d;
+	int e = grant_decide(c, &a, &d);
 
-	msg[0] = '\0';
-	e = grant_resolve(c, q, spec, msg, len);
-	if (e != 0)
-		return e;
-	return grant_check(c, s, q, spec, getpid(), held, adding, cap, msg, len);
+	ck_assert_int_eq(d.code, e);
+	ck_assert_int_eq(d.verdict, e > 0 ? GRANT_REFUSE : e < 0 ? GRANT_FAIL : GRANT_ALLOW);
+	grant_decision_text(&d, msg, len);
+	*spec = d.spec;
+	*cap = d.cap;
+	return e;
 }
 
 /* The decision must be `code` and msg must hold every needle (up to 3). */
@@ -124,13 +129,13 @@ START_TEST(test_resolve)
 	     "[rule bg]\npolicy = batch\nnice = 5\n");
 	/* no role: the [daemon] default */
 	memset(&q, 0, sizeof(q));
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec), 0);
 	ck_assert_int_eq(spec.policy, SCHED_FIFO);
 	ck_assert_int_eq(spec.priority, 12);
 	ck_assert(!spec.has_cpus);
 	/* a role: its spec */
 	snprintf(q.role, sizeof(q.role), "audio");
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec), 0);
 	ck_assert_int_eq(spec.policy, SCHED_RR);
 	ck_assert_int_eq(spec.priority, 40);
 	ck_assert(spec.has_cpus && CPU_ISSET(1, &spec.cpus) && CPU_COUNT(&spec.cpus) == 1);
@@ -140,7 +145,7 @@ START_TEST(test_resolve)
 	q.has_cpus = true;
 	CPU_ZERO(&q.cpus);
 	CPU_SET(0, &q.cpus);
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec), 0);
 	ck_assert_int_eq(spec.priority, 30);
 	ck_assert(CPU_ISSET(0, &spec.cpus) && !CPU_ISSET(1, &spec.cpus));
 	/* leaving real time drops the priority ... */
@@ -148,19 +153,25 @@ START_TEST(test_resolve)
 	snprintf(q.role, sizeof(q.role), "audio");
 	q.has_policy = true;
 	q.policy = SCHED_OTHER;
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec), 0);
 	ck_assert_int_eq(spec.policy, SCHED_OTHER);
 	ck_assert_int_eq(spec.priority, 0);
 	/* ... and entering it from a role without one takes the default's */
 	snprintf(q.role, sizeof(q.role), "bg");
 	q.policy = SCHED_FIFO;
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec), 0);
 	ck_assert_int_eq(spec.policy, SCHED_FIFO);
 	ck_assert_int_eq(spec.priority, 12);
 	/* a role that is not configured */
 	snprintf(q.role, sizeof(q.role), "video");
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), REFUSE_UNKNOWN_ROLE);
-	ck_assert_msg(strstr(msg, "no rule 'video'") && strstr(msg, "add [rule video]"), "%s", msg);
+	ck_assert_int_eq(grant_resolve(c, &q, &spec), REFUSE_UNKNOWN_ROLE);
+	{
+		struct grant_subject root;
+		struct grant_cap cap;
+		grant_subject_init(&root, c, 0, 0, getpid());
+		ck_assert_int_eq(decide(&root, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), REFUSE_UNKNOWN_ROLE);
+		ck_assert_msg(strstr(msg, "no rule 'video'") && strstr(msg, "add [rule video]"), "%s", msg);
+	}
 }
 END_TEST
 
@@ -172,7 +183,7 @@ START_TEST(test_ranges_and_max_priority)
 	struct grant_request q;
 
 	load("[daemon]\nmax-priority = 50\n");
-	ck_assert_int_eq(grant_subject_init(&root, c, 0, 0, getpid()), 0);
+	grant_subject_init(&root, c, 0, 0, getpid());
 	ck_assert(root.privileged);
 	q = req_policy(SCHED_FIFO, 0);
 	expect(&root, &q, REFUSE_BAD_PRIORITY, "priority 0 is not valid for fifo", "use 1..99", NULL);
@@ -185,7 +196,7 @@ START_TEST(test_ranges_and_max_priority)
 	       "ask for 50 or less", "raise max-priority in [daemon]");
 	/* a role's priority is named by the role */
 	load("[daemon]\nmax-priority = 50\n[rule hot]\npolicy = fifo\npriority = 40\n");
-	ck_assert_int_eq(grant_subject_init(&root, c, 0, 0, getpid()), 0);
+	grant_subject_init(&root, c, 0, 0, getpid());
 	q = req_policy(SCHED_FIFO, 60);
 	q.has_priority = false;
 	snprintf(q.role, sizeof(q.role), "hot");
@@ -222,13 +233,13 @@ START_TEST(test_admin_path)
 	q = req_policy(SCHED_FIFO, 81);
 	expect(&s, &q, REFUSE_ABOVE_MAX, "max-priority 80 in [daemon]", NULL, NULL);
 	/* a member by its primary gid only: an unknown uid with that gid */
-	ck_assert_int_eq(grant_subject_init(&s, c, 4242424, nogroup_gid, 1), 0);
+	grant_subject_init(&s, c, 4242424, nogroup_gid, 1);
 	ck_assert(s.privileged);
-	ck_assert_int_eq(grant_subject_init(&s, c, daemon_uid, daemon_gid, 1), 0);
+	grant_subject_init(&s, c, daemon_uid, daemon_gid, 1);
 	ck_assert(!s.privileged);
 	ck_assert_str_eq(s.user, "daemon");
 	/* root is privileged whatever admin-group says, and needs no name lookup */
-	ck_assert_int_eq(grant_subject_init(&s, c, 0, 12345, 1), 0);
+	grant_subject_init(&s, c, 0, 12345, 1);
 	ck_assert(s.privileged);
 	ck_assert_str_eq(s.user, "root");
 }
@@ -302,7 +313,7 @@ START_TEST(test_user_sections)
 	q = req_policy(SCHED_FIFO, 5);
 	expect(&s, &q, REFUSE_POLICY, "by [user nobody] (policies = rr)", NULL, NULL);
 	/* another user still gets [user *] */
-	ck_assert_int_eq(grant_subject_init(&s, c, daemon_uid, daemon_gid, 1), 0);
+	grant_subject_init(&s, c, daemon_uid, daemon_gid, 1);
 	grant_limits_get(c, &s, &l);
 	ck_assert_int_eq(l.max_priority, 30);
 	ck_assert_int_eq(l.max_threads, 4);
@@ -532,7 +543,7 @@ START_TEST(test_rtprio_cap_limits_conf)
 	ck_assert_int_eq(cap.asked, 40);
 	ck_assert_int_eq(spec.priority, 15);
 	/* no rtprio line for the user: cap 0, which even clamp cannot grant */
-	ck_assert_int_eq(grant_subject_init(&s, c, daemon_uid, daemon_gid, 1), 0);
+	grant_subject_init(&s, c, daemon_uid, daemon_gid, 1);
 	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), REFUSE_RTPRIO_CAP);
 	ck_assert_msg(strstr(msg, "no rtprio line for user daemon") && strstr(msg, "'daemon - rtprio 40'"), "%s", msg);
 	/* a limits.d drop-in counts */
@@ -540,7 +551,7 @@ START_TEST(test_rtprio_cap_limits_conf)
 	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), 0);
 	ck_assert_int_eq(spec.priority, 25);
 	/* root: the cap does not apply */
-	ck_assert_int_eq(grant_subject_init(&s, c, 0, 0, 1), 0);
+	grant_subject_init(&s, c, 0, 0, 1);
 	ck_assert_int_eq(decide(&s, &q, &spec, 0, 1, &cap, msg, sizeof(msg)), 0);
 	ck_assert(!cap.applies);
 	ck_assert_int_eq(spec.priority, 40);
@@ -570,11 +581,13 @@ START_TEST(test_rtprio_cap_rlimit)
 	ck_assert_msg(strstr(msg, needle), "%s", msg);
 	snprintf(needle, sizeof(needle), "prlimit --pid %d --rtprio=5", (int)getpid());
 	ck_assert_msg(strstr(msg, needle) && strstr(msg, "LimitRTPRIO=5"), "%s", msg);
-	/* a target that is gone: the cap cannot be read */
-	ck_assert_int_eq(grant_resolve(c, &q, &spec, msg, sizeof(msg)), 0);
-	/* a failure, not a refusal: -errno (the wire's "internal") */
-	ck_assert_int_lt(grant_check(c, &s, &q, &spec, INT_MAX, 0, 1, &cap, msg, sizeof(msg)), 0);
-	ck_assert_msg(strstr(msg, "cannot read the rtprio cap (rtprio-cap)"), "%s", msg);
+	/* a target that is gone: the cap cannot be read; a failure, not a
+	 * refusal: -errno (the wire's "internal"), verdict FAIL */
+	struct grant_ask a = { .path = GRANT_PATH_REGISTER, .subj = &s, .req = &q, .target = INT_MAX, .adding = 1 };
+	struct grant_decision d;
+	ck_assert_int_lt(grant_decide(c, &a, &d), 0);
+	ck_assert_int_eq(d.verdict, GRANT_FAIL);
+	ck_assert_msg(strstr(d.msg, "cannot read the rtprio cap (rtprio-cap)"), "%s", d.msg);
 	ck_assert_int_eq(setrlimit(RLIMIT_RTPRIO, &old), 0);
 }
 END_TEST
@@ -661,7 +674,7 @@ START_TEST(test_wire_codes)
 		{ REFUSE_WATCHDOG_COOLDOWN, PE_WATCHDOG_COOLDOWN }, { REFUSE_DEADLINE, PE_UNSUPPORTED_TARGET },
 		{ REFUSE_RTTIME_ZERO, PE_RTTIME_ZERO }, { REFUSE_APPLY_FAILED, PE_APPLY_FAILED },
 		{ REFUSE_BAD_HISTOGRAM, PE_BAD_REQUEST }, { REFUSE_HISTOGRAM_LAYOUT, PE_VERSION },
-		{ REFUSE_RATE_LIMITED, PE_RATE_LIMITED },
+		{ REFUSE_RATE_LIMITED, PE_RATE_LIMITED }, { REFUSE_RTTIME_OVER_MAX, PE_RTTIME_OVER_MAX },
 		{ -ENOMEM, PE_INTERNAL }, { -EIO, PE_INTERNAL }, { REFUSE__MAX, PE_INTERNAL },
 	};
 
@@ -670,6 +683,273 @@ START_TEST(test_wire_codes)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		ck_assert_msg(ops_wire_error(want[i].r) == want[i].pe, "refusal %d: %s, want %s", want[i].r,
 			      proto_error_code(ops_wire_error(want[i].r)), proto_error_code(want[i].pe));
+}
+END_TEST
+
+/* Every path's decision of the same request by the same subject is the
+ * same (code, spec, cap) when no cooldown runs: the paths differ in what
+ * the cooldown does and nothing else. The requests cover a grant, a clamp,
+ * and a refusal of each kind the limits make. */
+START_TEST(test_decide_paths_agree)
+{
+	static const enum grant_path paths[] = { GRANT_PATH_REGISTER, GRANT_PATH_RTKIT, GRANT_PATH_CAUGHT,
+						 GRANT_PATH_RULE, GRANT_PATH_PROCESS, GRANT_PATH_REAPPLY,
+						 GRANT_PATH_ADOPT, GRANT_PATH_CHECK };
+	struct grant_request qs[6];
+	struct grant_subject s, root;
+	struct proc_rlimits lim = { .rttime_soft = 100000, .rttime_hard = 100000 };
+
+	load("[daemon]\nmax-priority = 80\n[rule audio]\npolicy = fifo\npriority = 40\n"
+	     "[user *]\nmax-priority = 30\npolicies = fifo other\nmin-nice = -5\nmax-threads = 4\n");
+	subject_nobody(&s);
+	grant_subject_init(&root, c, 0, 0, getpid());
+	qs[0] = req_policy(SCHED_FIFO, 20);          /* granted */
+	qs[1] = req_policy(SCHED_FIFO, 50);          /* priority-denied for nobody, granted to root */
+	qs[2] = req_policy(SCHED_RR, 10);            /* policy-denied */
+	qs[3] = req_policy(SCHED_FIFO, 90);          /* above [daemon] max-priority for both */
+	memset(&qs[4], 0, sizeof(qs[4]));
+	snprintf(qs[4].role, sizeof(qs[4].role), "audio");   /* the rule's 40: denied for nobody */
+	memset(&qs[5], 0, sizeof(qs[5]));
+	qs[5].has_nice = true;
+	qs[5].nice = -10;                            /* nice-denied */
+	for (int who = 0; who < 2; who++)
+		for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+			struct grant_decision first;
+			for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++) {
+				struct grant_ask a = { .path = paths[k], .subj = who ? &root : &s, .req = &qs[i],
+						       .target = getpid(), .limits = &lim, .held = 1, .adding = 1 };
+				struct grant_decision d;
+
+				grant_decide(c, &a, &d);
+				ck_assert_int_ne(d.verdict, GRANT_UNDECIDED);
+				if (k == 0) {
+					first = d;
+					continue;
+				}
+				ck_assert_msg(d.code == first.code && d.verdict == first.verdict,
+					      "request %zu (%s): path %s decided %d, register %d", i, who ? "root" : "nobody",
+					      grant_path_name(paths[k]), d.code, first.code);
+				ck_assert_int_eq(d.spec.policy, first.spec.policy);
+				ck_assert_int_eq(d.spec.priority, first.spec.priority);
+				ck_assert_int_eq(d.spec.nice, first.spec.nice);
+				ck_assert_str_eq(d.msg, first.msg);
+				ck_assert_str_eq(d.fix, first.fix);
+			}
+			static const int want[2][6] = {
+				{ 0, REFUSE_PRIORITY, REFUSE_POLICY, REFUSE_ABOVE_MAX, REFUSE_PRIORITY, REFUSE_NICE },
+				{ 0, 0, 0, REFUSE_ABOVE_MAX, 0, 0 },
+			};
+			ck_assert_msg(first.code == want[who][i], "request %zu (%s): %d, want %d: %s", i,
+				      who ? "root" : "nobody", first.code, want[who][i], first.msg);
+			/* a refusal's message and fix are apart: no text to split */
+			if (first.code > 0)
+				ck_assert_msg(first.msg[0] && first.fix[0] && !strstr(first.msg, "; "), "%s | %s",
+					      first.msg, first.fix);
+		}
+}
+END_TEST
+
+/* The watchdog's cooldown: a real-time grant a caller waits for
+ * (register, rtkit, caught, check) is refused with the cooldown's note; one
+ * rtschedd makes itself (rule, new thread of a process, reapply, adoption)
+ * is held: the same spec, verdict HOLD. A refusal by the limits still wins
+ * on a held path; SCHED_OTHER is never held back. */
+START_TEST(test_decide_cooldown)
+{
+	static const struct { enum grant_path p; enum grant_cooldown does; } paths[] = {
+		{ GRANT_PATH_REGISTER, GRANT_COOLDOWN_REFUSE }, { GRANT_PATH_RTKIT, GRANT_COOLDOWN_REFUSE },
+		{ GRANT_PATH_CAUGHT, GRANT_COOLDOWN_REFUSE }, { GRANT_PATH_CHECK, GRANT_COOLDOWN_REFUSE },
+		{ GRANT_PATH_RULE, GRANT_COOLDOWN_HOLD }, { GRANT_PATH_PROCESS, GRANT_COOLDOWN_HOLD },
+		{ GRANT_PATH_REAPPLY, GRANT_COOLDOWN_HOLD }, { GRANT_PATH_ADOPT, GRANT_COOLDOWN_HOLD },
+	};
+	struct proc_rlimits lim = { .rttime_soft = 100000, .rttime_hard = 100000 };
+	struct grant_request rt, rt_high, other;
+	struct grant_subject s;
+
+	load("[user *]\nmax-priority = 30\npolicies = fifo other\n");
+	subject_nobody(&s);
+	rt = req_policy(SCHED_FIFO, 20);
+	rt_high = req_policy(SCHED_FIFO, 50);
+	other = req_policy(SCHED_OTHER, 0);
+	for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++) {
+		struct grant_ask a = { .path = paths[k].p, .subj = &s, .req = &rt, .target = getpid(), .limits = &lim,
+				       .adding = 1, .cooldown = true, .cooldown_note = " (tid 7 of spin); resume in 9 s" };
+		struct grant_decision d;
+
+		ck_assert_int_eq(grant_path_cooldown(paths[k].p), paths[k].does);
+		if (paths[k].does == GRANT_COOLDOWN_REFUSE) {
+			ck_assert_int_eq(grant_decide(c, &a, &d), REFUSE_WATCHDOG_COOLDOWN);
+			ck_assert_int_eq(d.verdict, GRANT_REFUSE);
+			ck_assert_msg(strstr(d.msg, "the watchdog demoted a runaway real-time thread (tid 7 of spin); "
+					       "resume in 9 s"), "%s", d.msg);
+			ck_assert_msg(strstr(d.fix, "when the cooldown ends"), "%s", d.fix);
+		} else {
+			ck_assert_int_eq(grant_decide(c, &a, &d), 0);
+			ck_assert_int_eq(d.verdict, GRANT_HOLD);
+			ck_assert_int_eq(d.spec.policy, SCHED_FIFO);
+			ck_assert_int_eq(d.spec.priority, 20);
+			/* held, not exempt: the limits still refuse */
+			a.req = &rt_high;
+			ck_assert_int_eq(grant_decide(c, &a, &d), REFUSE_PRIORITY);
+		}
+		a.req = &other;
+		ck_assert_int_eq(grant_decide(c, &a, &d), 0);
+		ck_assert_int_eq(d.verdict, GRANT_ALLOW);
+		a.req = &rt;
+		a.cooldown = false;
+		ck_assert_int_eq(grant_decide(c, &a, &d), 0);
+		ck_assert_int_eq(d.verdict, GRANT_ALLOW);
+	}
+}
+END_TEST
+
+/* RLIMIT_RTTIME, judged in the decision for every path: soft 0 refuses a
+ * real-time grant (the kernel would SIGKILL the process), with the soft
+ * value it may raise itself to, or, at hard 0, a restart; not a SCHED_OTHER
+ * one. Under rtkit's contract (rttime_max) a hard limit above the ceiling
+ * or unlimited refuses first. Without limits given, the target's are read:
+ * the test process's own soft limit lowered to 0 is seen. */
+START_TEST(test_decide_rttime)
+{
+	struct grant_subject root;
+	struct grant_request rt = req_policy(SCHED_FIFO, 10), other = req_policy(SCHED_OTHER, 0);
+	struct proc_rlimits zero_soft = { .rttime_soft = 0, .rttime_hard = RLIM_INFINITY };
+	struct proc_rlimits zero_both = { .rttime_soft = 0, .rttime_hard = 0 };
+	struct proc_rlimits low_hard = { .rttime_soft = 0, .rttime_hard = 50000 };
+	struct proc_rlimits unlimited = { .rttime_soft = RLIM_INFINITY, .rttime_hard = RLIM_INFINITY };
+	struct proc_rlimits bounded = { .rttime_soft = 100000, .rttime_hard = 150000 };
+	struct grant_decision d;
+	struct rlimit old, rl;
+	char needle[128];
+
+	load("[daemon]\nmax-priority = 50\n");
+	grant_subject_init(&root, c, 0, 0, getpid());
+	struct grant_ask a = { .path = GRANT_PATH_RULE, .subj = &root, .req = &rt, .target = getpid(), .adding = 1 };
+	a.limits = &zero_soft;
+	ck_assert_int_eq(grant_decide(c, &a, &d), REFUSE_RTTIME_ZERO);
+	ck_assert_int_eq(d.rttime.verdict, RTTIME_ZERO);
+	snprintf(needle, sizeof(needle), "RLIMIT_RTTIME of pid %d is 0", (int)getpid());
+	ck_assert_msg(strstr(d.msg, needle), "%s", d.msg);
+	snprintf(needle, sizeof(needle), "prlimit --pid %d --rttime=200000:unlimited", (int)getpid());
+	ck_assert_msg(strstr(d.fix, needle), "%s", d.fix);
+	a.limits = &low_hard;
+	ck_assert_int_eq(grant_decide(c, &a, &d), REFUSE_RTTIME_ZERO);
+	snprintf(needle, sizeof(needle), "--rttime=50000:50000");
+	ck_assert_msg(strstr(d.fix, needle), "%s", d.fix);
+	a.limits = &zero_both;
+	ck_assert_int_eq(grant_decide(c, &a, &d), REFUSE_RTTIME_ZERO);
+	ck_assert_msg(strstr(d.fix, "start it with a higher limit"), "%s", d.fix);
+	a.req = &other;
+	ck_assert_int_eq(grant_decide(c, &a, &d), 0);
+	a.req = &rt;
+	a.limits = &unlimited;
+	ck_assert_int_eq(grant_decide(c, &a, &d), 0);
+	ck_assert_int_eq(d.rttime.verdict, RTTIME_UNLIMITED);
+
+	/* rtkit's contract: the hard limit at most rttime-usec-max */
+	a.path = GRANT_PATH_RTKIT;
+	a.rttime_max = 150000;
+	ck_assert_int_eq(grant_decide(c, &a, &d), REFUSE_RTTIME_OVER_MAX);
+	ck_assert_msg(strstr(d.msg, "hard limit unlimited, above RTTimeUSecMax 150000 us"), "%s", d.msg);
+	ck_assert_int_eq(ops_wire_error(d.code), PE_RTTIME_OVER_MAX);
+	a.limits = &bounded;
+	ck_assert_int_eq(grant_decide(c, &a, &d), 0);
+	ck_assert_int_eq(d.rttime.verdict, RTTIME_BOUNDED);
+	a.limits = &low_hard;
+	ck_assert_int_eq(grant_decide(c, &a, &d), REFUSE_RTTIME_ZERO);
+	/* the contract must be shown to hold: a target that is gone is refused */
+	a.limits = NULL;
+	a.target = INT_MAX;
+	ck_assert_int_eq(grant_decide(c, &a, &d), REFUSE_NO_SUCH_THREAD);
+	a.rttime_max = 0;
+	ck_assert_int_eq(grant_decide(c, &a, &d), 0);   /* nothing to show: the apply meets the kernel */
+
+	/* read when not given: this process's own soft limit, lowered to 0 */
+	a.target = getpid();
+	ck_assert_int_eq(getrlimit(RLIMIT_RTTIME, &old), 0);
+	rl = old;
+	rl.rlim_cur = 0;
+	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &rl), 0);
+	int e = grant_decide(c, &a, &d);
+	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &old), 0);
+	ck_assert_int_eq(e, REFUSE_RTTIME_ZERO);
+	ck_assert_int_eq(grant_decide(c, &a, &d), 0);
+}
+END_TEST
+
+/* The quota counts what a grant adds: at or over max-threads, adding one
+ * more is refused, adding nothing (a reload, a registration again, an
+ * adoption of a process) is not; an exempt [rule] grant (user = / group =)
+ * meets no [user] limits and no quota. */
+START_TEST(test_decide_quota_and_exempt)
+{
+	struct grant_subject s;
+	struct grant_request q;
+	struct grant_decision d;
+
+	load("[user *]\nmax-priority = 10\npolicies = fifo other\nmax-threads = 2\n");
+	subject_nobody(&s);
+	q = req_policy(SCHED_FIFO, 10);
+	struct grant_ask a = { .path = GRANT_PATH_REGISTER, .subj = &s, .req = &q, .target = getpid(), .held = 2,
+			       .adding = 1 };
+	ck_assert_int_eq(grant_decide(c, &a, &d), REFUSE_QUOTA);
+	ck_assert_msg(strstr(d.msg, "holds 2 threads and may hold 2") && strstr(d.fix, "max-threads"), "%s; %s",
+		      d.msg, d.fix);
+	a.held = 3;
+	a.adding = 0;
+	ck_assert_int_eq(grant_decide(c, &a, &d), 0);
+	a.adding = 1;
+	a.held = 1;
+	ck_assert_int_eq(grant_decide(c, &a, &d), 0);
+	q = req_policy(SCHED_FIFO, 20);
+	ck_assert_int_eq(grant_decide(c, &a, &d), REFUSE_PRIORITY);
+	a.path = GRANT_PATH_RULE;
+	a.exempt = true;
+	a.held = 10;
+	ck_assert_int_eq(grant_decide(c, &a, &d), 0);
+	ck_assert_int_eq(d.spec.priority, 20);
+}
+END_TEST
+
+/* Zero means nothing decided: a zeroed decision is GRANT_UNDECIDED, a
+ * zeroed wire code is PE_NONE (no refusal; never read from the wire). */
+START_TEST(test_zero_is_undecided)
+{
+	struct grant_decision d;
+
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(d.verdict, GRANT_UNDECIDED);
+	ck_assert_int_eq(PE_NONE, 0);
+	ck_assert_int_ne(PE_BAD_REQUEST, 0);
+	ck_assert_int_eq(proto_error_from_code("none"), -EINVAL);
+	ck_assert_int_eq(proto_error_from_code("bad-request"), PE_BAD_REQUEST);
+	ck_assert_int_eq(ops_wire_error(0), PE_INTERNAL);
+}
+END_TEST
+
+/* rttime_judge(): one reading of RLIMIT_RTTIME for the grant and the
+ * diagnosis. */
+START_TEST(test_rttime_judge)
+{
+	struct rttime_judgement j;
+	struct proc_rlimits l = { .rttime_soft = 0, .rttime_hard = 300000 };
+
+	rttime_judge(NULL, 0, &j);
+	ck_assert_int_eq(j.verdict, RTTIME_UNREAD);
+	rttime_judge(&l, 0, &j);
+	ck_assert_int_eq(j.verdict, RTTIME_ZERO);
+	ck_assert_uint_eq(j.suggest_soft, RTTIME_SUGGEST_USEC);
+	ck_assert_str_eq(j.hard, "300000");
+	rttime_judge(&l, 200000, &j);
+	ck_assert_int_eq(j.verdict, RTTIME_OVER_MAX);
+	l.rttime_soft = RLIM_INFINITY;
+	l.rttime_hard = RLIM_INFINITY;
+	rttime_judge(&l, 0, &j);
+	ck_assert_int_eq(j.verdict, RTTIME_UNLIMITED);
+	ck_assert_str_eq(j.hard, "unlimited");
+	l.rttime_soft = 1000;
+	rttime_judge(&l, 0, &j);
+	ck_assert_int_eq(j.verdict, RTTIME_BOUNDED);
 }
 END_TEST
 
@@ -696,6 +976,12 @@ int main(void)
 	tcase_add_test(tc, test_owns);
 	tcase_add_test(tc, test_ratelimit);
 	tcase_add_test(tc, test_wire_codes);
+	tcase_add_test(tc, test_decide_paths_agree);
+	tcase_add_test(tc, test_decide_cooldown);
+	tcase_add_test(tc, test_decide_rttime);
+	tcase_add_test(tc, test_decide_quota_and_exempt);
+	tcase_add_test(tc, test_zero_is_undecided);
+	tcase_add_test(tc, test_rttime_judge);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }

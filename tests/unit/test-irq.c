@@ -30,6 +30,7 @@
 #include "daemon/sys/log.h"
 #include "sched-record.h"
 #include "unit-util.h"
+#include "config-text.h"
 
 #define FIXTURES TOP_SRCDIR "/tests/fixtures/irq"
 
@@ -973,9 +974,9 @@ static const char *config_errors(const char *text)
 	unit_tmpdir(cfgdir, "test-irq-conf");
 	unit_write(cfgdir, "rtschedd.conf", text);
 	snprintf(path, sizeof(path), "%s/rtschedd.conf", cfgdir);
-	r = config_load(path, true, &c, f);
+	r = config_load_text(path, true, &c, f);
 	if (r == 0)
-		config_validate(c, f);
+		config_validate_text(c, f, NULL);
 	fclose(f);
 	config_free(c);
 	unit_rmdir(cfgdir);

@@ -710,62 +710,6 @@ START_TEST(test_write_fails)
 }
 END_TEST
 
-/* RLIMIT_RTTIME 0: real time would get the process SIGKILLed; refused
- * before anything is written. (Only the soft limit of the test process is
- * lowered, and raised again; no scheduling changes.) */
-START_TEST(test_rttime_zero)
-{
-	struct sched_spec s = spec_of(SCHED_FIFO, 10), other = spec_of(SCHED_OTHER, 0);
-	struct rlimit old, rl;
-	struct worker wk;
-	char msg[512], needle[64];
-
-	worker_start(&wk);
-	ck_assert_int_eq(getrlimit(RLIMIT_RTTIME, &old), 0);
-	rl = old;
-	rl.rlim_cur = 0;
-	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &rl), 0);
-	ck_assert_int_eq(registry_add_thread(r, wk.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
-					     sizeof(msg)), REFUSE_RTTIME_ZERO);
-	snprintf(needle, sizeof(needle), "RLIMIT_RTTIME of pid %d is 0", (int)getpid());
-	ck_assert_msg(strstr(msg, needle), "%s", msg);
-	ck_assert_uint_eq(sched_record_n(), 0);
-	add(wk.tid, 0, &other);                         /* not real time: fine */
-	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &old), 0);
-	worker_stop(&wk);
-}
-END_TEST
-
-/* The rlimits a front end has just read for a thread (rtkit's RLIMIT_RTTIME
- * contract) stand in for the registry's own read of /proc/PID/limits, for
- * that thread only and until they are cleared: given with a soft
- * RLIMIT_RTTIME of 0 (the process's own is not 0), the grant is refused as
- * if the kernel had said so; another thread, and the same one afterwards,
- * are read from /proc and granted. */
-START_TEST(test_limits_known)
-{
-	struct sched_spec s = spec_of(SCHED_FIFO, 10);
-	struct proc_rlimits l;
-	struct worker a, b;
-	char msg[512];
-
-	worker_start(&a);
-	worker_start(&b);
-	ck_assert_int_eq(proc_read_limits(getpid(), &l), 0);
-	ck_assert_uint_ne(l.rttime_soft, 0);
-	l.rttime_soft = 0;
-	registry_limits_known(r, a.tid, &l);
-	ck_assert_int_eq(registry_add_thread(r, a.tid, getpid(), 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg,
-					     sizeof(msg)), REFUSE_RTTIME_ZERO);
-	ck_assert_uint_eq(sched_record_n(), 0);
-	add(b.tid, 0, &s);
-	registry_limits_known(r, 0, NULL);
-	add(a.tid, 0, &s);
-	worker_stop(&a);
-	worker_stop(&b);
-}
-END_TEST
-
 /* A reload: registrations are resolved and checked again; a role that is
  * gone, or limits that no longer allow a thread, put its original back. */
 START_TEST(test_reapply)
@@ -786,11 +730,11 @@ START_TEST(test_reapply)
 	worker_start(&d);
 	ck_assert_int_eq(task_sched_read(a.tid, &before), 0);
 	snprintf(q.role, sizeof(q.role), "audio");
-	ck_assert_int_eq(grant_resolve(c, &q, &s, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(grant_resolve(c, &q, &s), 0);
 	ck_assert_int_eq(registry_add_thread(r, a.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
 					     sizeof(msg)), 0);
 	snprintf(q.role, sizeof(q.role), "video");
-	ck_assert_int_eq(grant_resolve(c, &q, &s, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(grant_resolve(c, &q, &s), 0);
 	ck_assert_int_eq(registry_add_thread(r, b.tid, getpid(), pw->pw_uid, REG_SOURCE_THREAD, &q, &s, NULL, NULL,
 					     msg, sizeof(msg)), 0);
 	ck_assert_int_eq(registry_add_thread(r, d.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
@@ -834,7 +778,7 @@ START_TEST(test_reapply_rttime_per_pass)
 	ck_assert_int_eq(task_sched_read(a.tid, &before_a), 0);
 	ck_assert_int_eq(task_sched_read(b.tid, &before_b), 0);
 	snprintf(q.role, sizeof(q.role), "audio");
-	ck_assert_int_eq(grant_resolve(c, &q, &s, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(grant_resolve(c, &q, &s), 0);
 	ck_assert_int_eq(registry_add_thread(r, a.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
 					     sizeof(msg)), 0);
 	ck_assert_int_eq(registry_add_thread(r, b.tid, getpid(), 0, REG_SOURCE_THREAD, &q, &s, NULL, NULL, msg,
@@ -996,8 +940,6 @@ int main(void)
 	tcase_add_test(tc, test_reapply_gone);
 	tcase_add_test(tc, test_exit_paths);
 	tcase_add_test(tc, test_write_fails);
-	tcase_add_test(tc, test_rttime_zero);
-	tcase_add_test(tc, test_limits_known);
 	tcase_add_test(tc, test_reapply);
 	tcase_add_test(tc, test_reapply_rttime_per_pass);
 	tcase_add_test(tc, test_hold_and_promote);

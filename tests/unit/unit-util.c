@@ -14,6 +14,7 @@
 
 #include "daemon/sys/proc.h"
 #include "unit-util.h"
+#include "config-text.h"
 
 void unit_tmpdir(char *dir, const char *tag)
 {
@@ -54,9 +55,9 @@ struct config *unit_config(const char *dir, const char *text)
 	ck_assert_ptr_nonnull(f);
 	unit_write(dir, "rtschedd.conf", text);
 	snprintf(path, sizeof(path), "%s/rtschedd.conf", dir);
-	r = config_load(path, true, &c, f);
+	r = config_load_text(path, true, &c, f);
 	if (r == 0)
-		r = config_validate(c, f);
+		r = config_validate_text(c, f, NULL);
 	fclose(f);
 	ck_assert_msg(r == 0, "config rejected: %s\n%s", err, text);
 	free(err);

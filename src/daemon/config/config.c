@@ -5,6 +5,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,4 +62,76 @@ void config_free(struct config *c)
 	free(c->kthreads);
 	strmap_clear(&c->sections);
 	free(c);
+}
+
+void config_report_add(struct config_report *r, enum config_severity sev, bool cmdline, const char *at,
+		       const char *fmt, ...)
+{
+	struct config_note n = { .severity = sev, .cmdline = cmdline };
+	va_list ap;
+	int len;
+
+	if (sev == CONFIG_ERROR) {
+		r->errors++;
+		r->cmdline |= cmdline;
+	}
+	va_start(ap, fmt);
+	len = vasprintf(&n.text, fmt, ap);
+	va_end(ap);
+	if (len < 0 || (at && !(n.at = strdup(at)))) {
+		if (len >= 0)
+			free(n.text);
+		r->oom = true;
+		return;
+	}
+	if (len > 0 && n.text[len - 1] == '\n')
+		n.text[len - 1] = '\0';
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 8;
+		struct config_note *v = realloc(r->v, cap * sizeof(*v));
+		if (!v) {
+			free(n.text);
+			free(n.at);
+			r->oom = true;
+			return;
+		}
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = n;
+}
+
+const struct config_note *config_report_first_error(const struct config_report *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].severity == CONFIG_ERROR)
+			return &r->v[i];
+	return NULL;
+}
+
+void config_note_format(const struct config_note *n, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s", n->at ? n->at : "", n->at ? ": " : "",
+		 n->severity == CONFIG_WARNING ? "warning: " : "", n->text);
+}
+
+void config_report_print(const struct config_report *r, FILE *f)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct config_note *n = &r->v[i];
+		fprintf(f, "%s%s%s%s\n", n->at ? n->at : "", n->at ? ": " : "",
+			n->severity == CONFIG_WARNING ? "warning: " : "", n->text);
+	}
+	if (r->oom)
+		fprintf(f, "out of memory: some problems of the configuration are not listed\n");
+}
+
+void config_report_free(struct config_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->v[i].at);
+		free(r->v[i].text);
+	}
+	free(r->v);
+	memset(r, 0, sizeof(*r));
 }

@@ -5,10 +5,6 @@
 #ifndef RTSCHED_CONFIG_H
 #define RTSCHED_CONFIG_H
 
-/* In the error text config_load() writes, a line "FILE:LINE: KEY: warning: ..."
- * is a warning: the configuration stays valid. */
-#define CONFIG_WARNING_MARK ": warning: "
-
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -190,6 +186,7 @@ struct config {
 	int loop_budget;      /* its percent of a CPU per period at that priority, -1 = no budget */
 	unsigned rescan_ms;   /* /proc rescan period when the process events connector is unavailable */
 	unsigned observe_threads; /* BPF observer slots (read at start only); 0: no observer */
+	bool catch_refused;   /* the catcher of refused scheduling calls (read at start only) */
 	bool culprits;        /* the observer tracks what ran while a thread waited (read at start only) */
 	unsigned late_threshold_us; /* a wake-up of a thread without a budget later than this is late */
 	bool process_events;  /* use the connector at all (a sandbox may forbid AF_NETLINK) */
@@ -232,11 +229,45 @@ struct config {
 /* The drop-in directory that belongs to a main config path:
  * "/etc/rtschedd.conf" -> "/etc/rtschedd.d". */
 int config_dropin_dir(const char *path, char *buf, size_t len);
-/* Read `path` and its drop-ins into a new config. Problems go to `errors`,
- * one "file:line: key: message" line each. A missing `path` is an error only
- * when `required`. Returns 0, -EINVAL when any error was written, or -errno.
+/* What reading and validating found, one note per problem: typed, so no
+ * reader tells a warning from an error, or the command line's fault from a
+ * file's, by its text. */
+enum config_severity {
+	CONFIG_NOTE_NONE = 0,   /* a zeroed note: nothing found */
+	CONFIG_WARNING,         /* the configuration stays valid */
+	CONFIG_ERROR,
+};
+struct config_note {
+	enum config_severity severity;
+	bool cmdline;           /* a command-line value is at fault (rtschedd's usage exit code) */
+	char *at;               /* "FILE:LINE: KEY", or NULL when text names it itself */
+	char *text;             /* the message, saying what to do */
+};
+struct config_report {
+	struct config_note *v;
+	size_t n, cap;
+	size_t errors;          /* notes of severity CONFIG_ERROR */
+	bool cmdline;           /* one of them is the command line's */
+	bool oom;               /* a note was lost for want of memory (counted as an error) */
+};
+/* Add a note (at may be NULL); a trailing newline of the text is dropped. */
+__attribute__((format(printf, 5, 6)))
+void config_report_add(struct config_report *r, enum config_severity sev, bool cmdline, const char *at,
+		       const char *fmt, ...);
+/* The first error, or NULL. */
+const struct config_note *config_report_first_error(const struct config_report *r);
+/* One note as a line without its newline: "AT: TEXT", a warning
+ * "AT: warning: TEXT". */
+void config_note_format(const struct config_note *n, char *buf, size_t len);
+/* Every note as such a line, each with its newline. */
+void config_report_print(const struct config_report *r, FILE *f);
+void config_report_free(struct config_report *r);
+
+/* Read `path` and its drop-ins into a new config. Problems go to `rep`,
+ * each naming file:line and the key. A missing `path` is an error only
+ * when `required`. Returns 0, -EINVAL when any error was found, or -errno.
  * The result still needs config_validate(), after any overrides. */
-int config_load(const char *path, bool required, struct config **ret, FILE *errors);
+int config_load(const char *path, bool required, struct config **ret, struct config_report *rep);
 /* Command-line overrides win over every file, and say so when printed. */
 /* --scheduler-policy and --scheduler-priority: the [daemon] default spec. */
 void config_override_default(struct config *c, int policy, int priority);
@@ -245,8 +276,9 @@ int config_override_socket(struct config *c, const char *path);
 /* --log-level. */
 void config_override_log_level(struct config *c, int level);
 /* Check cross-key rules (priority against policy and max-priority, ...).
- * Returns 0, -EINVAL, or -EDOM when a command-line value is what fails. */
-int config_validate(struct config *c, FILE *errors);
+ * Returns 0 or -EINVAL; a note whose fault is a command-line value says so
+ * (rep->cmdline), whatever other errors follow it. */
+int config_validate(struct config *c, struct config_report *rep);
 /* Print the effective configuration as a loadable file with each value's origin. */
 void config_print(const struct config *c, FILE *f);
 /* The state journal's path: state-file, or "state" in the socket's directory. */

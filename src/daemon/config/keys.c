@@ -107,6 +107,8 @@ static const struct config_key daemon_keys[D_N] = {
 				AT(C, observe_threads), .def = 64 },
 	/* what the observer's CPUs ran while a thread waited (read at start) */
 	[D_CULPRITS] = { .name = "culprits", .type = KEY_BOOL, AT(C, culprits), .def = true },
+	/* grant the scheduling calls the kernel refused with EPERM (read at start) */
+	[D_CATCH_REFUSED] = { .name = "catch-refused", .type = KEY_BOOL, AT(C, catch_refused), .def = false },
 	/* a thread without a budget: its wake-ups later than this are late */
 	[D_LATE_THRESHOLD] = { .name = "late-threshold-us", .type = KEY_INT, .min = 1, .max = 1000000,
 			       AT(C, late_threshold_us), .def = 200 },
@@ -130,7 +132,7 @@ static const struct config_key daemon_keys[D_N] = {
 static const unsigned char daemon_print_order[D_N] = {
 	D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FORK, D_MAX_PRIORITY, D_LOG_LEVEL,
 	D_ADMIN_GROUP, D_RATE_LIMIT, D_RATE_BURST, D_FREE_RATE_LIMIT, D_FREE_RATE_BURST, D_RESCAN,
-	D_OBSERVE_THREADS, D_CULPRITS, D_LATE_THRESHOLD,
+	D_OBSERVE_THREADS, D_CULPRITS, D_CATCH_REFUSED, D_LATE_THRESHOLD,
 	D_PROCESS_EVENTS,
 	D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE, D_METRICS_FILE,
 	D_METRICS_INTERVAL, D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_WATCHDOG_DEMOTE,

@@ -388,9 +388,9 @@ static void config_defaults(struct config *c)
 	origin_reset(&c->origin);
 }
 
-int config_load(const char *path, bool required, struct config **ret, FILE *errors)
+int config_load(const char *path, bool required, struct config **ret, struct config_report *rep)
 {
-	struct parse_ctx ctx = { .at.errors = errors };
+	struct parse_ctx ctx = { .at.rep = rep };
 	char dir[PATH_MAX], pattern[PATH_MAX + 8];
 	glob_t g = { 0 };
 	int r;
@@ -410,7 +410,7 @@ int config_load(const char *path, bool required, struct config **ret, FILE *erro
 	if (r == -ENOENT && !required)
 		r = 0;
 	else if (r < 0) {
-		fprintf(errors, "%s: cannot read: %s\n", path, strerror(-r));
+		config_report_add(rep, CONFIG_ERROR, false, NULL, "%s: cannot read: %s", path, strerror(-r));
 		goto out;
 	}
 	/* Drop-ins in lexical (C locale) order: glob sorts with strcoll, and the
@@ -420,14 +420,14 @@ int config_load(const char *path, bool required, struct config **ret, FILE *erro
 	snprintf(pattern, sizeof(pattern), "%s/*.conf", dir);
 	r = glob(pattern, GLOB_ERR, NULL, &g);
 	if (r != 0 && r != GLOB_NOMATCH && !(r == GLOB_ABORTED && errno == ENOENT)) {
-		fprintf(errors, "%s: cannot list drop-ins: %s\n", dir, strerror(errno));
+		config_report_add(rep, CONFIG_ERROR, false, NULL, "%s: cannot list drop-ins: %s", dir, strerror(errno));
 		r = -EIO;
 		goto out;
 	}
 	r = 0;
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		if ((r = parse_file(&ctx, g.gl_pathv[i])) < 0) {
-			fprintf(errors, "%s: cannot read: %s\n", g.gl_pathv[i], strerror(-r));
+			config_report_add(rep, CONFIG_ERROR, false, NULL, "%s: cannot read: %s", g.gl_pathv[i], strerror(-r));
 			goto out;
 		}
 	}

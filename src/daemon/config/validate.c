@@ -20,7 +20,7 @@
  * numbers onto the section's own (the [daemon] spec keys start at D_POLICY);
  * `where` names the section. */
 static int spec_validate(const struct config *c, struct sched_spec *s, const struct key_origin *o,
-			 int base, const char *where, FILE *errors)
+			 int base, const char *where, struct config_report *errors)
 {
 	char at[PATH_MAX + 16];
 	int lo, hi;
@@ -32,14 +32,14 @@ static int spec_validate(const struct config *c, struct sched_spec *s, const str
 		s->priority = 0;
 	if (base == 0 && !origin_set(o, R_PRIORITY) && lo > 0) {
 		origin_str(c, o, base + R_POLICY, at, sizeof(at));
-		fprintf(errors, "%s: %s: policy %s needs a priority; add 'priority = N' (%d..%d)\n",
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: %s: policy %s needs a priority; add 'priority = N' (%d..%d)\n",
 			at, where, policy_to_string(s->policy), lo, hi);
 		return -EINVAL;
 	}
 	bool cmdline = o->file[base + R_PRIORITY] == CONFIG_ORIGIN_CMDLINE;
 	origin_str(c, o, base + R_PRIORITY, at, sizeof(at));
 	if (s->priority < lo || s->priority > hi) {
-		fprintf(errors, "%s: %s: priority %d is out of range for %s (%d..%d)%s\n", at, where,
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: %s: priority %d is out of range for %s (%d..%d)%s\n", at, where,
 			s->priority, policy_to_string(s->policy), lo, hi,
 			lo == 0 ? "; other, batch and idle take priority 0 and use nice instead" : "");
 		return -EINVAL;
@@ -49,14 +49,15 @@ static int spec_validate(const struct config *c, struct sched_spec *s, const str
 		bool dflt = o->file[base + R_PRIORITY] == CONFIG_ORIGIN_DEFAULT;
 		if (dflt)
 			origin_str(c, &c->origin, D_MAX_PRIORITY, at, sizeof(at));
-		fprintf(errors, "%s: %s: priority %d%s is above max-priority %d; lower it or raise max-priority in [daemon]\n",
-			at, where, s->priority, dflt ? " (built-in default)" : "", c->max_priority);
-		return cmdline ? -EDOM : -EINVAL;
+		config_report_add(errors, CONFIG_ERROR, cmdline, NULL, "%s: %s: priority %d%s is above max-priority %d; "
+				  "lower it or raise max-priority in [daemon]", at, where, s->priority,
+				  dflt ? " (built-in default)" : "", c->max_priority);
+		return -EINVAL;
 	}
 	if (origin_set(o, base + R_NICE) && s->nice != 0 &&
 	    s->policy != SCHED_OTHER && s->policy != SCHED_BATCH) {
 		origin_str(c, o, base + R_NICE, at, sizeof(at));
-		fprintf(errors, "%s: %s: nice has no effect with policy %s; remove it or use policy other or batch\n",
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: %s: nice has no effect with policy %s; remove it or use policy other or batch\n",
 			at, where, policy_to_string(s->policy));
 		return -EINVAL;
 	}
@@ -76,22 +77,22 @@ struct quiet_env {
  * at least one online CPU. */
 static int quiet_validate(const struct config *c, struct quiet_env *env, const struct cpu_quiet *q,
 			  const struct key_origin *o, int ki, int kl, int kc, const char *cpukey, const cpu_set_t *cpus,
-			  const char *where, FILE *errors)
+			  const char *where, struct config_report *errors)
 {
 	char at[PATH_MAX + 16], want[256], list[256], bad[256];
 	cpu_set_t out;
 
 	if (q->resume_latency_us >= 0 && !q->isolate && !origin_set(o, kc) && strcmp(cpukey, "cpus") == 0) {
 		origin_str(c, o, kl, at, sizeof(at));
-		fprintf(errors, "%s" CONFIG_WARNING_MARK "%s: resume-latency-us without cpus: every CPU its threads "
+		config_report_add(errors, CONFIG_WARNING, false, at, "%s: resume-latency-us without cpus: every CPU its threads "
 			"may run on keeps out of its idle states (all of them, for a thread not pinned); add "
-			"'cpus = N' to keep the other CPUs' idle states\n", at, where);
+			"'cpus = N' to keep the other CPUs' idle states", where);
 	}
 	if (!q->isolate)
 		return 0;
 	if (!origin_set(o, kc)) {
 		origin_str(c, o, ki, at, sizeof(at));
-		fprintf(errors, "%s: %s: isolate = yes needs the CPUs to empty for it; add '%s = N' (and leave at "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: %s: isolate = yes needs the CPUs to empty for it; add '%s = N' (and leave at "
 			"least one CPU out for the rest of the system)\n", at, where, cpukey);
 		return -EINVAL;
 	}
@@ -107,14 +108,14 @@ static int quiet_validate(const struct config *c, struct quiet_env *env, const s
 	if (CPU_COUNT(&env->own) && cpulist_missing(cpus, &env->own, &out)) {
 		cpulist_format(&out, bad, sizeof(bad));
 		cpulist_format(&env->own, list, sizeof(list));
-		fprintf(errors, "%s: %s: isolate = yes with %s = %s: CPU %s is outside rtschedd's cpuset (%s), so "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: %s: isolate = yes with %s = %s: CPU %s is outside rtschedd's cpuset (%s), so "
 			"rtschedd cannot hand it to its threads; choose CPUs from %s, or widen the cpuset rtschedd runs "
 			"in\n", at, where, cpukey, want, bad, list, list);
 		return -EINVAL;
 	}
 	if (CPU_COUNT(&env->online) && cpulist_missing(&env->online, cpus, NULL) == 0) {
 		cpulist_format(&env->online, list, sizeof(list));
-		fprintf(errors, "%s: %s: isolate = yes with %s = %s empties every online CPU (%s): the kernel's "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: %s: isolate = yes with %s = %s empties every online CPU (%s): the kernel's "
 			"housekeeping and every other program need one; leave at least one out\n", at, where, cpukey,
 			want, list);
 		return -EINVAL;
@@ -135,7 +136,7 @@ static void section_at(const struct config *c, const struct key_origin *o, int k
 
 /* [irq NAME]: something to match, something to set, a priority within
  * max-priority. */
-static int irq_validate(struct config *c, struct irq_conf *q, FILE *errors)
+static int irq_validate(struct config *c, struct irq_conf *q, struct config_report *errors)
 {
 	char at[PATH_MAX + 16];
 	int r = 0;
@@ -145,7 +146,7 @@ static int irq_validate(struct config *c, struct irq_conf *q, FILE *errors)
 		q->n_keys += origin_set(&q->origin, k);
 	if (q->n_keys == 0) {
 		section_at(c, &q->origin, -1, q->file, q->line, at, sizeof(at));
-		fprintf(errors, "%s: [irq %s]: nothing to match; add match = (an action name as /proc/interrupts "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [irq %s]: nothing to match; add match = (an action name as /proc/interrupts "
 			"shows it, globs allowed) or a device key (driver, device, pci-id, usb-id, sound-card, "
 			"net-interface)\n", at, q->name);
 		r = -EINVAL;
@@ -153,19 +154,19 @@ static int irq_validate(struct config *c, struct irq_conf *q, FILE *errors)
 	if (!q->has_cpus && q->priority == 0) {
 		section_at(c, &q->origin, origin_set(&q->origin, I_POLICY) ? I_POLICY : -1, q->file, q->line, at,
 			   sizeof(at));
-		fprintf(errors, "%s: [irq %s]: sets nothing; add cpus = (the IRQ's CPUs) or priority = (its "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [irq %s]: sets nothing; add cpus = (the IRQ's CPUs) or priority = (its "
 			"threads')\n", at, q->name);
 		r = -EINVAL;
 	}
 	if (q->priority > c->max_priority) {
 		section_at(c, &q->origin, I_PRIORITY, q->file, q->line, at, sizeof(at));
-		fprintf(errors, "%s: [irq %s]: priority %d is above max-priority %d; lower it or raise max-priority "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [irq %s]: priority %d is above max-priority %d; lower it or raise max-priority "
 			"in [daemon]\n", at, q->name, q->priority, c->max_priority);
 		r = -EINVAL;
 	}
 	if (q->spread && !q->has_cpus) {
 		section_at(c, &q->origin, I_SPREAD, q->file, q->line, at, sizeof(at));
-		fprintf(errors, "%s: [irq %s]: spread needs cpus = (the CPUs to spread the vectors over)\n", at,
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [irq %s]: spread needs cpus = (the CPUs to spread the vectors over)\n", at,
 			q->name);
 		r = -EINVAL;
 	}
@@ -173,14 +174,14 @@ static int irq_validate(struct config *c, struct irq_conf *q, FILE *errors)
 }
 
 /* [kthread NAME]: a name to match, something to set, a valid scheduling. */
-static int kthread_validate(struct config *c, struct kthread_conf *k, FILE *errors)
+static int kthread_validate(struct config *c, struct kthread_conf *k, struct config_report *errors)
 {
 	char at[PATH_MAX + 16];
 	int lo, hi, r = 0;
 
 	if (!k->match[0]) {
 		section_at(c, &k->origin, -1, k->file, k->line, at, sizeof(at));
-		fprintf(errors, "%s: [kthread %s]: nothing to match; add match = (a kernel thread's name as ps shows "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [kthread %s]: nothing to match; add match = (a kernel thread's name as ps shows "
 			"it, such as ksoftirqd/*)\n", at, k->name);
 		r = -EINVAL;
 	}
@@ -191,7 +192,7 @@ static int kthread_validate(struct config *c, struct kthread_conf *k, FILE *erro
 	}
 	if (!k->has_policy && !k->has_cpus) {
 		section_at(c, &k->origin, -1, k->file, k->line, at, sizeof(at));
-		fprintf(errors, "%s: [kthread %s]: sets nothing; add policy = and priority =, or cpus =\n", at,
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [kthread %s]: sets nothing; add policy = and priority =, or cpus =\n", at,
 			k->name);
 		return -EINVAL;
 	}
@@ -200,26 +201,26 @@ static int kthread_validate(struct config *c, struct kthread_conf *k, FILE *erro
 	policy_priority_range(k->policy, &lo, &hi);
 	if (lo > 0 && !origin_set(&k->origin, K_PRIORITY)) {
 		section_at(c, &k->origin, K_POLICY, k->file, k->line, at, sizeof(at));
-		fprintf(errors, "%s: [kthread %s]: policy %s needs a priority; add 'priority = N' (%d..%d)\n", at,
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [kthread %s]: policy %s needs a priority; add 'priority = N' (%d..%d)\n", at,
 			k->name, policy_to_string(k->policy), lo, hi);
 		return -EINVAL;
 	}
 	if (k->priority < lo || k->priority > hi || k->priority > c->max_priority) {
 		section_at(c, &k->origin, K_PRIORITY, k->file, k->line, at, sizeof(at));
-		fprintf(errors, "%s: [kthread %s]: priority %d is not valid for %s (%d..%d, at most max-priority "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [kthread %s]: priority %d is not valid for %s (%d..%d, at most max-priority "
 			"%d)\n", at, k->name, k->priority, policy_to_string(k->policy), lo, hi, c->max_priority);
 		r = -EINVAL;
 	}
 	if (origin_set(&k->origin, K_NICE) && k->nice != 0 && k->policy != SCHED_OTHER && k->policy != SCHED_BATCH) {
 		section_at(c, &k->origin, K_NICE, k->file, k->line, at, sizeof(at));
-		fprintf(errors, "%s: [kthread %s]: nice has no effect with policy %s; remove it or use policy other "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [kthread %s]: nice has no effect with policy %s; remove it or use policy other "
 			"or batch\n", at, k->name, policy_to_string(k->policy));
 		r = -EINVAL;
 	}
 	return r;
 }
 
-int config_validate(struct config *c, FILE *errors)
+int config_validate(struct config *c, struct config_report *errors)
 {
 	struct quiet_env qenv = { .read = false };
 	char where[CONFIG_NAME_MAX + 16];
@@ -233,7 +234,7 @@ int config_validate(struct config *c, FILE *errors)
 	if (c->watchdog && c->max_priority > 98) {
 		char at[PATH_MAX + 16];
 		origin_str(c, &c->origin, D_MAX_PRIORITY, at, sizeof(at));
-		fprintf(errors, "%s: [daemon]: max-priority %d leaves no room for the watchdog at 99; use 98 or less, "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [daemon]: max-priority %d leaves no room for the watchdog at 99; use 98 or less, "
 			"or watchdog = no\n", at, c->max_priority);
 		r = -EINVAL;
 	}
@@ -245,7 +246,7 @@ int config_validate(struct config *c, FILE *errors)
 			p->priority = policy_is_realtime(p->policy) ? c->dflt.priority : 0;
 		policy_priority_range(p->policy, &lo, &hi);
 		if (p->priority < lo || p->priority > hi || p->priority > c->max_priority) {
-			fprintf(errors, "%s:%u: [probe %s]: priority %d is not valid for %s (%d..%d, at most max-priority %d)\n",
+			config_report_add(errors, CONFIG_ERROR, false, NULL, "%s:%u: [probe %s]: priority %d is not valid for %s (%d..%d, at most max-priority %d)\n",
 				c->files[p->file], p->line, p->name, p->priority, policy_to_string(p->policy), lo, hi,
 				c->max_priority);
 			r = -EINVAL;
@@ -254,11 +255,11 @@ int config_validate(struct config *c, FILE *errors)
 			char at[PATH_MAX + 16];
 			origin_str(c, &p->origin, PR_BUDGET, at, sizeof(at));
 			if (p->noise)
-				fprintf(errors, "%s: [probe %s]: budget-us %u: a noise probe never sleeps, so has no "
+				config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [probe %s]: budget-us %u: a noise probe never sleeps, so has no "
 					"wake-up to be late; remove it or use mode = latency\n", at, p->name,
 					p->budget_us);
 			else
-				fprintf(errors, "%s: [probe %s]: budget-us %u is above period-us %u: a wake-up that "
+				config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [probe %s]: budget-us %u is above period-us %u: a wake-up that "
 					"late has missed its period already; use at most %u\n", at, p->name,
 					p->budget_us, p->period_us, p->period_us);
 			r = -EINVAL;
@@ -278,7 +279,7 @@ int config_validate(struct config *c, FILE *errors)
 
 		snprintf(where, sizeof(where), "[rule %s]", rl->name);
 		if (!origin_set(&rl->origin, R_POLICY)) {
-			fprintf(errors, "%s:%u: %s: no policy; add 'policy = fifo' (or rr, other, batch, idle)\n",
+			config_report_add(errors, CONFIG_ERROR, false, NULL, "%s:%u: %s: no policy; add 'policy = fifo' (or rr, other, batch, idle)\n",
 				c->files[rl->file], rl->line, where);
 			r = -EINVAL;
 			continue;
@@ -318,7 +319,7 @@ int config_validate(struct config *c, FILE *errors)
 	if (c->rtkit.role[0] && !config_find_rule(c, c->rtkit.role)) {
 		char at[PATH_MAX + 16];
 		origin_str(c, &c->rtkit.origin, RK_ROLE, at, sizeof(at));
-		fprintf(errors, "%s: [rtkit]: role '%s' is no [rule NAME] section; add it or remove the key\n", at,
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [rtkit]: role '%s' is no [rule NAME] section; add it or remove the key\n", at,
 			c->rtkit.role);
 		r = -EINVAL;
 	}
@@ -329,7 +330,7 @@ int config_validate(struct config *c, FILE *errors)
 	} else if (c->rtkit.max_priority > c->max_priority) {
 		char at[PATH_MAX + 16];
 		origin_str(c, &c->rtkit.origin, RK_MAX_RT_PRIORITY, at, sizeof(at));
-		fprintf(errors, "%s: [rtkit]: max-realtime-priority %d is above max-priority %d in [daemon]; "
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: [rtkit]: max-realtime-priority %d is above max-priority %d in [daemon]; "
 			"use %d or less\n", at, c->rtkit.max_priority, c->max_priority, c->max_priority);
 		r = -EINVAL;
 	}

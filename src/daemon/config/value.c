@@ -7,7 +7,10 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -41,32 +44,35 @@ static long load_num(const void *p, size_t size)
 	return *(const long *)p;
 }
 
-void value_error(struct value_at *at, const char *key, const char *fmt, ...)
-		 {
-		 va_list ap;
+/* A note of sev at the reader's place, the key named if given. */
+static void note(struct value_at *at, enum config_severity sev, const char *key, const char *fmt, va_list ap)
+{
+	char where[PATH_MAX + CONFIG_NAME_MAX + 32], *text = NULL;
 
-	fprintf(at->errors, "%s:%u: ", at->file, at->line);
-	if (key)
-		fprintf(at->errors, "%s: ", key);
+	snprintf(where, sizeof(where), "%s:%u%s%s", at->file, at->line, key ? ": " : "", key ? key : "");
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	config_report_add(at->rep, sev, false, where, "%s", text ? text : "out of memory");
+	free(text);
+}
+
+void value_error(struct value_at *at, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
 	va_start(ap, fmt);
-	vfprintf(at->errors, fmt, ap);
+	note(at, CONFIG_ERROR, key, fmt, ap);
 	va_end(ap);
-	fputc('\n', at->errors);
 	at->nerr++;
 }
 
 void value_warn(struct value_at *at, const char *key, const char *fmt, ...)
-		{
-		va_list ap;
+{
+	va_list ap;
 
-	fprintf(at->errors, "%s:%u", at->file, at->line);
-	if (key)
-		fprintf(at->errors, ": %s", key);
-	fputs(CONFIG_WARNING_MARK, at->errors);
 	va_start(ap, fmt);
-	vfprintf(at->errors, fmt, ap);
+	note(at, CONFIG_WARNING, key, fmt, ap);
 	va_end(ap);
-	fputc('\n', at->errors);
 }
 
 /* The error k->bad, with the value where it says %s (a string of the

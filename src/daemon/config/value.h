@@ -14,7 +14,7 @@
 /* Where the reader is: what error and warning lines name, and the CPUs a
  * CPU list is checked against. One per config_load(). */
 struct value_at {
-	FILE *errors;
+	struct config_report *rep;
 	const char *file;
 	short file_idx;     /* index into config.files */
 	unsigned line;
@@ -22,10 +22,10 @@ struct value_at {
 	cpu_set_t present;
 };
 
-/* Write "FILE:LINE: KEY: message" (key may be NULL) and count an error. */
+/* Note an error at "FILE:LINE: KEY" (key may be NULL). */
 __attribute__((format(printf, 3, 4)))
 void value_error(struct value_at *at, const char *key, const char *fmt, ...);
-/* Write "FILE:LINE: KEY: warning: message": the configuration stays valid. */
+/* Note a warning there: the configuration stays valid. */
 __attribute__((format(printf, 3, 4)))
 void value_warn(struct value_at *at, const char *key, const char *fmt, ...);
 

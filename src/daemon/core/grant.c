@@ -70,7 +70,7 @@ static void subject_name(struct grant_subject *s, const char *name)
 		memcpy(s->user, name, n + 1);
 }
 
-int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid)
+void grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid)
 {
 	struct account a;
 	bool found;
@@ -84,7 +84,7 @@ int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t ui
 	if (uid == 0) {
 		snprintf(s->user, sizeof(s->user), "root");
 		s->privileged = true;
-		return 0;
+		return;
 	}
 	found = accounts_by_uid(uid, &a) == 0;
 	if (!found && subordinate_owner(uid, &a)) {
@@ -93,7 +93,7 @@ int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t ui
 		s->subordinate = true;
 		s->gid = a.gid;
 		subject_name(s, a.name);
-		return 0;
+		return;
 	}
 	if (found) {
 		subject_name(s, a.name);
@@ -101,7 +101,6 @@ int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t ui
 			s->gid = a.gid;
 	}
 	s->privileged = c->admin_group[0] && in_group(s, c->admin_group);
-	return 0;
 }
 
 /* Copy one principal's keys into l where set; widen when `widen`. */
@@ -195,19 +194,12 @@ static const char *skipped_note(const struct grant_limits *l, const struct grant
 	return buf;
 }
 
-int grant_resolve(const struct config *c, const struct grant_request *req, struct sched_spec *out,
-		  char *msg, size_t len)
+int grant_resolve(const struct config *c, const struct grant_request *req, struct sched_spec *out)
 {
 	const struct rule *rl = NULL;
 
-	if (req->role[0]) {
-		rl = config_find_rule(c, req->role);
-		if (!rl) {
-			snprintf(msg, len, "no rule '%s' in the configuration; add [rule %s] or use one of the configured roles",
-				 req->role, req->role);
-			return REFUSE_UNKNOWN_ROLE;
-		}
-	}
+	if (req->role[0] && !(rl = config_find_rule(c, req->role)))
+		return REFUSE_UNKNOWN_ROLE;
 	*out = rl ? rl->spec : c->dflt;
 	if (req->has_policy) {
 		out->policy = req->policy;
@@ -267,39 +259,65 @@ static int cap_lookup(const struct config *c, const struct grant_subject *s, pid
 	return 0;
 }
 
-int grant_check(const struct config *c, const struct grant_subject *s, const struct grant_request *req,
-		struct sched_spec *spec, pid_t target, size_t held, size_t adding, struct grant_cap *cap,
-		char *msg, size_t len)
+/* rtprio-cap for a real-time spec: 0 (d->spec.priority maybe clamped,
+ * said in d->cap), a refusal, or -errno if the cap could not be read. */
+static int check_cap(const struct config *c, const struct grant_ask *a, struct grant_decision *d)
 {
-	const char *what = req->role[0] ? req->role : "the [daemon] default";
-	struct grant_limits l;
-	int lo, hi;
+	const struct grant_subject *s = a->subj;
+	struct sched_spec *spec = &d->spec;
+	struct grant_cap *cap = &d->cap;
 
-	if (policy_priority_range(spec->policy, &lo, &hi) < 0 || spec->priority < lo || spec->priority > hi) {
-		snprintf(msg, len, "priority %d is not valid for %s; use %d..%d", spec->priority,
-			 policy_to_string(spec->policy), lo, hi);
-		return REFUSE_BAD_PRIORITY;
-	}
-	if (spec->priority > c->max_priority) {
-		snprintf(msg, len, "priority %d (%s) is above max-priority %d in [daemon]; ask for %d or less, or "
-			 "raise max-priority in [daemon] of the configuration", spec->priority,
-			 req->has_priority ? "requested" : what, c->max_priority, c->max_priority);
-		return REFUSE_ABOVE_MAX;
-	}
-	memset(cap, 0, sizeof(*cap));
-	cap->asked = spec->priority;
-	if (s->privileged)
+	if (c->rtprio_cap == CAP_CONFIG || !policy_is_realtime(spec->policy))
 		return 0;
-	grant_limits_get(c, s, &l);
+	int r = cap_lookup(c, s, a->target, cap);
+
+	if (r < 0) {
+		snprintf(d->msg, sizeof(d->msg), "cannot read the rtprio cap (rtprio-cap): %s", strerror(-r));
+		return r;
+	}
+	cap->applies = true;
+	if (cap->cap < 0 || spec->priority <= cap->cap)
+		return 0;
+	if (c->clamp && cap->cap >= 1) {
+		spec->priority = (int)cap->cap;
+		cap->clamped = true;
+		return 0;
+	}
+	snprintf(d->msg, sizeof(d->msg), "priority %d is above the cap %ld from %s", spec->priority, cap->cap,
+		 cap->from);
+	if (c->rtprio_cap == CAP_RLIMIT)
+		snprintf(d->fix, sizeof(d->fix), "raise the process's RLIMIT_RTPRIO to %d (LimitRTPRIO=%d in its unit, "
+			 "or prlimit --pid %d --rtprio=%d), or ask for %ld", spec->priority, spec->priority,
+			 (int)a->target, spec->priority, cap->cap);
+	else
+		/* the limits-dir this daemon reads, not always /etc/security/limits.d */
+		snprintf(d->fix, sizeof(d->fix), "add the line '%s - rtprio %d' to %s/rtschedd.conf and log in again, "
+			 "or ask for %ld", s->user, spec->priority, c->limits_dir, cap->cap);
+	return REFUSE_RTPRIO_CAP;
+}
+
+/* The limits of a non-privileged, non-exempt subject: 0, or a refusal
+ * (-errno if the rtprio cap could not be read) in d. With over-cap = clamp,
+ * d->spec.priority may be lowered (check_cap()). */
+static int check_limits(const struct config *c, const struct grant_ask *a, struct grant_decision *d)
+{
+	const struct grant_subject *s = a->subj;
+	const struct grant_request *req = a->req;
+	const char *what = req->role[0] ? req->role : "the [daemon] default";
+	struct sched_spec *spec = &d->spec;
+	struct grant_limits l;
 	char note[512];
+	int e;
+
+	grant_limits_get(c, s, &l);
 	if (!(l.policies & (1u << spec->policy))) {
 		char allowed[64];
 		policy_mask_to_string(l.policies, allowed, sizeof(allowed));
-		snprintf(msg, len, "policy %s (%s) is not allowed for user %s by %s (policies = %s)%s; ask for one of "
-			 "those, or add %s to policies in a [user] or [group] section for this user",
-			 policy_to_string(spec->policy), req->has_policy ? "requested" : what,
-			 s->user, l.policies_from, allowed, skipped_note(&l, s, note, sizeof(note)),
-			 policy_to_string(spec->policy));
+		snprintf(d->msg, sizeof(d->msg), "policy %s (%s) is not allowed for user %s by %s (policies = %s)%s",
+			 policy_to_string(spec->policy), req->has_policy ? "requested" : what, s->user,
+			 l.policies_from, allowed, skipped_note(&l, s, note, sizeof(note)));
+		snprintf(d->fix, sizeof(d->fix), "ask for one of those, or add %s to policies in a [user] or [group] "
+			 "section for this user", policy_to_string(spec->policy));
 		return REFUSE_POLICY;
 	}
 	if (s->has_nice_floor && s->nice_floor > l.min_nice) {
@@ -309,16 +327,18 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 		snprintf(l.nice_from, sizeof(l.nice_from), "[rtkit] min-nice-level");
 	}
 	if (spec->nice < l.min_nice) {
-		snprintf(msg, len, "nice %d (%s) is below min-nice %d for user %s set by %s%s; ask for %d or more, "
-			 "or lower min-nice there", spec->nice, req->has_nice ? "requested" : what, l.min_nice, s->user,
-			 l.nice_from, skipped_note(&l, s, note, sizeof(note)), l.min_nice);
+		snprintf(d->msg, sizeof(d->msg), "nice %d (%s) is below min-nice %d for user %s set by %s%s", spec->nice,
+			 req->has_nice ? "requested" : what, l.min_nice, s->user, l.nice_from,
+			 skipped_note(&l, s, note, sizeof(note)));
+		snprintf(d->fix, sizeof(d->fix), "ask for %d or more, or lower min-nice there", l.min_nice);
 		return REFUSE_NICE;
 	}
 	if (spec->priority > l.max_priority) {
-		snprintf(msg, len, "priority %d (%s) is above max-priority %d for user %s set by %s%s; ask for %d or "
-			 "less, or raise max-priority there (or in a [group] section of one of the user's groups)",
-			 spec->priority, req->has_priority ? "requested" : what, l.max_priority, s->user,
-			 l.prio_from, skipped_note(&l, s, note, sizeof(note)), l.max_priority);
+		snprintf(d->msg, sizeof(d->msg), "priority %d (%s) is above max-priority %d for user %s set by %s%s",
+			 spec->priority, req->has_priority ? "requested" : what, l.max_priority, s->user, l.prio_from,
+			 skipped_note(&l, s, note, sizeof(note)));
+		snprintf(d->fix, sizeof(d->fix), "ask for %d or less, or raise max-priority there (or in a [group] "
+			 "section of one of the user's groups)", l.max_priority);
 		return REFUSE_PRIORITY;
 	}
 	if (spec->has_cpus && l.has_cpus) {
@@ -330,46 +350,172 @@ int grant_check(const struct config *c, const struct grant_subject *s, const str
 		if (CPU_COUNT(&extra) > 0) {
 			cpulist_format(&extra, ex, sizeof(ex));
 			cpulist_format(&l.cpus, allowed, sizeof(allowed));
-			snprintf(msg, len, "CPU %s (%s) is outside the CPUs %s allowed for user %s by %s",
+			snprintf(d->msg, sizeof(d->msg), "CPU %s (%s) is outside the CPUs %s allowed for user %s by %s",
 				 ex, req->has_cpus ? "requested" : what, allowed, s->user, l.cpus_from);
+			snprintf(d->fix, sizeof(d->fix), "ask for CPUs among %s, or widen cpus in %s", allowed,
+				 l.cpus_from);
 			return REFUSE_CPUS;
 		}
 	}
-	if (c->rtprio_cap != CAP_CONFIG && policy_is_realtime(spec->policy)) {
-		int r = cap_lookup(c, s, target, cap);
-
-		if (r < 0) {
-			snprintf(msg, len, "cannot read the rtprio cap (rtprio-cap): %s", strerror(-r));
-			return r;
-		}
-		cap->applies = true;
-		if (cap->cap >= 0 && spec->priority > cap->cap) {
-			if (!c->clamp || cap->cap < 1) {
-				if (c->rtprio_cap == CAP_RLIMIT)
-					snprintf(msg, len, "priority %d is above the cap %ld from %s; raise the "
-						 "process's RLIMIT_RTPRIO to %d (LimitRTPRIO=%d in its unit, or "
-						 "prlimit --pid %d --rtprio=%d), or ask for %ld", spec->priority,
-						 cap->cap, cap->from, spec->priority, spec->priority, (int)target,
-						 spec->priority, cap->cap);
-				else
-					/* the limits-dir this daemon reads, not always /etc/security/limits.d */
-					snprintf(msg, len, "priority %d is above the cap %ld from %s; add the line "
-						 "'%s - rtprio %d' to %s/rtschedd.conf and log in again, or ask for "
-						 "%ld", spec->priority, cap->cap, cap->from, s->user, spec->priority,
-						 c->limits_dir, cap->cap);
-				return REFUSE_RTPRIO_CAP;
-			}
-			spec->priority = (int)cap->cap;
-			cap->clamped = true;
-		}
-	}
-	if (held + adding > (size_t)l.max_threads) {
-		snprintf(msg, len, "user %s holds %zu thread%s and may hold %d (max-threads in %s)%s",
-			 s->user, held, held == 1 ? "" : "s", l.max_threads, l.threads_from,
+	if ((e = check_cap(c, a, d)) != 0)
+		return e;
+	/* the quota counts what a grant adds: a shrunk max-threads is met as
+	 * threads go, never by taking back what was granted (a reload, a
+	 * registration again, an adoption add nothing) */
+	if (a->adding > 0 && a->held + a->adding > (size_t)l.max_threads) {
+		snprintf(d->msg, sizeof(d->msg), "user %s holds %zu thread%s and may hold %d (max-threads in %s)%s",
+			 s->user, a->held, a->held == 1 ? "" : "s", l.max_threads, l.threads_from,
 			 s->subordinate ? "; its subordinate uids count as the user" : "");
+		snprintf(d->fix, sizeof(d->fix), "unregister one first, or raise max-threads in %s", l.threads_from);
 		return REFUSE_QUOTA;
 	}
 	return 0;
+}
+
+enum grant_cooldown grant_path_cooldown(enum grant_path p)
+{
+	switch (p) {
+	case GRANT_PATH_RULE:
+	case GRANT_PATH_PROCESS:
+	case GRANT_PATH_REAPPLY:
+	case GRANT_PATH_ADOPT:
+		return GRANT_COOLDOWN_HOLD;
+	default:
+		/* register, rtkit, caught and check (which says what a register meets) */
+		return GRANT_COOLDOWN_REFUSE;
+	}
+}
+
+const char *grant_path_name(enum grant_path p)
+{
+	static const char *const names[GRANT_PATH__MAX] = {
+		[GRANT_PATH_NONE] = "none", [GRANT_PATH_REGISTER] = "register", [GRANT_PATH_RTKIT] = "rtkit",
+		[GRANT_PATH_CAUGHT] = "caught", [GRANT_PATH_RULE] = "rule", [GRANT_PATH_PROCESS] = "process",
+		[GRANT_PATH_REAPPLY] = "reapply", [GRANT_PATH_ADOPT] = "adopt", [GRANT_PATH_CHECK] = "check",
+	};
+
+	return p < GRANT_PATH__MAX ? names[p] : "none";
+}
+
+/* The target's RLIMIT_RTTIME against rtkit's contract and the kernel's
+ * SIGKILL at zero: 0, or a refusal in d. Limits that cannot be read are
+ * no refusal (the apply reads the kernel's answer), except under rtkit's
+ * contract, which must be shown to hold. */
+static int check_rttime(const struct grant_ask *a, struct grant_decision *d)
+{
+	const struct proc_rlimits *l = a->limits;
+	struct proc_rlimits read;
+	int r;
+
+	if (!l) {
+		if ((r = proc_read_limits(a->target, &read)) < 0) {
+			if (a->rttime_max <= 0)
+				return 0;
+			snprintf(d->msg, sizeof(d->msg), "cannot read the RLIMIT_RTTIME of pid %d: %s", (int)a->target,
+				 strerror(-r));
+			return r == -ESRCH || r == -ENOENT ? REFUSE_NO_SUCH_THREAD : r;
+		}
+		l = &read;
+	}
+	rttime_judge(l, a->rttime_max, &d->rttime);
+	if (d->rttime.verdict == RTTIME_OVER_MAX) {
+		snprintf(d->msg, sizeof(d->msg), "pid %d (the thread's process) has RLIMIT_RTTIME hard limit %s%s, "
+			 "above RTTimeUSecMax %ld us", (int)a->target, d->rttime.hard,
+			 l->rttime_hard == RLIM_INFINITY ? "" : " us", a->rttime_max);
+		snprintf(d->fix, sizeof(d->fix), "lower it first (setrlimit(RLIMIT_RTTIME) to at most %ld, "
+			 "LimitRTTIME=%ld in its unit, or prlimit --rttime=%ld --pid PID), or raise rttime-usec-max in "
+			 "[rtkit]", a->rttime_max, a->rttime_max, a->rttime_max);
+		return REFUSE_RTTIME_OVER_MAX;
+	}
+	if (d->rttime.verdict != RTTIME_ZERO)
+		return 0;
+	if (d->rttime.suggest_soft > 0) {
+		snprintf(d->msg, sizeof(d->msg), "RLIMIT_RTTIME of pid %d is 0: the kernel would kill it with SIGKILL as "
+			 "soon as it runs real-time", (int)a->target);
+		snprintf(d->fix, sizeof(d->fix), "raise it: prlimit --pid %d --rttime=%llu:%s (for good: LimitRTTIME= "
+			 "in its unit), or ask for policy other", (int)a->target,
+			 (unsigned long long)d->rttime.suggest_soft, d->rttime.hard);
+	} else {
+		snprintf(d->msg, sizeof(d->msg), "RLIMIT_RTTIME of pid %d is 0 (soft and hard): the kernel would kill "
+			 "it with SIGKILL as soon as it runs real-time", (int)a->target);
+		snprintf(d->fix, sizeof(d->fix), "start it with a higher limit (LimitRTTIME=200ms in its unit), or ask "
+			 "for policy other");
+	}
+	return REFUSE_RTTIME_ZERO;
+}
+
+/* The steps of grant_decide() up to the verdict: 0 or the first refusal. */
+static int decide_steps(const struct config *c, const struct grant_ask *a, struct grant_decision *d)
+{
+	const struct grant_request *req = a->req;
+	const char *what = req->role[0] ? req->role : "the [daemon] default";
+	struct sched_spec *spec = &d->spec;
+	bool rt;
+	int lo, hi, e;
+
+	if ((e = grant_resolve(c, req, spec)) != 0) {
+		snprintf(d->msg, sizeof(d->msg), "no rule '%s' in the configuration", req->role);
+		snprintf(d->fix, sizeof(d->fix), "add [rule %s] or use one of the configured roles", req->role);
+		return e;
+	}
+	rt = policy_is_realtime(spec->policy);
+	/* rtkit's contract first (its refusal, not the zero one, which comes
+	 * last for every path) */
+	if (rt && a->rttime_max > 0 && (e = check_rttime(a, d)) != 0 && e != REFUSE_RTTIME_ZERO)
+		return e;
+	d->msg[0] = d->fix[0] = '\0';
+	/* during a cooldown, a caller waiting for the answer is told; what
+	 * rtschedd grants on its own is held (see grant_path_cooldown()) */
+	if (rt && a->cooldown && grant_path_cooldown(a->path) == GRANT_COOLDOWN_REFUSE) {
+		snprintf(d->msg, sizeof(d->msg), "the watchdog demoted a runaway real-time thread%s",
+			 a->cooldown_note ? a->cooldown_note : "");
+		snprintf(d->fix, sizeof(d->fix), "ask again when the cooldown ends (rtschedctl status: "
+			 "watchdog_cooldown_left_s), or ask for policy other");
+		return REFUSE_WATCHDOG_COOLDOWN;
+	}
+	if (policy_priority_range(spec->policy, &lo, &hi) < 0 || spec->priority < lo || spec->priority > hi) {
+		snprintf(d->msg, sizeof(d->msg), "priority %d is not valid for %s", spec->priority,
+			 policy_to_string(spec->policy));
+		snprintf(d->fix, sizeof(d->fix), "use %d..%d", lo, hi);
+		return REFUSE_BAD_PRIORITY;
+	}
+	if (spec->priority > c->max_priority) {
+		snprintf(d->msg, sizeof(d->msg), "priority %d (%s) is above max-priority %d in [daemon]", spec->priority,
+			 req->has_priority ? "requested" : what, c->max_priority);
+		snprintf(d->fix, sizeof(d->fix), "ask for %d or less, or raise max-priority in [daemon] of the "
+			 "configuration", c->max_priority);
+		return REFUSE_ABOVE_MAX;
+	}
+	d->cap.asked = spec->priority;
+	if (!a->subj->privileged && !a->exempt && (e = check_limits(c, a, d)) != 0)
+		return e;
+	if (rt && (e = check_rttime(a, d)) != 0)
+		return e;
+	return 0;
+}
+
+int grant_decide(const struct config *c, const struct grant_ask *a, struct grant_decision *d)
+{
+	int e;
+
+	memset(d, 0, sizeof(*d));
+	e = decide_steps(c, a, d);
+	d->code = e;
+	if (e > 0) {
+		d->verdict = GRANT_REFUSE;
+	} else if (e < 0) {
+		d->verdict = GRANT_FAIL;
+	} else {
+		d->msg[0] = d->fix[0] = '\0';
+		d->verdict = a->cooldown && policy_is_realtime(d->spec.policy) ? GRANT_HOLD : GRANT_ALLOW;
+	}
+	return e;
+}
+
+const char *grant_decision_text(const struct grant_decision *d, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", d->msg, d->msg[0] && d->fix[0] ? "; " : "", d->fix);
+	return buf;
 }
 
 struct bucket {

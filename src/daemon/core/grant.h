@@ -13,6 +13,7 @@
 #include "daemon/config/config.h"
 #include "daemon/core/refusal.h"
 #include "daemon/sys/proc.h"
+#include "daemon/sys/rttime.h"
 
 /* What a registration asked for; kept so a reload can resolve it again. */
 struct grant_request {
@@ -66,8 +67,9 @@ struct grant_limits {
  * whatever process it speaks from. */
 bool grant_owns(uid_t uid, const struct proc_status *target);
 /* Fill a subject for uid/gid/pid (gid (gid_t)-1: the user's primary group
- * from its passwd entry); privileged for root and admin-group members. */
-int grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid);
+ * from its passwd entry); privileged for root and admin-group members. A
+ * uid without a passwd entry is a subject too (no name: [user *] holds). */
+void grant_subject_init(struct grant_subject *s, const struct config *c, uid_t uid, gid_t gid, pid_t pid);
 /* The account of uid (see struct grant_subject), without the rest. */
 uid_t grant_account(uid_t uid);
 /* Limits of a non-privileged subject: [user NAME] or else [user *], widened
@@ -75,10 +77,9 @@ uid_t grant_account(uid_t uid);
  * section with session = active counts only while the user has an active
  * session on a local seat (session.h). */
 void grant_limits_get(const struct config *c, const struct grant_subject *s, struct grant_limits *l);
-/* Resolve a request to a spec: 0, or REFUSE_UNKNOWN_ROLE (with msg) if the
- * role is gone. */
-int grant_resolve(const struct config *c, const struct grant_request *req, struct sched_spec *out,
-		  char *msg, size_t len);
+/* Resolve a request to a spec: 0, or REFUSE_UNKNOWN_ROLE if the role is
+ * gone (grant_decide() says so with the fix). */
+int grant_resolve(const struct config *c, const struct grant_request *req, struct sched_spec *out);
 /* The real-time ceiling of a non-privileged grant and where it came from
  * (rtprio-cap): the config alone, what limits.conf grants the user, or the
  * target process's own RLIMIT_RTPRIO. */
@@ -90,16 +91,80 @@ struct grant_cap {
 	int asked;          /* the priority before clamping */
 };
 
-/* Check a resolved spec against a subject's limits: 0 if allowed, else a
- * refusal (enum refusal) with msg naming the limit and where it is set, or
- * -errno (with msg) if the rtprio cap could not be read. `held` is how
- * many threads the subject's account already holds (registry_count_owner()),
- * `adding` how many more it asks for;
- * `target` is the process whose RLIMIT_RTPRIO counts for rtprio-cap = rlimit.
- * With over-cap = clamp, spec->priority may be lowered (said in *cap). */
-int grant_check(const struct config *c, const struct grant_subject *s, const struct grant_request *req,
-		struct sched_spec *spec, pid_t target, size_t held, size_t adding, struct grant_cap *cap,
-		char *msg, size_t len);
+/* Who asks for a grant. Every path decides through grant_decide(); the
+ * path says only what the watchdog's cooldown does (grant_path_cooldown(),
+ * doc/architecture.md "The grant decision"). */
+enum grant_path {
+	GRANT_PATH_NONE = 0,
+	GRANT_PATH_REGISTER,   /* the control socket's register (rtschedctl, librtsched, `run`'s preload) */
+	GRANT_PATH_RTKIT,      /* MakeThreadRealtime*, MakeThreadHighPriority* on the bus */
+	GRANT_PATH_CAUGHT,     /* a refused sched_* call the BPF catcher saw */
+	GRANT_PATH_RULE,       /* a [rule] matched a thread by its name */
+	GRANT_PATH_PROCESS,    /* a new thread of a registered process */
+	GRANT_PATH_REAPPLY,    /* reload: a managed thread against the new configuration */
+	GRANT_PATH_ADOPT,      /* restart: an entry of the previous daemon's state journal */
+	GRANT_PATH_CHECK,      /* check: what a register would meet, decided without effect */
+	GRANT_PATH__MAX
+};
+
+/* What a cooldown does to a real-time grant on a path: a caller waiting
+ * for the answer is refused (and told when to ask again); a grant rtschedd
+ * makes on its own is held (SCHED_OTHER now, the grant when it ends). */
+enum grant_cooldown {
+	GRANT_COOLDOWN_REFUSE = 1,
+	GRANT_COOLDOWN_HOLD,
+};
+enum grant_cooldown grant_path_cooldown(enum grant_path p);
+/* "register", "rtkit", ... (the path's name in logs and tests). */
+const char *grant_path_name(enum grant_path p);
+
+/* One request for a grant: who, what, for which process, and the facts of
+ * the moment the decision needs (registry_ask() fills held and cooldown). */
+struct grant_ask {
+	enum grant_path path;
+	const struct grant_subject *subj;
+	const struct grant_request *req;
+	pid_t target;                       /* the process whose RLIMIT_RTPRIO and RLIMIT_RTTIME count */
+	const struct proc_rlimits *limits;  /* the target's rlimits if just read; NULL: read when needed */
+	size_t held;                        /* threads the subject's account holds */
+	size_t adding;                      /* threads this grant adds to them (0: none; no quota check) */
+	bool exempt;                        /* a [rule] naming the user or group: no [user] limits, no quota */
+	bool cooldown;                      /* the watchdog's cooldown holds the subject back (registry_held()) */
+	const char *cooldown_note;          /* the refusal's detail, after "...thread" (NULL: none) */
+	long rttime_max;                    /* > 0: rtkit's contract, the hard RLIMIT_RTTIME at most this */
+};
+
+enum grant_verdict {
+	GRANT_UNDECIDED = 0,  /* a zeroed decision: nothing was decided */
+	GRANT_ALLOW,          /* apply spec */
+	GRANT_HOLD,           /* allowed, held by the cooldown: SCHED_OTHER now, spec when it ends */
+	GRANT_REFUSE,         /* code is the refusal (enum refusal) */
+	GRANT_FAIL,           /* code is -errno: nothing could be decided */
+};
+
+/* What grant_decide() decided. msg says what and why, fix what to do;
+ * both "" when allowed, except a note on an allowed grant (a clamp). */
+struct grant_decision {
+	enum grant_verdict verdict;
+	int code;                      /* REFUSE: enum refusal; FAIL: -errno; else 0 */
+	struct sched_spec spec;        /* ALLOW, HOLD: what the grant is */
+	struct grant_cap cap;          /* the rtprio-cap that applied */
+	struct rttime_judgement rttime; /* the target's RLIMIT_RTTIME, if it was judged */
+	char msg[1536];
+	char fix[768];
+};
+
+/* The one grant decision: the role resolved, rtkit's RLIMIT_RTTIME
+ * contract, the watchdog's cooldown, the priority's range and [daemon]
+ * max-priority, the subject's [user]/[group] limits (policies, min-nice
+ * and the front end's nice floor, max-priority, cpus, rtprio-cap, the
+ * quota), and a zero RLIMIT_RTTIME, in that order; the first refusal wins.
+ * It changes nothing: `check` calls it as a register would. Returns
+ * d->code: 0 (ALLOW, HOLD), a refusal, or -errno (FAIL). */
+int grant_decide(const struct config *c, const struct grant_ask *a, struct grant_decision *d);
+/* The decision's msg and fix as one line, "msg; fix" (the wire's ERR text
+ * and the log's). */
+const char *grant_decision_text(const struct grant_decision *d, char *buf, size_t len);
 
 /* Per-uid token buckets. */
 struct ratelimit;

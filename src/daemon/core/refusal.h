@@ -28,7 +28,8 @@ enum refusal {
 	REFUSE_APPLY_FAILED,        /* the kernel refused the change (the diagnosis says why) */
 	REFUSE_BAD_HISTOGRAM,       /* jitter-attach: not a sealed memfd the size of a struct hist */
 	REFUSE_HISTOGRAM_LAYOUT,    /* jitter-attach: a histogram of another layout (another librtsched) */
-	REFUSE_RATE_LIMITED,        /* a [rule] grant past its owner's rate limit */
+	REFUSE_RATE_LIMITED,        /* past the rate limit of the caller's (or a [rule] thread owner's) account */
+	REFUSE_RTTIME_OVER_MAX,     /* rtkit's contract: a hard RLIMIT_RTTIME above rttime-usec-max */
 	REFUSE__MAX
 };
 

@@ -189,23 +189,13 @@ bool registry_same_thread(const struct reg_thread *t)
 	return proc_read_stat(t->tid, &st) == 0 && st.starttime == t->starttime;
 }
 
-/* t's process's rlimits: those a front end has just read for t's tid
- * (registry_limits_known()), from /proc, or within one reapply pass from the
- * last read of the same process (the pass takes a few ms; threads come
- * grouped by process). 0 or -errno. */
-static int thread_limits(struct registry *r, const struct reg_thread *t, struct proc_rlimits *l)
+/* Within one reapply pass, t's process's rlimits, read once per process
+ * (the pass takes a few ms; threads come grouped by process): 0 or -errno. */
+static int pass_limits(struct registry *r, const struct reg_thread *t, struct proc_rlimits *l)
 {
-	pid_t pid = t->pid;
-
-	if (r->known_tid && r->known_tid == t->tid) {
-		*l = r->known;
-		return 0;
-	}
-	if (!r->limits_pass)
-		return proc_read_limits(pid, l);
-	if (r->limits_pid != pid) {
-		r->limits_pid = pid;
-		r->limits_err = proc_read_limits(pid, &r->limits);
+	if (r->limits_pid != t->pid) {
+		r->limits_pid = t->pid;
+		r->limits_err = proc_read_limits(t->pid, &r->limits);
 	}
 	*l = r->limits;
 	return r->limits_err;
@@ -228,9 +218,11 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	if (spec->has_cpus)
 		want.cpus = spec->cpus;
 	tnode(t)->reg->last_diag[0] = '\0';
-	/* during a watchdog cooldown no managed thread becomes real-time, whatever
-	 * the path (a reload, a rule match, a new thread of a process): it gets
-	 * SCHED_OTHER now and what it asked for when the cooldown ends */
+	/* the grant decision's HOLD (grant_path_cooldown()): during a watchdog
+	 * cooldown no managed thread becomes real-time, whatever the path (a
+	 * reload, a rule match, a new thread of a process): it gets SCHED_OTHER
+	 * now and what it asked for when the cooldown ends. The paths a caller
+	 * waits on were refused before they came here. */
 	t->demoted = false;
 	if (policy_is_realtime(want.policy) &&
 	    registry_held(tnode(t)->reg, t->account, t->pid, t->source == REG_SOURCE_RULE ? t->req.role : NULL)) {
@@ -238,29 +230,6 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 		t->demoted = true;
 		want.policy = SCHED_OTHER;
 		want.priority = 0;
-	}
-	if (policy_is_realtime(want.policy)) {
-		/* RLIMIT_RTTIME 0: the kernel SIGKILLs a real-time task at its first tick */
-		struct proc_rlimits l;
-		if (thread_limits(tnode(t)->reg, t, &l) == 0 && l.rttime_soft == 0) {
-			/* the soft limit can go up to the hard one without CAP_SYS_RESOURCE */
-			char hard[32];
-			rlim_t soft = l.rttime_hard == RLIM_INFINITY || l.rttime_hard > 200000 ? 200000 : l.rttime_hard;
-			if (l.rttime_hard == RLIM_INFINITY)
-				snprintf(hard, sizeof(hard), "unlimited");
-			else
-				snprintf(hard, sizeof(hard), "%llu", (unsigned long long)l.rttime_hard);
-			if (soft > 0)
-				snprintf(msg, len, "RLIMIT_RTTIME of pid %d is 0: the kernel would kill it with SIGKILL as "
-					 "soon as it runs real-time; raise it: prlimit --pid %d --rttime=%llu:%s (for good: "
-					 "LimitRTTIME= in its unit), or ask for policy other", (int)t->pid, (int)t->pid,
-					 (unsigned long long)soft, hard);
-			else
-				snprintf(msg, len, "RLIMIT_RTTIME of pid %d is 0 (soft and hard): the kernel would kill it "
-					 "with SIGKILL as soon as it runs real-time; start it with a higher limit "
-					 "(LimitRTTIME=200ms in its unit), or ask for policy other", (int)t->pid);
-			return REFUSE_RTTIME_ZERO;
-		}
 	}
 	if (!registry_same_thread(t)) {
 		snprintf(msg, len, "tid %d is no longer the thread that was registered (it exited; the id may be reused)",
@@ -726,25 +695,25 @@ static void process_new_thread(struct registry *r, const struct config *c, struc
 			       bool quiet_repeat)
 {
 	pid_t pid = p->pid;
-	struct sched_spec spec;
-	char msg[512];
+	struct grant_subject subj;
+	struct grant_decision d;
+	char msg[1200];
 	int e;
 
-	if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0)
-		return;
 	/* the owner's limits hold for threads the process creates later too */
-	struct grant_subject subj;
-	struct grant_cap cap;
 	grant_subject_init(&subj, c, p->owner, (gid_t)-1, pid);
-	e = grant_check(c, &subj, &p->req, &spec, pid, subj.privileged ? 0 : registry_count_owner(r, p->account), 1,
-			&cap, msg, sizeof(msg));
+	struct grant_ask a = { .path = GRANT_PATH_PROCESS, .subj = &subj, .req = &p->req, .target = pid, .adding = 1 };
+	registry_ask(r, &a);
+	if ((e = grant_decide(c, &a, &d)) == REFUSE_UNKNOWN_ROLE)
+		return;   /* the role is gone: the reload that took it ends the registration */
 	if (e != 0) {
+		grant_decision_text(&d, msg, sizeof(msg));
 		if (!quiet_repeat || !refused_before(r, tid, e))
 			log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
 		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
 		return;
 	}
-	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &spec, p, NULL, msg, sizeof(msg));
+	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &d.spec, p, NULL, msg, sizeof(msg));
 	if (e != 0 && e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {
 		if (!quiet_repeat || !refused_before(r, tid, e))
 			log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
@@ -810,7 +779,6 @@ void registry_rescan(struct registry *r, const struct config *c)
 	struct reg_thread *t, *tn;
 	struct reg_process *p, *pn;
 	struct sched_spec spec;
-	char msg[512];
 
 	for (t = r->threads; t; t = tn) {
 		tn = tnode(t)->next;
@@ -822,7 +790,7 @@ void registry_rescan(struct registry *r, const struct config *c)
 		size_t n = 0;
 
 		pn = pnode(p)->next;
-		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0) {
+		if (grant_resolve(c, &p->req, &spec) != 0) {
 			if (p->n_threads == 0)
 				registry_remove_process(r, p, false);
 			continue;
@@ -844,13 +812,14 @@ void registry_reapply(struct registry *r, const struct config *c)
 	struct reg_thread *t, *tn;
 	struct reg_process *p, *pn;
 	struct sched_spec spec;
-	char msg[512];
+	char msg[1200];
 	int e;
 
 	for (p = r->procs; p; p = pn) {
 		pn = pnode(p)->next;
-		if (grant_resolve(c, &p->req, &spec, msg, sizeof(msg)) != 0) {
-			log_notice("pid %d: %s; restoring its threads", (int)p->pid, msg);
+		if (grant_resolve(c, &p->req, &spec) != 0) {
+			log_notice("pid %d: no rule '%s' in the configuration; restoring its threads", (int)p->pid,
+				   p->req.role);
 			registry_remove_process(r, p, true);
 		}
 	}
@@ -859,10 +828,11 @@ void registry_reapply(struct registry *r, const struct config *c)
 	 * two thirds of a reload of 10,000 threads) */
 	uid_t owner = (uid_t)-1;
 	gid_t owner_gid = (gid_t)-1;
-	r->limits_pass = true;
 	r->limits_pid = 0;
 	for (t = r->threads; t; t = tn) {
 		struct grant_subject subj;
+		struct grant_decision d;
+		struct proc_rlimits l;
 
 		tn = tnode(t)->next;
 		if (t->source == REG_SOURCE_RULE) /* matching is redone by the rules scan */
@@ -872,28 +842,21 @@ void registry_reapply(struct registry *r, const struct config *c)
 			owner = t->owner;
 			owner_gid = accounts_by_uid(t->owner, &a) == 0 ? a.gid : (gid_t)-1;
 		}
-		/* the owner's limits may have shrunk: check again (not the quota) */
+		/* the owner's limits may have shrunk: decided again (adding nothing) */
 		grant_subject_init(&subj, c, t->owner, owner_gid, t->pid);
-		e = grant_resolve(c, &t->req, &spec, msg, sizeof(msg));
-		if (e == 0) {
-			struct grant_cap cap;
-			e = grant_check(c, &subj, &t->req, &spec, t->pid, 0, 0, &cap, msg, sizeof(msg));
-		}
-		if (e == 0)
-			e = thread_apply(t, &spec, msg, sizeof(msg));
+		struct grant_ask a = { .path = GRANT_PATH_REAPPLY, .subj = &subj, .req = &t->req, .target = t->pid,
+				       .limits = pass_limits(r, t, &l) == 0 ? &l : NULL };
+		registry_ask(r, &a);
+		e = grant_decide(c, &a, &d);
+		if (e != 0)
+			grant_decision_text(&d, msg, sizeof(msg));
+		else
+			e = thread_apply(t, &d.spec, msg, sizeof(msg));
 		if (e != 0) {
 			log_notice("tid %d: %s; restoring it", (int)t->tid, msg);
 			registry_remove_thread(r, t, e != REFUSE_STALE_THREAD);
 		}
 	}
-	r->limits_pass = false;
-}
-
-void registry_limits_known(struct registry *r, pid_t tid, const struct proc_rlimits *l)
-{
-	r->known_tid = l ? tid : 0;
-	if (l)
-		r->known = *l;
 }
 
 void registry_free(struct registry *r, bool restore)

@@ -18,7 +18,8 @@
  * a call on the rtkit bus service (src/daemon/rtkit), or a register sent by
  * the preload library of `rtschedctl run` for a call the kernel refused
  * (source=preload). The numbers are kept in the state journal: add at the end. */
-enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS, REG_SOURCE_RULE, REG_SOURCE_RTKIT, REG_SOURCE_PRELOAD };
+enum reg_source { REG_SOURCE_THREAD, REG_SOURCE_PROCESS, REG_SOURCE_RULE, REG_SOURCE_RTKIT, REG_SOURCE_PRELOAD,
+		  REG_SOURCE_CAUGHT };
 
 struct reg_process;
 struct proc_rlimits;
@@ -182,11 +183,6 @@ void registry_rescan(struct registry *r, const struct config *c);
 /* A new configuration: resolve every registration again and apply it; a
  * thread whose role is gone gets its original settings back and leaves. */
 void registry_reapply(struct registry *r, const struct config *c);
-/* A front end has just read thread tid's process's rlimits (l) for a check
- * of its own: the grant that follows uses them instead of reading
- * /proc/PID/limits again (~8 us here, as much as the rest of a grant).
- * Call again with tid 0 (l NULL) once the grant is done. */
-void registry_limits_known(struct registry *r, pid_t tid, const struct proc_rlimits *l);
 /* The watchdog demoted the real-time threads that may run on `starved`
  * (watchdog-demote = all): record what they had and what the kernel now
  * reports. Returns how many. */
@@ -213,6 +209,11 @@ int registry_hold(struct registry *r, uid_t account, pid_t pid, const char *rule
 /* Whether real-time is held back for a thread of account in process pid
  * that the [rule] `rule` matched (NULL: not a rule match). */
 bool registry_held(struct registry *r, uid_t account, pid_t pid, const char *rule);
+/* The registry's facts of a grant decision (core/grant.h): how many
+ * threads a->subj's account holds (0 for a privileged subject, whom no
+ * quota limits, and when a->adding is 0: nothing to check) and whether the cooldown holds it back, for a thread of
+ * process a->target (a [rule] match: of the rule a->req->role). */
+void registry_ask(struct registry *r, struct grant_ask *a);
 /* Who is held, for the log and status: "uid 1000 (alice)", "rule ola-main of
  * uid 0 and pid 12 (olad)", ..., or "every process"; "" if no one. */
 void registry_holds_text(struct registry *r, char *buf, size_t len);

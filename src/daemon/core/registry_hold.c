@@ -120,6 +120,16 @@ bool registry_held(struct registry *r, uid_t account, pid_t pid, const char *rul
 	return false;
 }
 
+void registry_ask(struct registry *r, struct grant_ask *a)
+{
+	const struct grant_subject *s = a->subj;
+
+	/* counted only when the quota is checked (a walk of every thread: a
+	 * reload's pass, which adds nothing, must not make it one per thread) */
+	a->held = s->privileged || a->adding == 0 ? 0 : registry_count_owner(r, s->account);
+	a->cooldown = registry_held(r, s->account, a->target, a->path == GRANT_PATH_RULE ? a->req->role : NULL);
+}
+
 void registry_holds_text(struct registry *r, char *buf, size_t len)
 {
 	size_t off = 0;

@@ -77,17 +77,12 @@ struct registry {
 	char last_diag[DIAG_CODE_MAX];            /* the diagnosis of the last apply that failed */
 	struct reg_recent recent[REG_RECENT_MAX]; /* a ring; recent_head is the next slot */
 	size_t recent_head, n_recent;
-	/* during registry_reapply only: the last process whose rlimits were read
+	/* during registry_reapply: the last process whose rlimits were read
 	 * (they are per process; reading /proc/PID/limits per thread was over
 	 * half of a reload of 10,000 threads) */
-	bool limits_pass;
 	pid_t limits_pid;
 	int limits_err;
 	struct proc_rlimits limits;
-	/* during one front end's grant only: the rlimits it has just read for
-	 * thread known_tid (0: none), so they are not read again */
-	pid_t known_tid;
-	struct proc_rlimits known;
 };
 
 /* Tell the observer (the state journal) what changed. */

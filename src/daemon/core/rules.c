@@ -110,41 +110,43 @@ static int thread_owner(pid_t pid, pid_t tid, uid_t *owner)
 }
 
 /* The grant of rule rl to thread tid (t: already managed, by this rule
- * or another) as its owner's own request would be checked (rules.h): 0, or
- * a refusal with msg. Fills who the thread is held for. */
-static int rule_grant_check(const struct rules_ctx *x, const struct rule *rl, struct reg_thread *t, pid_t tid,
-			    pid_t pid, struct grant_request *req, struct sched_spec *spec, struct grant_subject *subj,
-			    bool *exempt, char *msg, size_t len)
+ * or another), decided as its owner's own request would be (rules.h),
+ * after the owner's rate limit: 0, or a refusal in d. Fills who the thread
+ * is held for. */
+static int rule_grant(const struct rules_ctx *x, const struct rule *rl, struct reg_thread *t, pid_t tid, pid_t pid,
+		      const struct grant_request *req, struct grant_subject *subj, bool *exempt,
+		      struct grant_decision *d)
 {
 	const struct config *c = x->config;
-	struct grant_cap cap;
 	uid_t owner;
-	size_t held;
 	bool again;
-	int e;
 
-	if ((e = thread_owner(pid, tid, &owner)) < 0) {
-		snprintf(msg, len, "tid %d: no such thread", (int)tid);
-		return REFUSE_NO_SUCH_THREAD;
+	memset(d, 0, sizeof(*d));
+	if (thread_owner(pid, tid, &owner) < 0) {
+		d->verdict = GRANT_REFUSE;
+		snprintf(d->msg, sizeof(d->msg), "tid %d: no such thread", (int)tid);
+		return d->code = REFUSE_NO_SUCH_THREAD;
 	}
 	grant_subject_init(subj, c, owner, (gid_t)-1, pid);
 	/* user = or group =: the administrator's grant to those users by name */
 	*exempt = !subj->privileged && (rl->match.has_user || rl->match.has_group);
-	if (subj->privileged || *exempt)
-		return 0;
 	/* already held for this account by this rule: a re-evaluation (a reload)
 	 * adds nothing and costs no token */
 	again = t && t->source == REG_SOURCE_RULE && t->account == subj->account && !t->exempt &&
 		strcmp(t->req.role, rl->name) == 0;
-	if (!again && x->ratelimit && c->rate_limit &&
+	if (!subj->privileged && !*exempt && !again && x->ratelimit && c->rate_limit &&
 	    !ratelimit_take(x->ratelimit, subj->account, now_monotonic_usec(), c->rate_limit, c->rate_burst)) {
-		snprintf(msg, len, "more than %u grants per second (burst %u) for user %s (uid %u); the rule is "
-			 "tried again when the thread is next seen (renamed, reload); raise rate-limit in [daemon]",
+		d->verdict = GRANT_REFUSE;
+		snprintf(d->msg, sizeof(d->msg), "more than %u grants per second (burst %u) for user %s (uid %u)",
 			 c->rate_limit, c->rate_burst, subj->user[0] ? subj->user : "?", (unsigned)subj->account);
-		return REFUSE_RATE_LIMITED;
+		snprintf(d->fix, sizeof(d->fix), "the rule is tried again when the thread is next seen (renamed, "
+			 "reload); raise rate-limit in [daemon]");
+		return d->code = REFUSE_RATE_LIMITED;
 	}
-	held = registry_count_owner(x->registry, subj->account);
-	return grant_check(c, subj, req, spec, pid, held, again ? 0 : 1, &cap, msg, len);
+	struct grant_ask a = { .path = GRANT_PATH_RULE, .subj = subj, .req = req, .target = pid, .exempt = *exempt,
+			       .adding = again ? 0 : 1 };
+	registry_ask(x->registry, &a);
+	return grant_decide(c, &a, d);
 }
 
 void rules_on_task(const struct rules_ctx *x, pid_t tid, pid_t pid, const char *comm, bool force)
@@ -156,9 +158,9 @@ void rules_on_task(const struct rules_ctx *x, pid_t tid, pid_t pid, const char *
 	const struct rule *rl = NULL;
 	struct subject_buf b = { .comm = "?" }; /* the name in the log lines, if never read */
 	struct grant_subject subj;
+	struct grant_decision d;
 	struct grant_request req;
-	struct sched_spec spec;
-	char msg[512];
+	char msg[1200];
 	bool exempt;
 	int e;
 
@@ -181,10 +183,11 @@ void rules_on_task(const struct rules_ctx *x, pid_t tid, pid_t pid, const char *
 		return;
 	memset(&req, 0, sizeof(req));
 	snprintf(req.role, sizeof(req.role), "%s", rl->name);
-	spec = rl->spec;
-	e = rule_grant_check(x, rl, t, tid, pid, &req, &spec, &subj, &exempt, msg, sizeof(msg));
-	if (e == 0)
-		e = registry_add_thread(r, tid, pid, subj.uid, REG_SOURCE_RULE, &req, &spec, NULL, &t, msg,
+	e = rule_grant(x, rl, t, tid, pid, &req, &subj, &exempt, &d);
+	if (e != 0)
+		grant_decision_text(&d, msg, sizeof(msg));
+	else
+		e = registry_add_thread(r, tid, pid, subj.uid, REG_SOURCE_RULE, &req, &d.spec, NULL, &t, msg,
 					sizeof(msg));
 	if (e != 0) {
 		if (e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {

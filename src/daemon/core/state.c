@@ -312,17 +312,18 @@ static void replay(struct state *s, FILE *f, struct entry **ents, size_t *n)
 	free(line);
 }
 
-/* The decision a new request gets, against the current configuration and
- * the task's current owner: the recorded owner may act on it (or is
- * privileged now), and the request passes its limits. 0 if admitted, else
- * a refusal (or -errno) with msg. */
+/* The decision a previous daemon's entry gets now (GRANT_PATH_ADOPT),
+ * against the current configuration and the task's current owner: the
+ * recorded owner may act on it (or is privileged now), and the request
+ * passes its limits. 0 if admitted (*spec filled), else a refusal (or
+ * -errno) with msg. */
 static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct grant_request *q,
 	       struct sched_spec *spec, size_t adding, char *msg, size_t len)
 {
 	const struct config *c = s->config;
 	struct grant_subject subj;
+	struct grant_decision d;
 	struct proc_status ps;
-	struct grant_cap cap;
 	struct account a;
 	bool found = accounts_by_uid(owner, &a) == 0;
 	int e;
@@ -337,10 +338,12 @@ static int vet(struct state *s, uid_t owner, pid_t tid, pid_t pid, const struct 
 			 (unsigned)ps.euid, (unsigned)owner);
 		return REFUSE_NOT_OWN_THREAD;
 	}
-	if ((e = grant_resolve(c, q, spec, msg, len)) != 0)
-		return e;
-	return grant_check(c, &subj, q, spec, pid, subj.privileged ? 0 : registry_count_owner(s->registry, subj.account),
-			   adding, &cap, msg, len);
+	struct grant_ask ask = { .path = GRANT_PATH_ADOPT, .subj = &subj, .req = q, .target = pid, .adding = adding };
+	registry_ask(s->registry, &ask);
+	if ((e = grant_decide(c, &ask, &d)) != 0)
+		grant_decision_text(&d, msg, len);
+	*spec = d.spec;
+	return e;
 }
 
 /* A recorded original is restored only if rtschedd could have granted it:

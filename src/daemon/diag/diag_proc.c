@@ -16,6 +16,7 @@
 #include "daemon/sys/kfeat.h"
 #include "daemon/sys/limits.h"
 #include "daemon/diag/diag_int.h"
+#include "daemon/sys/rttime.h"
 
 #define CAP_BIT_SYS_NICE 23      /* CAP_SYS_NICE, for the CapEff mask of a fake tree */
 #define CAP_BIT_SYS_RESOURCE 24  /* CAP_SYS_RESOURCE, for pid 1's CapBnd mask */
@@ -451,22 +452,28 @@ static void check_rtprio(struct diag_ctx *c)
 static void check_rttime(struct diag_ctx *c)
 {
 	const struct diag_proc *p = &c->target;
-	unsigned long long s = p->lim.rttime_soft, h = p->lim.rttime_hard;
-	char fix[DIAG_TEXT_MAX], hs[32];
+	struct rttime_judgement j;
+	char fix[DIAG_TEXT_MAX];
 	int pid = (int)p->pid;
 
 	if (!p->have_limits)
 		return;
-	if (s == 0) {
+	/* the grant decision's reading of the same limits (sys/rttime.h) */
+	rttime_judge(&p->lim, 0, &j);
+	if (j.verdict == RTTIME_ZERO) {
 		if (in_service(p))
 			fix_unit(p, "LimitRTTIME=infinity (or a watchdog such as LimitRTTIME=200000)", fix, sizeof(fix));
+		else if (j.suggest_soft > 0)
+			diag_fmt(fix, sizeof(fix), "prlimit --pid %d --rttime=%llu:%s (the soft limit may go up to the "
+				 "hard one without privilege), and find what set it to 0 (a parent's setrlimit() or "
+				 "prlimit)", pid, (unsigned long long)j.suggest_soft, j.hard);
 		else
 			diag_fmt(fix, sizeof(fix), "prlimit --pid %d --rttime=unlimited:unlimited (as root, which needs CAP_SYS_RESOURCE), and find "
 				 "what set it to 0 (a parent's setrlimit() or prlimit)", pid);
 		diag_add(c, "rttime-zero", DIAG_ERROR, fix, "pid %d has RLIMIT_RTTIME 0: the kernel kills it "
 			 "(SIGXCPU, or SIGKILL at the hard limit) as soon as it runs a tick real-time without "
 			 "blocking", pid);
-	} else if (s == (unsigned long long)RLIM_INFINITY) {
+	} else if (j.verdict == RTTIME_UNLIMITED) {
 		if (in_service(p))
 			fix_unit(p, "LimitRTTIME=200000:250000", fix, sizeof(fix));
 		else
@@ -476,12 +483,9 @@ static void check_rttime(struct diag_ctx *c)
 			 "pid %d has no RLIMIT_RTTIME: a real-time thread that never blocks is stopped only by "
 			 "RT throttling%s", pid, c->rt_unthrottled ? ", which is disabled here" : "");
 	} else {
-		if (h == (unsigned long long)RLIM_INFINITY)
-			snprintf(hs, sizeof(hs), "unlimited");
-		else
-			snprintf(hs, sizeof(hs), "%llu", h);
 		diag_add(c, "rttime", DIAG_OK, NULL, "pid %d has RLIMIT_RTTIME soft %llu µs, hard %s: a real-time "
-			 "thread that runs that long without blocking gets SIGXCPU", pid, s, hs);
+			 "thread that runs that long without blocking gets SIGXCPU", pid,
+			 (unsigned long long)p->lim.rttime_soft, j.hard);
 	}
 }
 

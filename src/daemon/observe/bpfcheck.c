@@ -6,6 +6,7 @@
 
 #include "daemon/observe/bpfcheck.h"
 #include "daemon/observe/bpf/bpfobs.h"
+#include "daemon/observe/bpf/catcher.h"
 
 int bpfcheck_add(struct diag_report *rep, int err, const char *why, bool daemon)
 {
@@ -62,4 +63,39 @@ int bpfcheck_run(struct diag_report *rep, unsigned observe_threads)
 	r = bpfobs_new(&o, 1, false, why, sizeof(why));
 	bpfobs_free(o);
 	return bpfcheck_add(rep, r, why, false);
+}
+
+int bpfcheck_catcher_add(struct diag_report *rep, int err, const char *why, bool daemon)
+{
+	char msg[DIAG_TEXT_MAX];
+
+	if (err == 0) {
+		snprintf(msg, sizeof(msg), "the catcher of refused scheduling calls %s: a sched_setscheduler, "
+			 "sched_setparam or sched_setattr refused with EPERM is granted as a register by its "
+			 "caller would be (rtschedctl list shows SOURCE caught)", daemon ? "is loaded" : "loads here");
+		return diag_report_add(rep, "catcher", DIAG_OK, msg, NULL);
+	}
+	if (err == -ECANCELED)
+		return diag_report_add(rep, "catcher-off", DIAG_INFO,
+				       "the catcher of refused scheduling calls is off (catch-refused = no): "
+				       "programs refused by the kernel stay as they are",
+				       "set catch-refused = yes in [daemon] and restart rtschedd");
+	snprintf(msg, sizeof(msg), "no catcher of refused scheduling calls in %s: %s",
+		 daemon ? "the running rtschedd" : "this process", why && why[0] ? why : "?");
+	return diag_report_add(rep, "catcher-unavailable", DIAG_WARNING, msg,
+			       err == -ENOPKG ? "rebuild with libbpf-dev, bpftool and clang (configure --enable-bpf)" :
+			       "see the message; programs can still be started with rtschedctl run");
+}
+
+int bpfcheck_catcher_run(struct diag_report *rep, bool enabled)
+{
+	struct catcher *c = NULL;
+	char why[512] = "";
+	int r;
+
+	if (!enabled)
+		return bpfcheck_catcher_add(rep, -ECANCELED, NULL, false);
+	r = catcher_new(&c, why, sizeof(why));
+	catcher_free(c);
+	return bpfcheck_catcher_add(rep, r, why, false);
 }

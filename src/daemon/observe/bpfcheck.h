@@ -13,7 +13,11 @@
  *   bpf-no-syscall      warning  the kernel has no bpf() (CONFIG_BPF_SYSCALL=n)
  *   bpf-verifier        warning  the kernel's verifier rejected the programs
  *   bpf-no-memory       warning  the maps could not be allocated or mapped
- *   bpf-failed          warning  any other failure, with libbpf's words */
+ *   bpf-failed          warning  any other failure, with libbpf's words
+ * and about the catcher of refused scheduling calls (catch-refused):
+ *   catcher             ok       it loads (or is loaded)
+ *   catcher-off         info     catch-refused = no in the configuration
+ *   catcher-unavailable warning  it cannot load here, with the reason */
 #ifndef RTSCHED_BPFCHECK_H
 #define RTSCHED_BPFCHECK_H
 
@@ -28,5 +32,12 @@ int bpfcheck_add(struct diag_report *rep, int err, const char *why, bool daemon)
 /* rtschedd --check: load the observer here and unload it, then append the
  * finding. observe_threads 0 gives bpf-off without trying. */
 int bpfcheck_run(struct diag_report *rep, unsigned observe_threads);
+
+/* The catcher's finding for err (0: loaded; -ECANCELED: catch-refused =
+ * no; else catcher_new()'s -errno) with why. -ENOMEM. */
+int bpfcheck_catcher_add(struct diag_report *rep, int err, const char *why, bool daemon);
+/* rtschedd --check: load the catcher here and unload it (unless enabled is
+ * false), then append its finding. */
+int bpfcheck_catcher_run(struct diag_report *rep, bool enabled);
 
 #endif

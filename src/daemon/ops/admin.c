@@ -35,20 +35,18 @@ void op_reload(struct ctx *x)
 	send_buf(x);
 }
 
-/* The daemon's own decision on a check's policy and priority, as a register
- * would meet it: the same grant_check, the same code and fix. For the user
- * checked (or the caller), against the process checked. */
+/* The grant decision a register would meet (grant_decide(), path check,
+ * which changes nothing): for the user checked (or the caller), against the
+ * process checked (or the caller's), as one thread more for the account,
+ * the cooldown included. A refusal is a row with its wire code and fix;
+ * one the diagnosis found already (rttime-zero) is not said twice. */
 static void check_grant(struct ctx *x, const struct grant_subject *caller, const struct diag_target *t,
 			struct diag_report *rep)
 {
 	const struct config *c = x->svc->config;
-	struct grant_request req = { .has_policy = true, .policy = t->policy, .has_priority = true,
-				     .priority = t->priority };
 	struct grant_subject subj = *caller;
-	struct sched_spec spec;
-	struct grant_cap cap;
-	char msg[768];
-	int e;
+	struct grant_decision d;
+	char note[1700];
 
 	if (t->user && strcmp(t->user, caller->user) != 0) {
 		struct account a;
@@ -56,20 +54,20 @@ static void check_grant(struct ctx *x, const struct grant_subject *caller, const
 			return;
 		grant_subject_init(&subj, c, a.uid, a.gid, 0);
 	}
-	if (grant_resolve(c, &req, &spec, msg, sizeof(msg)) != 0)
+	ops_cooldown_note(x->svc, note, sizeof(note));
+	struct grant_ask a = { .path = GRANT_PATH_CHECK, .subj = &subj, .req = &x->req,
+			       .target = t->pid ? t->pid : caller->pid, .adding = 1, .cooldown_note = note };
+	registry_ask(x->svc->registry, &a);
+	if (grant_decide(c, &a, &d) == 0)
 		return;
-	e = grant_check(c, &subj, &req, &spec, t->pid ? t->pid : caller->pid, 0, 0, &cap, msg, sizeof(msg));
-	if (e != 0) {
-		/* the refusal is "what; what to do": the fix after the first "; " */
-		char *fix = strstr(msg, "; ");
-		if (fix) {
-			*fix = '\0';
-			fix += 2;
-		}
-		diag_report_add(rep, proto_error_code(ops_wire_error(e)), DIAG_ERROR, msg,
-				fix ? fix : "see the message: it names the limit and where it is set");
-		diag_report_sort(rep);
-	}
+	/* a failure (-errno: the rtprio cap unreadable) is "internal", as on the wire */
+	const char *code = proto_error_code(ops_wire_error(d.code));
+	for (size_t i = 0; i < rep->n; i++)
+		if (strcmp(rep->v[i].code, code) == 0)
+			return;
+	diag_report_add(rep, code, DIAG_ERROR, d.msg,
+			d.fix[0] ? d.fix : "see the message: it names the limit and where it is set");
+	diag_report_sort(rep);
 }
 
 /* check --pid of an IRQ thread or a kernel thread a section holds: which
@@ -95,58 +93,64 @@ static int check_held_kthread(const struct irqmgr *m, pid_t tid, struct diag_rep
 /* check: the diagnosis of a process or a user, one ROW per finding. A
  * non-privileged client may examine only itself (its processes, its user);
  * dispatch took the rate-limit token before any field here is parsed. */
+/* check's target: pid= (the caller's own unless privileged), user= (its
+ * own name unless privileged), and the scheduling fields dispatch parsed
+ * as a register's (OP_SCHED), resolved as a register's are: the diagnosis
+ * looks at what the grant decides on. 0, or -EINVAL after refusing. */
+static int check_target(struct ctx *x, struct diag_target *t)
+{
+	const struct grant_subject *subj = &x->subj;
+	const char *user = proto_get(x->m, "user");
+	struct sched_spec spec;
+	struct proc_status ps;
+	long n;
+	int r;
+
+	if ((r = proto_get_long(x->m, "pid", 1, INT32_MAX, &n)) == 0) {
+		t->pid = (pid_t)n;
+		if (proc_read_status(t->pid, &ps) < 0) {
+			refuse(x, PE_NO_SUCH_THREAD, "pid %ld: no such process", n);
+			return -EINVAL;
+		}
+		if (!subj->privileged && ps.uid != subj->uid) {
+			refuse(x, PE_NOT_ADMIN, "pid %ld belongs to uid %u; checking another user's process needs root "
+			       "or admin-group", n, (unsigned)ps.uid);
+			return -EINVAL;
+		}
+	} else if (r != -ENOENT) {
+		refuse(x, PE_BAD_REQUEST, "pid must be a positive number");
+		return -EINVAL;
+	}
+	if (user) {
+		if (!subj->privileged && strcmp(user, subj->user) != 0) {
+			refuse(x, PE_NOT_ADMIN, "checking user %s needs root or admin-group", user);
+			return -EINVAL;
+		}
+		t->user = user;
+	}
+	if (x->req.has_policy || x->req.role[0]) {
+		if (grant_resolve(x->svc->config, &x->req, &spec) == 0) {
+			t->policy = spec.policy;
+			t->priority = spec.priority;
+		} else {
+			t->policy = x->req.has_policy ? x->req.policy : x->svc->config->dflt.policy;
+			t->priority = x->req.has_priority ? x->req.priority : 0;
+		}
+	}
+	if (x->req.has_cpus)
+		t->cpus = &x->req.cpus;
+	return 0;
+}
+
 void op_check(struct ctx *x)
 {
 	const struct grant_subject *subj = &x->subj;
 	struct diag_target t = { .policy = -1 };
 	struct diag_report rep;
-	struct proc_status ps;
-	const char *user = proto_get(x->m, "user"), *pol = proto_get(x->m, "policy"), *cpus_s = proto_get(x->m, "cpus");
-	cpu_set_t cpus;
-	long n;
 	int r;
 
-	if ((r = proto_get_long(x->m, "pid", 1, INT32_MAX, &n)) == 0) {
-		t.pid = (pid_t)n;
-		if (proc_read_status(t.pid, &ps) < 0) {
-			refuse(x, PE_NO_SUCH_THREAD, "pid %ld: no such process", n);
-			return;
-		}
-		if (!subj->privileged && ps.uid != subj->uid) {
-			refuse(x, PE_NOT_ADMIN, "pid %ld belongs to uid %u; checking another user's process needs root "
-			       "or admin-group", n, (unsigned)ps.uid);
-			return;
-		}
-	} else if (r != -ENOENT) {
-		refuse(x, PE_BAD_REQUEST, "pid must be a positive number");
+	if (check_target(x, &t) < 0)
 		return;
-	}
-	if (user) {
-		if (!subj->privileged && strcmp(user, subj->user) != 0) {
-			refuse(x, PE_NOT_ADMIN, "checking user %s needs root or admin-group", user);
-			return;
-		}
-		t.user = user;
-	}
-	if (pol && (t.policy = policy_from_string(pol)) < 0) {
-		refuse(x, PE_BAD_REQUEST, "unknown policy '%s'; use one of %s", pol, policy_names());
-		return;
-	}
-	if ((r = proto_get_long(x->m, "priority", 0, 99, &n)) == 0) {
-		t.priority = (int)n;
-	} else if (r != -ENOENT) {
-		refuse(x, PE_BAD_REQUEST, "priority must be a number in 0..99");
-		return;
-	} else if (t.policy >= 0) {
-		t.priority = policy_is_realtime(t.policy) ? x->svc->config->dflt.priority : 0;
-	}
-	if (cpus_s) {
-		if (cpulist_parse(cpus_s, &cpus, NULL) < 0) {
-			refuse(x, PE_BAD_REQUEST, "bad CPU list '%s'", cpus_s);
-			return;
-		}
-		t.cpus = &cpus;
-	}
 	struct diag_env env = { .limits_conf = x->svc->config->limits_conf, .limits_dir = x->svc->config->limits_dir };
 	diag_report_init(&rep);
 	r = diag_run(&env, &t, &rep);
@@ -159,6 +163,7 @@ void op_check(struct ctx *x)
 	if (t.policy >= 0)
 		check_grant(x, subj, &t, &rep);
 	bpfcheck_add(&rep, x->svc->observer_error, x->svc->observer_why, true);
+	bpfcheck_catcher_add(&rep, x->svc->catcher_error, x->svc->catcher_why, true);
 	if (cpucheck_run(NULL, x->svc->config, x->svc->pmqos, x->svc->isolate, &rep) < 0 ||
 	    /* interrupts and kernel threads; other users' threads are named to
 	     * root and admin-group only */

@@ -236,7 +236,7 @@ void op_jitter_attach(struct ctx *x)
 		refuse(x, PE_NO_SUCH_THREAD, "tid %ld: no such thread", tid);
 		return;
 	}
-	if (may_act_on(x->peer, &x->subj, &ps, "tid", tid, msg, sizeof(msg)) < 0) {
+	if (may_act_on(x->peer, &x->subj, &ps, "tid", tid, msg, sizeof(msg)) != 0) {
 		refuse(x, PE_NOT_OWN_THREAD, "%s", msg);
 		return;
 	}

@@ -68,8 +68,8 @@ void refuse(struct ctx *x, int e, const char *fmt, ...) __attribute__((format(pr
 void add_sched(struct proto_buf *b, const struct task_sched *s);
 
 /* register.c: may the client act on this task (privileged, or its own
- * thread running as its uid)? 0 if it may, else -EPERM with msg (the
- * refusal is PE_NOT_OWN_THREAD). */
+ * thread running as its uid)? 0 if it may, else REFUSE_NOT_OWN_THREAD with
+ * msg. */
 int may_act_on(const struct peer *peer, const struct grant_subject *subj, const struct proc_status *ps,
 	       const char *what, long id, char *msg, size_t len);
 
@@ -78,7 +78,7 @@ int may_act_on(const struct peer *peer, const struct grant_subject *subj, const 
 struct register_granted {
 	struct reg_thread *thread;
 	struct reg_process *process;
-	struct grant_cap cap;
+	struct grant_decision decision;   /* the grant decision (its cap, or why it refused) */
 	char diag[DIAG_CODE_MAX];   /* on apply-failed: the diagnosed cause's code, "" if none */
 };
 
@@ -95,6 +95,11 @@ struct register_granted {
 int register_grant(struct service *s, const struct peer *peer, const struct grant_subject *subj, pid_t id,
 		   bool is_pid, const struct grant_request *req, enum reg_source source,
 		   const struct frontend_task *known, struct register_granted *out, char *msg, size_t len);
+
+/* register.c: the detail of a cooldown refusal (struct grant_ask's
+ * cooldown_note): the culprit, who is held and for how long; "" if no
+ * cooldown runs. */
+void ops_cooldown_note(struct service *s, char *buf, size_t len);
 
 /* The ops (see rtschedd-protocol(7)), one per request's op=. */
 void op_version(struct ctx *x);

@@ -194,7 +194,8 @@ static void list_observed(struct ctx *x, pid_t tid)
 static const char *source_name(enum reg_source s)
 {
 	return s == REG_SOURCE_PROCESS ? "process" : s == REG_SOURCE_RULE ? "match" :
-	       s == REG_SOURCE_RTKIT ? "rtkit" : s == REG_SOURCE_PRELOAD ? "preload" : "thread";
+	       s == REG_SOURCE_RTKIT ? "rtkit" : s == REG_SOURCE_PRELOAD ? "preload" :
+	       s == REG_SOURCE_CAUGHT ? "caught" : "thread";
 }
 
 /* The IRQ fields of a list row: its number, names, CPUs (where the kernel

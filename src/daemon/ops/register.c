@@ -46,8 +46,8 @@ static bool peer_alive(const struct peer *p)
  * in the client's own process, that process is still the one that connected,
  * and the task runs as the client's uid (grant_owns, with what
  * task_identity() found: a process that exec'd a setuid program is no longer
- * the client's, though its pid is). 0 if it may, else -EPERM with msg (a
- * PE_NOT_OWN_THREAD refusal). */
+ * the client's, though its pid is). 0 if it may, else REFUSE_NOT_OWN_THREAD
+ * with msg. */
 int may_act_on(const struct peer *peer, const struct grant_subject *subj, const struct proc_status *ps,
 	       const char *what, long id, char *msg, size_t len)
 {
@@ -57,13 +57,13 @@ int may_act_on(const struct peer *peer, const struct grant_subject *subj, const 
 		snprintf(msg, len, "%s %ld belongs to process %d, not to the caller (pid %d); "
 			 "registering another process's threads needs root or admin-group",
 			 what, id, (int)ps->tgid, (int)peer->pid);
-		return -EPERM;
+		return REFUSE_NOT_OWN_THREAD;
 	}
 	if (!grant_owns(subj->uid, ps)) {
 		snprintf(msg, len, "%s %ld runs as uid %u (effective %u), not as the caller's uid %u; "
 			 "a process that changed its identity (a setuid program) needs root or admin-group",
 			 what, id, (unsigned)ps->uid, (unsigned)ps->euid, (unsigned)subj->uid);
-		return -EPERM;
+		return REFUSE_NOT_OWN_THREAD;
 	}
 	return 0;
 }
@@ -100,17 +100,62 @@ static int task_identity(const struct peer *peer, const struct grant_subject *su
 	return proc_read_status(id, ps);
 }
 
+void ops_cooldown_note(struct service *s, char *buf, size_t len)
+{
+	struct safety_status st;
+	char held[512];
+
+	buf[0] = '\0';
+	if (!s->safety || !safety_in_cooldown(s->safety))
+		return;
+	safety_get_status(s->safety, &st);
+	registry_holds_text(s->registry, held, sizeof(held));
+	snprintf(buf, len, " (%s); real-time grants for %s resume in %llu s", st.last_culprit, held,
+		 (unsigned long long)st.cooldown_left_s);
+}
+
+/* The path of a grant from a front end's source: a register (thread or
+ * preload), the rtkit bus service, or the catcher of refused calls. */
+static enum grant_path path_of(enum reg_source source)
+{
+	return source == REG_SOURCE_RTKIT ? GRANT_PATH_RTKIT :
+	       source == REG_SOURCE_CAUGHT ? GRANT_PATH_CAUGHT : GRANT_PATH_REGISTER;
+}
+
+/* How many threads a register of id adds to subj's account: a process's
+ * threads not yet held by it, or the thread unless the account holds it
+ * already (taking one over from another owner, root or a match rule,
+ * adds it). */
+static size_t register_adding(struct service *s, const struct grant_subject *subj, pid_t id, bool is_pid)
+{
+	size_t adding = 1;
+
+	if (is_pid) {
+		struct reg_process *rp = registry_find_process(s->registry, id);
+		pid_t *tids;
+		if (proc_list_tasks(id, &tids, &adding) == 0)
+			free(tids);
+		if (rp && subj->account == rp->account)
+			adding = adding > rp->n_threads ? adding - rp->n_threads : 0;
+	} else {
+		struct reg_thread *held = registry_find(s->registry, id);
+
+		if (held && held->account == subj->account && !held->exempt)
+			adding = 0;
+	}
+	return adding;
+}
+
 /* The grant path past the rate limit (see ops.h): 0 when granted (*out
  * filled), else a refusal or -errno with msg. */
 int register_grant(struct service *s, const struct peer *peer, const struct grant_subject *subj, pid_t id,
-		   bool is_pid, const struct grant_request *req_in, enum reg_source source,
+		   bool is_pid, const struct grant_request *req, enum reg_source source,
 		   const struct frontend_task *known, struct register_granted *out, char *msg, size_t len)
 {
-	struct grant_request req = *req_in;
-	struct sched_spec spec;
+	struct grant_decision *d = &out->decision;
 	struct proc_status ps;
 	struct proc_stat pin;
-	size_t adding = 1;
+	char note[1700];
 	int e, r;
 
 	memset(out, 0, sizeof(*out));
@@ -128,54 +173,27 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 			 (int)id);
 		return REFUSE_NOT_A_PROCESS;
 	}
-	if (may_act_on(peer, subj, &ps, is_pid ? "pid" : "tid", id, msg, len) < 0)
-		return REFUSE_NOT_OWN_THREAD;
+	if ((e = may_act_on(peer, subj, &ps, is_pid ? "pid" : "tid", id, msg, len)) != 0)
+		return e;
 	testhook_pause("after-check");
-	if ((e = grant_resolve(s->config, &req, &spec, msg, len)) != 0)
+	ops_cooldown_note(s, note, sizeof(note));
+	struct grant_ask a = {
+		.path = path_of(source), .subj = subj, .req = req, .target = ps.tgid,
+		.limits = known && known->tid == id ? &known->limits : NULL,
+		.adding = register_adding(s, subj, id, is_pid), .cooldown_note = note,
+		.rttime_max = source == REG_SOURCE_RTKIT ? s->config->rtkit.rttime_usec_max : 0,
+	};
+	registry_ask(s->registry, &a);
+	if ((e = grant_decide(s->config, &a, d)) != 0) {
+		grant_decision_text(d, msg, len);
 		return e;
-	/* during a cooldown, the runaway's own process (with watchdog-demote =
-	 * all, every process) waits; other programs still get real-time */
-	if (s->safety && safety_in_cooldown(s->safety) && policy_is_realtime(spec.policy) &&
-	    registry_held(s->registry, subj->account, ps.tgid, NULL)) {
-		struct safety_status st;
-		char held[512];
-		safety_get_status(s->safety, &st);
-		registry_holds_text(s->registry, held, sizeof(held));
-		snprintf(msg, len, "the watchdog demoted a runaway real-time thread (%s); real-time "
-			 "grants for %s resume in %llu s", st.last_culprit, held, (unsigned long long)st.cooldown_left_s);
-		return REFUSE_WATCHDOG_COOLDOWN;
 	}
-	if (is_pid) {
-		struct reg_process *rp = registry_find_process(s->registry, id);
-		pid_t *tids;
-		if (proc_list_tasks(id, &tids, &adding) == 0)
-			free(tids);
-		/* registering again: only threads not yet held count against the quota */
-		if (rp && subj->account == rp->account)
-			adding = adding > rp->n_threads ? adding - rp->n_threads : 0;
-	} else {
-		struct reg_thread *held = registry_find(s->registry, id);
-
-		/* registering again a thread this account holds adds nothing; taking
-		 * one over from another owner (root, a match rule) adds it to the quota */
-		if (held && held->account == subj->account && !held->exempt)
-			adding = 0;
-	}
-	e = grant_check(s->config, subj, &req, &spec, ps.tgid,
-			subj->privileged ? 0 : registry_count_owner(s->registry, subj->account), adding, &out->cap, msg,
-			len);
-	if (e != 0)
-		return e;
-	if (is_pid) {
-		e = registry_add_process_pinned(s->registry, id, pin.starttime, subj->uid, &req, &spec, &out->process,
-						msg, len);
-	} else {
-		/* what the front end read of the thread's limits, for this grant only */
-		registry_limits_known(s->registry, known ? known->tid : 0, known ? &known->limits : NULL);
-		e = registry_add_thread_pinned(s->registry, id, ps.tgid, pin.starttime, subj->uid, source, &req, &spec,
-					       &out->thread, msg, len);
-		registry_limits_known(s->registry, 0, NULL);
-	}
+	if (is_pid)
+		e = registry_add_process_pinned(s->registry, id, pin.starttime, subj->uid, req, &d->spec,
+						&out->process, msg, len);
+	else
+		e = registry_add_thread_pinned(s->registry, id, ps.tgid, pin.starttime, subj->uid, source, req,
+					       &d->spec, &out->thread, msg, len);
 	if (e == REFUSE_APPLY_FAILED)
 		snprintf(out->diag, sizeof(out->diag), "%s", registry_last_diag(s->registry));
 	if (e != 0)
@@ -227,7 +245,7 @@ void op_register(struct ctx *x)
 		struct reg_thread *t = registry_find(x->svc->registry, (pid_t)id);
 		if (t)
 			add_sched(&x->out, &t->applied);
-		add_cap(&x->out, &g.cap);
+		add_cap(&x->out, &g.decision.cap);
 		if (msg[0])
 			proto_add(&x->out, "warning", msg);
 		log_info("registered process %d (%zu threads) for uid %u, rule %s", (int)id, p->n_threads,
@@ -241,7 +259,7 @@ void op_register(struct ctx *x)
 	proto_add_long(&x->out, "pid", t->pid);
 	proto_add(&x->out, "rule", req->role[0] ? req->role : "default");
 	add_sched(&x->out, &t->applied);
-	add_cap(&x->out, &g.cap);
+	add_cap(&x->out, &g.decision.cap);
 	if (log_enabled(LOG_LEVEL_INFO)) {
 		task_sched_format(&t->applied, msg, sizeof(msg));
 		log_info("registered tid %d (pid %d) for uid %u, rule %s: %s", (int)t->tid, (int)t->pid,

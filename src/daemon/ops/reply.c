@@ -35,6 +35,7 @@ static const enum proto_error wire[REFUSE__MAX] = {
 	[REFUSE_BAD_HISTOGRAM] = PE_BAD_REQUEST,
 	[REFUSE_HISTOGRAM_LAYOUT] = PE_VERSION,
 	[REFUSE_RATE_LIMITED] = PE_RATE_LIMITED,
+	[REFUSE_RTTIME_OVER_MAX] = PE_RTTIME_OVER_MAX,
 };
 
 /* A refusal by the table; -errno, or a value outside it, is internal. */

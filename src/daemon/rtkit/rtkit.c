@@ -24,7 +24,6 @@
 #include "daemon/sys/log.h"
 #include "shared/protocol.h"
 #include "daemon/config/config.h"
-#include "daemon/core/grant.h"
 #include "daemon/frontend.h"
 #include "daemon/sys/proc.h"
 #include "daemon/rtkit/rtkit.h"
@@ -119,7 +118,7 @@ static const char *error_name(int e)
 	case PE_PRIORITY_DENIED: case PE_CPU_DENIED: case PE_QUOTA: case PE_RATE_LIMITED:
 	case PE_WATCHDOG_COOLDOWN: case PE_NICE_DENIED: case PE_ABOVE_MAX: case PE_RTPRIO_CAP:
 		return SD_BUS_ERROR_LIMITS_EXCEEDED;
-	case PE_NOT_OWN_THREAD: case PE_NOT_ADMIN: case PE_POLICY_DENIED:
+	case PE_NOT_OWN_THREAD: case PE_NOT_ADMIN: case PE_POLICY_DENIED: case PE_RTTIME_OVER_MAX:
 		return SD_BUS_ERROR_ACCESS_DENIED;
 	default:
 		return SD_BUS_ERROR_FAILED;
@@ -194,7 +193,7 @@ static void peer_fill(struct peer *p, uid_t uid, pid_t pid)
 /* Who called, if the bus told us before: uid and pid as the bus daemon
  * recorded them when the caller connected (never read back from /proc,
  * which a caller could race). Its slot (which holds its process open for
- * check_rttime()), or NULL if not known. */
+ * read_rttime()), or NULL if not known. */
 static struct sender *sender_known(struct rtkit *rk, const char *name, struct peer *p)
 {
 	struct sender *s;
@@ -207,16 +206,15 @@ static struct sender *sender_known(struct rtkit *rk, const char *name, struct pe
 }
 
 /* rtkit's contract: a real-time thread's process must carry an RLIMIT_RTTIME
- * hard limit no higher than RTTimeUSecMax, so the kernel stops a runaway.
- * A thread of the caller's own process (pid) is read through the process
- * its connection holds open (s, if kept), which also says that tid is one
- * of its threads and whom it runs as; any other from /proc/TID/limits. The
- * same limits either way; what was read is left in *known for the grant
- * path. */
-static int check_rttime(struct rtkit *rk, struct sender *s, pid_t pid, pid_t tid, struct frontend_task *known,
-			sd_bus_error *err)
+ * hard limit no higher than RTTimeUSecMax, so the kernel stops a runaway;
+ * the grant decision judges it (grant_decide(), with the [rtkit] ceiling),
+ * on what is read here. A thread of the caller's own process (pid) is read
+ * through the process its connection holds open (s, if kept), which also
+ * says that tid is one of its threads and whom it runs as; any other from
+ * /proc/TID/limits. What was read is left in *known for the grant path. */
+static int read_rttime(struct rtkit *rk, struct sender *s, pid_t pid, pid_t tid, struct frontend_task *known,
+		       sd_bus_error *err)
 {
-	long max = rk->config->rtkit.rttime_usec_max;
 	struct proc_rlimits l;
 	uid_t owner;
 	int r = -ESRCH;
@@ -239,18 +237,6 @@ static int check_rttime(struct rtkit *rk, struct sender *s, pid_t pid, pid_t tid
 	if (r < 0)
 		return refuse(rk, err, SD_BUS_ERROR_FAILED, proto_error_code(PE_INTERNAL),
 			      "cannot read /proc/%d/limits: %s", (int)tid, strerror(-r));
-	if (l.rttime_hard == RLIM_INFINITY || l.rttime_hard > (rlim_t)max) {
-		char hard[32];
-		if (l.rttime_hard == RLIM_INFINITY)
-			snprintf(hard, sizeof(hard), "unlimited");
-		else
-			snprintf(hard, sizeof(hard), "%llu us", (unsigned long long)l.rttime_hard);
-		return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, "rttime-over-max",
-			      "the process of thread %d has RLIMIT_RTTIME hard limit %s, above RTTimeUSecMax %ld us; "
-			      "fix: lower it first (setrlimit(RLIMIT_RTTIME) to at most %ld, LimitRTTIME=%ld in its "
-			      "unit, or prlimit --rttime=%ld --pid PID), or raise rttime-usec-max in [rtkit]",
-			      (int)tid, hard, max, max, max, max);
-	}
 	known->tid = tid;
 	known->limits = l;
 	return 0;
@@ -276,7 +262,7 @@ static int call_finish(struct rtkit *rk, const struct call *c, struct peer *peer
 	snprintf(req.role, sizeof(req.role), "%s", conf->role);
 	req.has_policy = true;
 	if (c->realtime) {
-		if ((r = check_rttime(rk, slot, peer->pid, (pid_t)c->thread, &known, err)) < 0)
+		if ((r = read_rttime(rk, slot, peer->pid, (pid_t)c->thread, &known, err)) < 0)
 			return r;
 		read = &known;
 		req.policy = conf->policy;
@@ -481,15 +467,13 @@ static int admin_sender(struct rtkit *rk, sd_bus_message *m, struct peer *p, sd_
  * everyone but root; this holds even where the policy file is missing). */
 static int admin_only(struct rtkit *rk, sd_bus_message *m, const char *what, sd_bus_error *err)
 {
-	struct grant_subject s;
 	struct peer p;
 	int r;
 
 	rk->calls++;
 	if ((r = admin_sender(rk, m, &p, err)) < 0)
 		return r;
-	grant_subject_init(&s, rk->config, p.uid, p.gid, p.pid);
-	if (!s.privileged)
+	if (!rk->ctx.privileged(rk->ctx.ud, &p))
 		return refuse(rk, err, SD_BUS_ERROR_ACCESS_DENIED, proto_error_code(PE_NOT_ADMIN),
 			      "%s needs root or admin-group (uid %u is neither)", what, (unsigned)p.uid);
 	return 0;

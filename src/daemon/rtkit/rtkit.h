@@ -10,7 +10,6 @@
 #include <systemd/sd-event.h>
 
 #include "daemon/config/config.h"
-#include "daemon/core/grant.h"
 #include "daemon/frontend.h"
 
 struct rtkit;
@@ -20,12 +19,16 @@ struct rtkit;
 struct rtkit_ctx {
 	sd_event *event;
 	/* Register thread tid for the caller p with req, as every front end's
-	 * register (dispatch_register()): 0 when granted (out->tid, pid,
-	 * applied), else 1 with out->code, out->diag and msg saying why. known:
-	 * what the service has just read about tid for rtkit's RLIMIT_RTTIME
-	 * contract (NULL: nothing), so the grant path does not read it again. */
+	 * register (dispatch_register(), the one grant decision): 0 when
+	 * granted (out->tid, pid, applied), else the refusal (> 0) or -errno,
+	 * with out->code, out->diag and msg saying why. known: what the service
+	 * has just read about tid for rtkit's RLIMIT_RTTIME contract (NULL:
+	 * nothing), so the grant path does not read it again. */
 	int (*grant)(void *ud, const struct peer *p, pid_t tid, const struct grant_request *req,
 		     const struct frontend_task *known, struct frontend_grant *out, char *msg, size_t len);
+	/* Whether p is root or a member of admin-group (dispatch_privileged()):
+	 * who may call Reset* and Exit. */
+	bool (*privileged)(void *ud, const struct peer *p);
 	/* Give the threads granted over the bus (all: every managed thread)
 	 * their scheduling back; returns how many. */
 	size_t (*reset)(void *ud, bool all);

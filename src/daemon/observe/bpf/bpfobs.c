@@ -23,6 +23,7 @@
 
 #include "bpfobs.h"
 #include "bpfobs_abi.h"
+#include "bpfload.h"
 #include "bpfobs.skel.h"
 
 #ifndef CAP_PERFMON
@@ -126,6 +127,13 @@ static int lb_capture(enum libbpf_print_level level, const char *fmt, va_list ap
 	return 0;
 }
 
+libbpf_print_fn_t bpfobs_capture_begin(void)
+{
+	lb_first[0] = lb_last[0] = '\0';
+	lb_in_log = 0;
+	return libbpf_set_print(lb_capture);
+}
+
 /* --- why it cannot work ---------------------------------------------------- */
 
 /* printf into why; returns r, a -errno. */
@@ -186,7 +194,7 @@ static int read_small(const char *path, char *buf, size_t len)
 }
 
 /* The checks that need no bpf(): BTF, lockdown, kernel version. */
-static int precheck(char *why, size_t len)
+int bpfobs_precheck(char *why, size_t len)
 {
 	char buf[256];
 	struct utsname u;
@@ -227,7 +235,7 @@ static int pid_max(pid_t *ret)
 }
 
 /* Turn a libbpf load/attach error into this module's reasons. */
-static int load_error(int err, const char *stage, char *why, size_t len)
+int bpfobs_load_error(int err, const char *stage, char *why, size_t len)
 {
 	const char *m = missing_caps();
 	const char *detail = lb_last[0] ? lb_last : lb_first;
@@ -293,7 +301,7 @@ int bpfobs_new(struct bpfobs **ret, unsigned max_threads, bool culprits, char *w
 	if (max_threads < 1 || max_threads > BPFOBS_MAX_SLOTS)
 		return fail(-EINVAL, why, len, "max_threads %u is out of range 1..%u", max_threads,
 			    BPFOBS_MAX_SLOTS);
-	if ((r = precheck(why, len)) < 0)
+	if ((r = bpfobs_precheck(why, len)) < 0)
 		return r;
 	o = calloc(1, sizeof(*o));
 	if (!o)
@@ -312,12 +320,10 @@ int bpfobs_new(struct bpfobs **ret, unsigned max_threads, bool culprits, char *w
 		goto out;
 	}
 
-	lb_first[0] = lb_last[0] = '\0';
-	lb_in_log = 0;
-	old_print = libbpf_set_print(lb_capture);
+	old_print = bpfobs_capture_begin();
 	o->skel = bpfobs_bpf__open();
 	if (!o->skel) {
-		r = load_error(errno, "open", why, len);
+		r = bpfobs_load_error(errno, "open", why, len);
 		goto restore;
 	}
 	if ((r = bpf_map__set_max_entries(o->skel->maps.filter,
@@ -325,7 +331,7 @@ int bpfobs_new(struct bpfobs **ret, unsigned max_threads, bool culprits, char *w
 					  BPFOBS_TIDS_PER_ENTRY)) < 0 ||
 	    (r = bpf_map__set_max_entries(o->skel->maps.slots, max_threads)) < 0 ||
 	    (culprits && (r = bpf_map__set_max_entries(o->skel->maps.late, LATE_RING_BYTES)) < 0)) {
-		r = load_error(r, "size", why, len);
+		r = bpfobs_load_error(r, "size", why, len);
 		goto restore;
 	}
 	/* without culprit tracking the segment code is dead (the verifier
@@ -338,11 +344,11 @@ int bpfobs_new(struct bpfobs **ret, unsigned max_threads, bool culprits, char *w
 		bpf_program__set_autoload(o->skel->progs.bpfobs_softirq_exit, false);
 	}
 	if ((r = bpfobs_bpf__load(o->skel)) < 0) {
-		r = load_error(r, "load", why, len);
+		r = bpfobs_load_error(r, "load", why, len);
 		goto restore;
 	}
 	if ((r = bpfobs_bpf__attach(o->skel)) < 0) {
-		r = load_error(r, "attach", why, len);
+		r = bpfobs_load_error(r, "attach", why, len);
 		goto restore;
 	}
 restore:

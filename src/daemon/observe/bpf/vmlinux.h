@@ -50,6 +50,22 @@ struct task_struct {
 	int prio;             /* effective priority: 0..99 real-time (0 highest), 100..139 others */
 	unsigned int policy;  /* SCHED_* */
 	char comm[16];        /* its name (TASK_COMM_LEN) */
+	struct pid *thread_pid; /* its pid in every namespace it is seen from (catcher.bpf.c) */
+};
+
+struct pid_namespace;
+
+/* a task's number in one pid namespace */
+struct upid {
+	int nr;
+	struct pid_namespace *ns;
+};
+
+/* level: how deep the task's own pid namespace is (0: the initial one);
+ * numbers[level] is its number there */
+struct pid {
+	unsigned int level;
+	struct upid numbers[1];
 };
 
 /* a hard interrupt's handler: only passed on, never read */
