@@ -45,6 +45,7 @@ static long load_num(const void *p, size_t size)
 }
 
 /* A note of sev at the reader's place, the key named if given. */
+__attribute__((format(printf, 4, 0)))
 static void note(struct value_at *at, enum config_severity sev, const char *key, const char *fmt, va_list ap)
 {
 	char where[PATH_MAX + CONFIG_NAME_MAX + 32], *text = NULL;
