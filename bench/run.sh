@@ -35,7 +35,7 @@
 #      kernel shows FIFO 10 (catch-refused = yes): refused call -> applied,
 #      idle and under stress-ng --cpu 2; target p99 <= 2 ms idle
 #  13. flood (issue 28): an unprivileged user floods list/status/metrics/
-#      jitter over 100 connections for 60 s (BENCH_QUICK=1: 10 s) against a
+#      jitter over 100 connections (BENCH_FLOOD_CONNS) for 60 s (BENCH_QUICK=1: 10 s) against a
 #      default rtschedd: watchdog trips, late canary ticks, the daemon's CPU
 #      share against its loop-budget, another user's registration p99
 #      during the flood against idle
@@ -1657,10 +1657,10 @@ flood_register() {
 }
 
 bench_flood() {
-	local u=rtsd-flood$$ flooder=4243 conns=100 secs idle_n n csv=$RESULTS/flood.csv md=$RESULTS/flood.md
+	local u=rtsd-flood$$ flooder=4243 conns=${BENCH_FLOOD_CONNS:-100} secs idle_n n csv=$RESULTS/flood.csv md=$RESULTS/flood.md
 	local ops i pids=() p live t0 t1 c0 c1 l0 l1 k0 k1 s0 s1 fifo=0 other=0 hz idle_row flood_row
 	local sent=0 answered=0 limited=0 lost=0 line v
-	section "13. Flood: an unprivileged user floods list/status/metrics/jitter over 100 connections"
+	section "13. Flood: an unprivileged user floods list/status/metrics/jitter over $conns connections"
 	have bench-register || return
 	[ -x "$top_builddir/tests/abuse-client" ] || { skipped "tests/abuse-client is not built (make tests/abuse-client)"; return; }
 	command -v useradd >/dev/null || { skipped "useradd missing (apt-get install passwd)"; return; }
