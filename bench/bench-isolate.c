@@ -74,6 +74,27 @@ static double wait_sentinel(pid_t pid, int cpu, int want)
 	return (bench_now_us() - t0) / 1e3;
 }
 
+/* Where the sentinel is, for a run that failed: its cpuset group and CPUs. */
+static void tell_sentinel(pid_t pid)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cpuset", (int)pid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(line, sizeof(line), f))
+			fprintf(stderr, "bench-isolate: the sentinel %d is in cpuset group %s", (int)pid, line);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re"))) {
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, "Cpus_allowed_list:", 18) == 0)
+				fprintf(stderr, "bench-isolate: the sentinel's %s", line);
+		fclose(f);
+	}
+}
+
 static bool qos_held(int cpu)
 {
 	char path[96], v[16] = "";
@@ -154,6 +175,7 @@ int main(int argc, char **argv)
 	}
 	if (isolate && (apply_ms = wait_sentinel(sentinel, cpu, 0)) < 0) {
 		fprintf(stderr, "bench-isolate: CPU %d was not isolated within 5 s of the registration\n", cpu);
+		tell_sentinel(sentinel);
 		return 1;
 	}
 	for (int i = 0; qos && !qos_held(cpu); i++) {
@@ -201,14 +223,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-isolate: the worker was demoted while it measured\n");
 		return 1;
 	}
-	rtsched_unregister_self();
+	if ((r = rtsched_unregister_self()) < 0) {
+		fprintf(stderr, "bench-isolate: rtsched_unregister_self: %s: %s\n", rtsched_strerror(r), rtsched_last_message());
+		return 1;
+	}
 	if (isolate && (release_ms = wait_sentinel(sentinel, cpu, 1)) < 0) {
 		fprintf(stderr, "bench-isolate: CPU %d was not released within 5 s of the unregistration\n", cpu);
+		tell_sentinel(sentinel);
 		return 1;
 	}
 	/* everything else's CPU time: all busy time but the worker's own, in CPUs */
 	double hz = (double)sysconf(_SC_CLK_TCK), wall = (w1 - w0) / 1e6;
 	double others = ((double)(b1 - b0) / hz - (double)(own1 - own0) / 1e9) / wall;
+	if (others < 0) /* /proc/stat counts in clock ticks, the worker's own time in ns */
+		others = 0;
 	double mine = 100.0 * (double)(own1 - own0) / 1e9 / wall;
 	printf("%-22s %8llu %6llu %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %7.2f\n", label, (unsigned long long)st.count,
 	       (unsigned long long)st.overruns, st.p50_ns / 1e3, st.p99_ns / 1e3, st.p999_ns / 1e3, st.max_ns / 1e3,

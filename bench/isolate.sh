@@ -66,7 +66,9 @@ bench_isolate() {
 				case $v in isolate|both) args+=(-i) ;; esac
 				case $v in resume|both) args+=(-q) ;; esac
 				bench_run $(( 30 + 2 * n / 1000 )) "$B/bench-isolate" -n "$n" \
-					-r bench-iso -c "$ISO_CPU" -w "$sentinel" "${args[@]}" -l "$load/$v" -o "$csv"
+					-r bench-iso -c "$ISO_CPU" -w "$sentinel" "${args[@]}" -l "$load/$v" -o "$csv" ||
+					"$RTSCHEDCTL" --socket "$TMP/iso-control" status |
+					grep -Ei 'isolat|resume|thread' | sed 's/^/after the failed run: /'
 				kill "$sentinel" 2>/dev/null
 				wait "$sentinel" 2>/dev/null
 			done
