@@ -41,7 +41,8 @@
 #      during the flood against idle
 # Each prints a table and the machine it ran on, and writes CSV and PNG
 # files under bench/results/ (summary.md: the README's tables).
-# BENCH_QUICK=1: about 50 seconds instead of about 5 minutes.
+# BENCH_QUICK=1: about 75 seconds instead of about 8 minutes (section 13 alone
+# takes 20 s and 110 s).
 # BENCH_ONLY="1 4": run only those sections (daemon and header always).
 # Needs (Debian): rtkit dbus polkitd rt-tests stress-ng gnuplot-nox jq bpftool
 # (all in the README's test command); a part whose tools or programs are
