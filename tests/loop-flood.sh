@@ -9,6 +9,9 @@
 # succeeds, the watchdog does not trip and the loop is SCHED_FIFO again
 # afterwards.
 #
+# Then the hold of a user over its limit (control.c): with a burst of 1,
+# each refusal is followed by a served request.
+#
 # It must fail without the budget: LOOP_FLOOD_BUDGET=off tests/loop-flood.sh
 # runs it with loop-budget = off, and the loop never steps down (the
 # kernel never shows it SCHED_OTHER, loop_stepdowns stays 0).
@@ -129,5 +132,26 @@ stall=$(status_field watchdog_canary_stall_ms)
 wait_for sh -c "chrt -p $DPID | grep -q 'SCHED_FIFO'" && pass "the loop is SCHED_FIFO again after the flood" ||
 	fail "the loop stayed at $(chrt -p "$DPID" | head -1) after the flood"
 kill -0 "$DPID" && pass "the daemon survived the flood" || fail "the daemon died in the flood"
+
+# --- a user over its limit is not read until it has a token again -----------------
+# (control.c's hold, at most RATE_HOLD_MAX_US): with free-rate-limit 2000/s
+# and a burst of 1, every refusal makes the daemon leave that user's
+# connection unread until its next token (at most 0.5 ms away), so the
+# request read next is served: served >= refused - 1 whatever the machine's
+# speed. Without the hold the daemon reads the pipelined requests back to
+# back and refuses nearly all of them.
+sed -i 's/^free-rate-limit.*//; s/^free-rate-burst.*//' "$CONF"
+sed -i 's/^\[daemon\]$/[daemon]\nfree-rate-limit = 2000\nfree-rate-burst = 1/' "$CONF"
+"$RTSCHEDCTL" --socket "$SOCK" reload >/dev/null && pass "reloaded with free-rate-limit 2000, burst 1" ||
+	fail "reload failed: $(cat "$CONF")"
+OUT=$(setpriv --reuid="$FLOODER" --regid="$FLOODER" --clear-groups "$ABUSE" flood "$SOCK" 2000 "v=1 op=version" 2>&1)
+ok=$(echo "$OUT" | tr ' ' '\n' | sed -n 's/^ok=//p')
+limited=$(echo "$OUT" | tr ' ' '\n' | sed -n 's/^rate-limited=//p')
+echo "# 2000 pipelined version requests as uid $FLOODER: ${ok:-?} served, ${limited:-?} rate-limited"
+[ $(( ${ok:-0} + ${limited:-0} )) = 2000 ] && pass "each of 2000 pipelined requests answered, served or rate-limited" ||
+	fail "flood replies: $OUT"
+[ "${limited:-0}" -ge 1 ] && [ "${ok:-0}" -ge $(( ${limited:-0} - 1 )) ] &&
+	pass "each refusal was followed by a served request: the user's connection waited for its token ($ok served, $limited refused)" ||
+	fail "the daemon kept reading a user over its limit: $ok served, $limited refused"
 helper_stop
 finish

@@ -18,6 +18,7 @@
 #define MAX_PER_UID 128         /* connections of one non-privileged uid */
 #define QUEUE_PAUSE (256u << 10) /* unread reply bytes above which we stop reading the client */
 #define MAX_QUEUED (64u << 20)  /* bytes of unread replies (one huge reply) before a client is dropped */
+#define RATE_HOLD_MAX_US 1000   /* a user over a rate limit: its connections unread this long at most */
 
 struct control;
 struct closer;
@@ -28,9 +29,12 @@ struct control_handlers {
 	/* One request from p, *fd the descriptor it passed (-1 if none),
 	 * answered through reply(reply_ud, ...). The handler sets *fd to -1 if
 	 * it kept the descriptor; else the control socket has it closed off
-	 * the event loop (closer.h). */
-	void (*request)(void *ud, const struct peer *p, const void *data, size_t len, int *fd, reply_fn reply,
-			void *reply_ud);
+	 * the event loop (closer.h). Returns 0, or the CLOCK_MONOTONIC time
+	 * (µs) until which p's account is over a rate limit: none of that
+	 * account's connections is read until then (its requests wait in the
+	 * socket instead of each costing the loop a refusal). */
+	uint64_t (*request)(void *ud, const struct peer *p, const void *data, size_t len, int *fd, reply_fn reply,
+			    void *reply_ud);
 	/* Root or a member of admin-group. */
 	bool (*privileged)(void *ud, uid_t uid, gid_t gid, pid_t pid);
 	/* The user uid counts as (grant.h's account: a subordinate uid's owner). */

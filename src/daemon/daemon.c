@@ -339,10 +339,10 @@ static struct rtkit_ctx bus_ctx(struct daemon *d)
 }
 
 /* control_handlers: the control socket's requests go to dispatch. */
-static void on_request(void *ud, const struct peer *p, const void *data, size_t len, int *fd, reply_fn reply,
-		       void *reply_ud)
+static uint64_t on_request(void *ud, const struct peer *p, const void *data, size_t len, int *fd, reply_fn reply,
+			   void *reply_ud)
 {
-	dispatch_request(ud, p, data, len, fd, reply, reply_ud);
+	return dispatch_request(ud, p, data, len, fd, reply, reply_ud);
 }
 
 static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid)

@@ -78,6 +78,17 @@ static int free_rate(struct service *s, const struct peer *p, char *msg, size_t 
 	return REFUSE_RATE_LIMITED;
 }
 
+/* When an account refused by rl has a token again: the time the control
+ * socket stops reading its connections until (a flood of refused requests
+ * would otherwise cost the loop as much as served ones, and make every
+ * other user's request wait behind them). */
+static uint64_t hold_until(const struct ratelimit *rl, uid_t account, unsigned rate)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+	return now + ratelimit_wait(rl, account, now, rate);
+}
+
 /* Root, or admin-group: grant_subject_init()'s answer, without a name for root. */
 bool dispatch_privileged(struct service *s, uid_t uid, gid_t gid, pid_t pid)
 {
@@ -194,10 +205,12 @@ static int gate(struct ctx *x, const struct op *op)
 		return -EPERM;
 	}
 	if ((op->flags & OP_RATE) && (r = rate(x->svc, x->peer->account, msg, sizeof(msg))) != 0) {
+		x->hold_until = hold_until(x->svc->ratelimit, x->peer->account, x->svc->config->rate_limit);
 		refuse(x, ops_wire_error(r), "%s", msg);
 		return r;
 	}
 	if ((op->flags & OP_FREE) && (r = free_rate(x->svc, x->peer, msg, sizeof(msg))) != 0) {
+		x->hold_until = hold_until(x->svc->free_ratelimit, x->peer->account, x->svc->config->free_rate_limit);
 		refuse(x, ops_wire_error(r), "%s", msg);
 		return r;
 	}
@@ -250,7 +263,7 @@ static void dispatch(struct ctx *x)
 
 /* Parse one request and carry it out; the passed descriptor goes back to
  * the caller if no op kept it. */
-void dispatch_request(struct service *s, const struct peer *p, const void *data, size_t len, int *fd,
+uint64_t dispatch_request(struct service *s, const struct peer *p, const void *data, size_t len, int *fd,
 		      reply_fn reply, void *ud)
 {
 	struct proto_msg m;
@@ -268,6 +281,7 @@ void dispatch_request(struct service *s, const struct peer *p, const void *data,
 	else
 		dispatch(&x);
 	*fd = x.fd;
+	return x.hold_until;
 }
 
 /* A front end's register (see dispatch.h): the rate limit and the caller's

@@ -22,8 +22,11 @@ bool dispatch_privileged(struct service *s, uid_t uid, gid_t gid, pid_t pid);
 /* Parse, authorize and carry out one request, replying through `reply`.
  * *fd is a descriptor the client passed (-1 if none): set to -1 when the
  * op kept it (jitter-attach, a sealed memfd); otherwise it is left for the
- * caller, which has it closed off the event loop (closer.h). */
-void dispatch_request(struct service *s, const struct peer *p, const void *data, size_t len, int *fd,
+ * caller, which has it closed off the event loop (closer.h). Returns 0, or
+ * when a rate limit refused it the CLOCK_MONOTONIC time (µs) at which p's
+ * account has a token again: the control socket reads none of that
+ * account's requests until then. */
+uint64_t dispatch_request(struct service *s, const struct peer *p, const void *data, size_t len, int *fd,
 		      reply_fn reply, void *ud);
 
 /* The grant path of a register from a front end other than the control

@@ -74,8 +74,8 @@ static bool pidfd_is_us(int pidfd)
 	return us;
 }
 
-static void on_request(void *ud, const struct peer *p, const void *data, size_t len, int *fd, reply_fn reply,
-		       void *rud)
+static uint64_t on_request(void *ud, const struct peer *p, const void *data, size_t len, int *fd, reply_fn reply,
+			   void *rud)
 {
 	char buf[PROTO_MSG_MAX];
 
@@ -95,12 +95,13 @@ static void on_request(void *ud, const struct peer *p, const void *data, size_t 
 		memset(buf, 'x', sizeof(buf));
 		for (int i = 0; i < H.huge; i++)
 			reply(rud, buf, sizeof(buf));
-		return;
+		return 0;
 	}
 	int n = snprintf(buf, sizeof(buf), "OK n=%d ", H.n_req);
 	size_t want = H.reply_size > (size_t)n ? H.reply_size : (size_t)n;
 	memset(buf + n, 'x', want - (size_t)n);
 	reply(rud, buf, want);
+	return 0;
 }
 
 static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid)

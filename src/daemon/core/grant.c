@@ -570,6 +570,20 @@ bool ratelimit_take(struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate
 	return true;
 }
 
+uint64_t ratelimit_wait(const struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate)
+{
+	if (rate == 0)
+		return 0;
+	for (size_t i = 0; i < rl->n; i++)
+		if (rl->b[i].uid == uid) {
+			const struct bucket *b = &rl->b[i];
+			double have = b->tokens + (double)(now - b->last) * rate / 1e6;
+			/* rounded up: at that time the token is there */
+			return have >= 1.0 ? 0 : (uint64_t)((1.0 - have) * 1e6 / rate) + 1;
+		}
+	return 0;
+}
+
 void ratelimit_free(struct ratelimit *rl)
 {
 	if (!rl)

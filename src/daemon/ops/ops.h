@@ -44,6 +44,7 @@ struct ctx {
 	long id;                     /* OP_TARGET: the tid, or with is_pid the pid */
 	bool is_pid;
 	struct grant_request req;    /* OP_SCHED */
+	uint64_t hold_until;         /* refused by a rate limit: the account's next token (CLOCK_MONOTONIC µs) */
 };
 
 /* Microseconds on clock clk. */
