@@ -84,6 +84,8 @@ static int wanted(const struct config *c, bool subscribed, bool switching, cap_v
 	v[n++] = CAP_SYS_NICE;          /* sched_setattr/sched_setaffinity on other users' threads */
 	/* CAP_NET_ADMIN (the connector before Linux 6.6) is only needed to
 	 * subscribe, which is done before this; it is never tried again */
+	if (c->n_rlimit_rules)
+		v[n++] = CAP_SYS_RESOURCE; /* prlimit(2) of another user's process, for grant-rlimit rules */
 	if (c->match_needs & MATCH_NEED_EXE)
 		v[n++] = CAP_SYS_PTRACE; /* readlink /proc/PID/exe of other users' processes, for exe = rules */
 	/* /proc/irq/N/smp_affinity_list is root's, mode 0644: a non-root
@@ -144,7 +146,7 @@ static void bound_keep_only(const cap_value_t *keep, int n)
 
 int privs_drop(const struct config *c, bool subscribed)
 {
-	cap_value_t keep[8];
+	cap_value_t keep[9];
 	struct passwd *pw = NULL;
 	int n, r;
 
