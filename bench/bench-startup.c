@@ -245,6 +245,8 @@ int main(int argc, char **argv)
 	}
 	if (out)
 		fclose(out);
+	for (int k = 0; k < S__MAX; k++)
+		free(s[k].v);
 	close(fd);
 	unlink(notify);
 	return bad ? 1 : 0;

@@ -28,6 +28,7 @@ bench_isolate() {
 		skipped "no cpuset controller here: isolate = yes has nothing to work with"
 		return
 	fi
+	rm -f "$RESULTS/isolate-cpu.txt"
 	n=$(q 1000 10000)
 	rounds=$(q 1 2)
 	ISO_CPU=$(( $(nproc) - 1 ))
@@ -66,7 +67,10 @@ bench_isolate() {
 				case $v in isolate|both) args+=(-i) ;; esac
 				case $v in resume|both) args+=(-q) ;; esac
 				bench_run $(( 30 + 2 * n / 1000 )) "$B/bench-isolate" -n "$n" \
-					-r bench-iso -c "$ISO_CPU" -w "$sentinel" "${args[@]}" -l "$load/$v" -o "$csv"
+					-r bench-iso -c "$ISO_CPU" -w "$sentinel" "${args[@]}" -l "$load/$v" -o "$csv" \
+					-x "$RESULTS/isolate-cpu.txt" ||
+					"$RTSCHEDCTL" --socket "$TMP/iso-control" status |
+					grep -Ei 'isolat|resume|thread' | sed 's/^/after the failed run: /'
 				kill "$sentinel" 2>/dev/null
 				wait "$sentinel" 2>/dev/null
 			done
@@ -117,6 +121,20 @@ bench_isolate() {
 			for (i = 1; i <= 3; i++) { kn0 = L[i] ",none"; ki = L[i] ",isolate"
 				if ((kn0 in nr) && (ki in nr)) printf "| what isolation costs elsewhere, %s | others used %.2f CPUs with isolate = yes, %.2f without | - |\n", lt[L[i]], oth[ki] / nr[ki], oth[kn0] / nr[kn0] }
 		}' "$csv" >"$RESULTS/isolate.md"
+	# what ran under the worker: the CPU's interrupts and softirqs while it
+	# measured, the first round's, without the keys and with both
+	if [ -s "$RESULTS/isolate-cpu.txt" ]; then
+		{
+			echo
+			echo "What else ran on CPU $ISO_CPU while the worker measured (interrupts and softirqs taken there, largest first; the first round):"
+			echo
+			for load in idle cpu net; do
+				for v in none both; do
+					grep -m1 "^$load/$v: " "$RESULTS/isolate-cpu.txt" | sed 's/^/- /'
+				done
+			done
+		} >>"$RESULTS/isolate.md"
+	fi
 	echo
 	cat "$RESULTS/isolate.md"
 	{

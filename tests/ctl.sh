@@ -69,18 +69,24 @@ ctl metrics
 # list: a table, --all, JSON array, the count of the others
 reply "ROW tid=11 pid=10 comm=worker policy=fifo priority=50 nice=0 cpus=0-1 rule=audio source=thread owner=0 state=applied" \
 	"ROW tid=12 pid=10 comm=w2 policy=rr priority=5 state=demoted state_left_s=30 bpf_timer_p99_ns=1500000" \
-	"OK rows=2 unmanaged=3"
+	"ROW tid=13 pid=10 comm=w3 policy=fifo priority=7 rule=a-rule-name-longer-than-its-column source=rule owner=0 state=applied" \
+	"OK rows=3 unmanaged=3"
 ctl list
 expect_req "v=1 op=list" "list"
-expect_in "$(echo "$OUT" | head -1)" "TID     PID     COMM" "list: a header"
-expect_in "$(echo "$OUT" | grep '^11 ')" "worker           fifo   50" "list: a row per thread"
+expect_in "$(echo "$OUT" | head -1)" "TID PID COMM" "list: a header"
+expect_in "$(echo "$OUT" | grep '^11 ' | tr -s ' ')" "worker fifo 50" "list: a row per thread"
+# each column as wide as its widest cell: a long rule name shifts no other column
+col() { echo "$OUT" | grep "$1" | head -1 | awk -v w="$2" '{ print index($0, w) }'; }
+[ "$(col '^TID' SOURCE)" = "$(col '^11 ' thread)" ] && [ "$(col '^TID' SOURCE)" = "$(col '^13 ' 'rule ')" ] &&
+	[ "$(col '^TID' STATE)" = "$(col '^13 ' applied)" ] && [ "$(col '^TID' POLICY)" = "$(col '^12 ' rr)" ] &&
+	pass "list: the columns line up with a rule name longer than the header's" || fail "list: columns misaligned: $OUT"
 expect_in "$(echo "$OUT" | grep '^12 ')" "demoted:30s" "list: a demoted thread with its cooldown"
 expect_in "$(echo "$OUT" | grep '^12 ')" "1.50ms" "list: the BPF p99 as a figure"
 expect_in "$ERR" "(3 more not managed" "list: says how many more --all would show"
 ctl list --all
 expect_req "v=1 op=list all=1" "list --all"
 ctl --json list
-[ "$(echo "$OUT" | jq -c '[.[].tid]')" = "[11,12]" ] && pass "--json list: an array of rows" || fail "--json list: $OUT"
+[ "$(echo "$OUT" | jq -c '[.[].tid]')" = "[11,12,13]" ] && pass "--json list: an array of rows" || fail "--json list: $OUT"
 reply "OK rows=0"
 ctl list
 [ "$OUT" = "no managed threads" ] && pass "list with no rows says so" || fail "empty list printed: $OUT"

@@ -16,6 +16,10 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -r /proc/interrupts ] && [ -d /proc/irq ] || skip "no /proc/irq"
+# a running irqbalance rewrites every IRQ's CPUs every 10 s, under this
+# test's readings (tests/all.sh stops the service for the run and starts it after)
+IB_RUNNING=$(pgrep -x irqbalance | head -1)
+[ -z "$IB_RUNNING" ] || skip "irqbalance (pid $IB_RUNNING) is running and would move the IRQs this test reads back: stop it for the test (systemctl stop irqbalance, or /etc/init.d/irqbalance stop) and start it after"
 
 # --- the record of what this test may change, and its restoration -----------------
 SNAP="$TMP/irq.snapshot"

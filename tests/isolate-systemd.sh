@@ -66,7 +66,12 @@ if [ -f "$CS/cpuset.cpus" ]; then
 				[ "$(stat -L -c %d "$f" 2>/dev/null)" = "$(stat -c %d "$CS")" ] && echo "${p#/proc/}:$(cat "$p/comm")" && break
 			done
 		done 2>/dev/null | sort -u | tr '\n' ' ')
-		skip "cannot unmount $CS: $(cat "$TMP/umount.err") (held by: ${held:-no process found})"
+		# a process whose descriptors even root may not read (a sandbox's own
+		# init) can hold it unseen: named, so the skip says what to look at
+		hidden=$(for p in /proc/[0-9]*; do
+			stat -L "$p"/fd/* 2>&1 >/dev/null | grep -q "Permission denied" && echo "${p#/proc/}:$(cat "$p/comm" 2>/dev/null)"
+		done | sort -u | tr '\n' ' ')
+		skip "cannot unmount $CS: $(cat "$TMP/umount.err") (held by: ${held:-no process found}${hidden:+; processes whose descriptors cannot be read: $hidden})"
 	fi
 	CS_MOVED=1
 fi

@@ -71,13 +71,19 @@ wait_for sh -c "curl -sf --max-time 5 '$API/query?query=up' | jq -e '.data.resul
 	pass "prometheus on 127.0.0.1:$PROM_PORT scrapes node_exporter on 127.0.0.1:$NE_PORT (up == 1)" ||
 	{ fail "prometheus or node_exporter did not come up"; tail -5 "$TMP/prometheus.log" "$TMP/node-exporter.log"; finish; exit 1; }
 # listening sockets on a port, from the kernel's tables: local addresses in
-# hex (0100007F is 127.0.0.1), "LISTEN" is state 0A
+# hex (0100007F is 127.0.0.1), "LISTEN" is state 0A. A read of /proc/net/tcp
+# is not atomic: while other tests open and close sockets a line can be
+# skipped, so an empty answer is read again (a wrong address never is)
 listeners() {
 	awk -v p="$(printf '%04X' "$1")" 'FNR > 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == p) print a[1] }' \
 		/proc/net/tcp /proc/net/tcp6 2>/dev/null | sort -u | tr '\n' ' '
 }
 for port in "$NE_PORT" "$PROM_PORT"; do
-	L=$(listeners "$port")
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		L=$(listeners "$port")
+		[ -z "$L" ] || break
+		sleep 0.2
+	done
 	[ "$L" = "0100007F " ] && pass "port $port listens on 127.0.0.1 only" || fail "port $port listens on: $L"
 done
 wait_for sh -c "curl -sf --max-time 5 '$API/rules' | jq -e '[.data.groups[].rules[].name] | index(\"RtscheddDown\")'" &&

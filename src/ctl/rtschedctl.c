@@ -169,17 +169,66 @@ static int on_array(void *ud, const struct proto_msg *m)
 	return 0;
 }
 
-/* list: one table row per ROW message. */
+/* list: one table row per ROW message, printed at the OK with each
+ * column as wide as its widest cell (a long rule name or state shifts no
+ * other column). */
 static const char *ns_str(const char *v, char *buf, size_t len);
+
+enum { LIST_COLS = 14 };
+static const char *const list_head[LIST_COLS] = { "TID", "PID", "COMM", "POLICY", "PRIO", "NICE", "CPUS", "RULE",
+						  "SOURCE", "OWNER", "STATE", "OBSERVED", "TIMER99", "WAKE99" };
+static char **list_cells; /* LIST_COLS per row */
+static size_t list_rows;
+
+static void list_free(void)
+{
+	for (size_t i = 0; i < list_rows * LIST_COLS; i++)
+		free(list_cells[i]);
+	free(list_cells);
+	list_cells = NULL;
+	list_rows = 0;
+}
+
+static void list_print(void)
+{
+	size_t w[LIST_COLS];
+
+	for (size_t j = 0; j < LIST_COLS; j++) {
+		w[j] = strlen(list_head[j]);
+		for (size_t i = 0; i < list_rows; i++)
+			if (!list_cells[i * LIST_COLS + j]) {
+				list_free(); /* a row cut short by ENOMEM: nothing printed */
+				return;
+			} else if (strlen(list_cells[i * LIST_COLS + j]) > w[j])
+				w[j] = strlen(list_cells[i * LIST_COLS + j]);
+	}
+	for (size_t i = 0; list_rows && i <= list_rows; i++)
+		for (size_t j = 0; j < LIST_COLS; j++) {
+			const char *v = i ? list_cells[(i - 1) * LIST_COLS + j] : list_head[j];
+			/* the figures right-aligned, the last column unpadded */
+			if (j >= LIST_COLS - 2)
+				printf(" %*s%s", (int)w[j], v, j == LIST_COLS - 1 ? "\n" : "");
+			else
+				printf("%s%-*s", j ? " " : "", (int)w[j], v);
+		}
+	list_free();
+}
+
+/* A copy of v as cell j of the last row (tv()'s buffers are reused). */
+static int list_put(size_t j, const char *v)
+{
+	return (list_cells[(list_rows - 1) * LIST_COLS + j] = strdup(v)) ? 0 : -ENOMEM;
+}
 
 static int on_list(void *ud, const struct proto_msg *m)
 {
-	const char *cols[] = { "tid", "pid", "comm", "policy", "priority", "nice", "cpus", "rule", "source", "owner" };
-	const int width[] = { 7, 7, 16, 6, 4, 4, 10, 12, 7, 5 };
-	char b[32];
+	static const char *const cols[] = { "tid", "pid", "comm", "policy", "priority", "nice", "cpus", "rule", "source", "owner" };
+	char b[64], **grown;
+	int r = 0;
 
 	if (strcmp(m->head, "OK") == 0) {
 		long n;
+		list_print();
 		if (proto_get_long(m, "unmanaged", 1, 1L << 30, &n) == 0)
 			fprintf(stderr, "(%ld more not managed: refused or restored; rtschedctl list --all shows them)\n",
 				n);
@@ -187,31 +236,33 @@ static int on_list(void *ud, const struct proto_msg *m)
 	}
 	if (strcmp(m->head, "ROW") != 0)
 		return 0;
-	if (first_row) {
-		printf("%-7s %-7s %-16s %-6s %-4s %-4s %-10s %-12s %-7s %-5s %-12s %-9s %8s %8s\n", "TID", "PID", "COMM",
-		       "POLICY", "PRIO", "NICE", "CPUS", "RULE", "SOURCE", "OWNER", "STATE", "OBSERVED", "TIMER99",
-		       "WAKE99");
-		first_row = false;
-	}
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-		printf("%-*s ", width[i], tv(proto_get(m, cols[i])));
+	first_row = false;
+	if (!(grown = realloc(list_cells, (list_rows + 1) * LIST_COLS * sizeof(*grown))))
+		return -ENOMEM;
+	list_cells = grown;
+	memset(&list_cells[list_rows * LIST_COLS], 0, LIST_COLS * sizeof(*grown));
+	list_rows++; /* the row being filled (its cells NULL until put): list_free() frees what it has */
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]) && r == 0; i++)
+		r = list_put(i, tv(proto_get(m, cols[i])));
 	/* applied, demoted by the watchdog with the cooldown left, refused
 	 * with the code (--json has the message), or restored */
 	const char *state = proto_get(m, "state");
-	if (state && strcmp(state, "demoted") == 0) {
+	if (state && strcmp(state, "demoted") == 0)
 		snprintf(b, sizeof(b), "demoted:%ss", tv(proto_get(m, "state_left_s") ?: "?"));
-		printf("%-12s ", b);
-	} else if (state && (strcmp(state, "refused") == 0 || strcmp(state, "partial") == 0)) {
+	else if (state && (strcmp(state, "refused") == 0 || strcmp(state, "partial") == 0))
 		snprintf(b, sizeof(b), "%s:%s", state, tv(proto_get(m, "state_code") ?: "?"));
-		printf("%-12s ", b);
-	} else {
-		printf("%-12s ", tv(state));
-	}
+	else
+		snprintf(b, sizeof(b), "%s", tv(state));
+	if (r == 0)
+		r = list_put(10, b);
 	/* the BPF observer's p99s since registration: timer lateness, wake-up latency */
-	printf("%-9s", tv(proto_get(m, "observed")));
-	printf(" %8s", ns_str(proto_get(m, "bpf_timer_p99_ns"), b, sizeof(b)));
-	printf(" %8s\n", ns_str(proto_get(m, "bpf_wakeup_p99_ns"), b, sizeof(b)));
-	return 0;
+	if (r == 0)
+		r = list_put(11, tv(proto_get(m, "observed")));
+	if (r == 0)
+		r = list_put(12, ns_str(proto_get(m, "bpf_timer_p99_ns"), b, sizeof(b)));
+	if (r == 0)
+		r = list_put(13, ns_str(proto_get(m, "bpf_wakeup_p99_ns"), b, sizeof(b)));
+	return r;
 }
 
 /* Nanoseconds as a short human figure. */
@@ -471,6 +522,7 @@ static int cmd_list(struct ctl *c)
 {
 	int r = exchange(c, json ? on_array : on_list, NULL);
 
+	list_free(); /* rows of a reply that ended without its OK */
 	if (r == 0 && !json && first_row)
 		printf("no managed threads\n");
 	return r;

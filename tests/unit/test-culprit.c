@@ -304,6 +304,29 @@ START_TEST(test_table_bounded_monotonic)
 }
 END_TEST
 
+/* The few largest, whatever order they came in: the budget log asks for
+ * the top one only, after an early small culprit (why.sh saw "bash, 0% of
+ * the delay" named top while a spinner held the rest). */
+START_TEST(test_table_sorted_fewer)
+{
+	struct culprit_table *t = calloc(1, sizeof(*t));
+	const struct culprit_entry *e[3];
+	int ids[5] = { 7, 8, 9, 10, 11 };
+	uint64_t ns[5] = { 1, 40, 5, 900, 60 };
+
+	ck_assert_ptr_nonnull(t);
+	add_window(t, ids, ns, 5);
+	ck_assert_uint_eq(culprit_table_sorted(t, e, 1), 1);
+	ck_assert_int_eq(e[0]->key.id, 10);
+	ck_assert_uint_eq(culprit_table_sorted(t, e, 3), 3);
+	ck_assert_int_eq(e[0]->key.id, 10);
+	ck_assert_int_eq(e[1]->key.id, 11);
+	ck_assert_int_eq(e[2]->key.id, 8);
+	ck_assert_uint_eq(culprit_table_sorted(t, e, 0), 0);
+	free(t);
+}
+END_TEST
+
 START_TEST(test_recent_and_worst)
 {
 	struct culprit_table *t = calloc(1, sizeof(*t));
@@ -384,6 +407,7 @@ int main(void)
 	tcase_add_test(tc, test_slack);
 	tcase_add_test(tc, test_hostile_comm);
 	tcase_add_test(tc, test_table_bounded_monotonic);
+	tcase_add_test(tc, test_table_sorted_fewer);
 	tcase_add_test(tc, test_recent_and_worst);
 	tcase_add_test(tc, test_verdicts);
 	suite_add_tcase(s, tc);

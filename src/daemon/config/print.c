@@ -22,10 +22,15 @@ static void print_kv(const struct config *c, FILE *f, const struct key_origin *o
 	char at[PATH_MAX + 16];
 	int n;
 
+	/* the origins in one column: a key longer than 14 takes from the value's padding */
+	int pad = 24 - (strlen(key) > 14 ? (int)strlen(key) - 14 : 0);
+
 	origin_str(c, o, k, at, sizeof(at));
-	n = snprintf(NULL, 0, "%-14s = %-24s # %s", key, value, at);
+	if (pad < 0)
+		pad = 0;
+	n = snprintf(NULL, 0, "%-14s = %-*s # %s", key, pad, value, at);
 	if (n >= 0 && (size_t)n <= max) {
-		fprintf(f, "%-14s = %-24s # %s\n", key, value, at);
+		fprintf(f, "%-14s = %-*s # %s\n", key, pad, value, at);
 		return;
 	}
 	/* too long for one line: the origin above it, then no padding, then no blanks */

@@ -271,7 +271,8 @@ int diag_preempt_model(const struct diag_env *env, char *mode, size_t len)
 }
 
 /* The kernel features rtschedd's own paths depend on, probed live (so
- * only against the real /proc): each in use, or missing and what stands in. */
+ * only against the real /proc): each available (used where the
+ * configuration turns its path on), or missing and what stands in. */
 static void check_features(struct diag_ctx *c)
 {
 	struct kfeat f[KFEAT_N];
@@ -281,7 +282,7 @@ static void check_features(struct diag_ctx *c)
 	kfeat_probe(f);
 	for (int i = 0; i < KFEAT_N; i++) {
 		if (f[i].present > 0)
-			diag_add(c, "kernel-feature", DIAG_INFO, NULL, "in use: %s (%s): %s", f[i].name,
+			diag_add(c, "kernel-feature", DIAG_INFO, NULL, "available: %s (%s): %s", f[i].name,
 				 f[i].since, f[i].use);
 		else if (f[i].present == 0)
 			diag_add(c, "kernel-feature-missing", DIAG_INFO, NULL, "missing: %s (%s): %s instead",

@@ -295,8 +295,14 @@ size_t culprit_table_sorted(const struct culprit_table *t, const struct culprit_
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < t->n && n < max; i++) {
-		size_t j = n++;
+	/* every entry is considered: with max below t->n the ones kept are the
+	 * largest, not the first ones met */
+	for (size_t i = 0; i < t->n && max; i++) {
+		size_t j = n < max ? n++ : n;
+		if (j == max && out[j - 1]->total_ns >= t->top[i].total_ns)
+			continue; /* smaller than every one kept */
+		if (j == max)
+			j--; /* the smallest kept makes room */
 		for (; j > 0 && out[j - 1]->total_ns < t->top[i].total_ns; j--)
 			out[j] = out[j - 1];
 		out[j] = &t->top[i];
