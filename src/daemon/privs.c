@@ -12,22 +12,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "daemon/sys/caps.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 #include "daemon/privs.h"
-
-/* Is `cap` in our effective set? */
-static bool have_cap(cap_value_t cap)
-{
-	cap_t c = cap_get_proc();
-	cap_flag_value_t v = CAP_CLEAR;
-
-	if (c) {
-		cap_get_flag(c, cap, CAP_EFFECTIVE, &v);
-		cap_free(c);
-	}
-	return v == CAP_SET;
-}
 
 bool privs_check_nice(const struct config *c)
 {
@@ -36,7 +24,7 @@ bool privs_check_nice(const struct config *c)
 	const char *user = pw ? pw->pw_name : "USER";
 	int prio = c->dflt.priority;
 
-	if (have_cap(CAP_SYS_NICE))
+	if (caps_effective(CAP_SYS_NICE))
 		return true;
 	getrlimit(RLIMIT_RTPRIO, &rl);
 	log_warnx("rtschedd has no CAP_SYS_NICE: it can only change threads of its own user (%s), and only "

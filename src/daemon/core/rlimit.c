@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/resource.h>
 
+#include "daemon/sys/caps.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/proc.h"
 #include "daemon/core/rlimit.h"
@@ -19,14 +19,7 @@
 
 bool rlimit_capable(void)
 {
-	cap_t c = cap_get_proc();
-	cap_flag_value_t v = CAP_CLEAR;
-
-	if (c) {
-		cap_get_flag(c, CAP_SYS_RESOURCE, CAP_EFFECTIVE, &v);
-		cap_free(c);
-	}
-	return v == CAP_SET;
+	return caps_effective(CAP_SYS_RESOURCE);
 }
 
 static rlim_t at_least(rlim_t cur, rlim_t want)
