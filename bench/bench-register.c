@@ -19,7 +19,7 @@
  * the thread's scheduling, and after each call, outside the timed part, the
  * kernel must report what was asked.
  *
- *   bench-register [-w WARMUP] [-r ROUNDS] [-s SERIES] [-o SUMMARY.csv] [-c CDF.csv] [N]
+ *   bench-register [-w WARMUP] [-r ROUNDS] [-s SERIES] [-i PAUSE_US] [-o SUMMARY.csv] [-c CDF.csv] [N]
  *
  * SERIES: a comma-separated subset of floor,kept,new (default all), e.g. to
  * profile the daemon under one kind of load.
@@ -27,7 +27,8 @@
  * WARMUP untimed ones per series (default 50); socket from $RTSCHED_SOCKET.
  * Needs rules bench-a (fifo 10) and bench-b (fifo 11). Prints one table row
  * per series; exits 1 if any request failed or the kernel did not report
- * what was asked. */
+ * what was asked. PAUSE_US: a pause after every timed request (untimed), so
+ * an unprivileged user stays under the daemon's rate-limit (section 13). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -146,14 +147,14 @@ static int one(enum series s, int i)
 int main(int argc, char **argv)
 {
 	const char *summary = NULL, *cdf = NULL;
-	int n, warmup = 50, rounds = 10, opt, sv[2], failures[NSERIES] = { 0 }, wrong[NSERIES] = { 0 }, done[NSERIES] = { 0 };
+	int n, warmup = 50, rounds = 10, pause_us = 0, opt, sv[2], failures[NSERIES] = { 0 }, wrong[NSERIES] = { 0 }, done[NSERIES] = { 0 };
 	double *lat[NSERIES], total[NSERIES] = { 0 };
 	int want[NSERIES] = { 1, 1, 1 };
 	pthread_t server;
 	FILE *f;
 	int bad = 0;
 
-	while ((opt = getopt(argc, argv, "w:r:s:o:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "w:r:s:i:o:c:")) != -1) {
 		switch (opt) {
 		case 's':
 			want[FLOOR] = strstr(optarg, "floor") != NULL;
@@ -162,6 +163,7 @@ int main(int argc, char **argv)
 			break;
 		case 'w': warmup = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
+		case 'i': pause_us = atoi(optarg); break;
 		case 'o': summary = optarg; break;
 		case 'c': cdf = optarg; break;
 		default: return 64;
@@ -203,6 +205,8 @@ int main(int argc, char **argv)
 				} else if (!is_fifo(10 + (i & 1))) {
 					wrong[s]++;
 				}
+				if (pause_us > 0)
+					usleep((useconds_t)pause_us);
 			}
 			done[s] = end;
 		}

@@ -9,7 +9,9 @@
 #   3. wait strategies (bench-strategies), idle at five periods, and under
 #      load as SCHED_FIFO at 1 kHz beside fixed-guard baselines
 #   4. footprint and scale: idle cost; 1,000 and 10,000 managed threads
-#   5. rule matching: creation or rename to policy applied; start-up scan
+#   5. rule matching: creation or rename to policy applied, idle and under
+#      stress-ng --cpu 2 (issue 28: back to back, and one every 2 ms, with
+#      the loop's budget step-downs meanwhile); start-up scan
 #   6. fidelity (issue 6): an rtschedd probe vs cyclictest, alternately
 #   7. histogram cost (bench-hist)
 #   8. observed vs self-measured (issue 14): cyclictest's own histogram
@@ -32,9 +34,15 @@
 #      calls sched_setscheduler(FIFO 10), is refused, and spins until the
 #      kernel shows FIFO 10 (catch-refused = yes): refused call -> applied,
 #      idle and under stress-ng --cpu 2; target p99 <= 2 ms idle
+#  13. flood (issue 28): an unprivileged user floods list/status/metrics/
+#      jitter over 100 connections (BENCH_FLOOD_CONNS) for 60 s (BENCH_QUICK=1: 10 s) against a
+#      default rtschedd: watchdog trips, late canary ticks, the daemon's CPU
+#      share against its loop-budget, another user's registration p99
+#      during the flood against idle
 # Each prints a table and the machine it ran on, and writes CSV and PNG
 # files under bench/results/ (summary.md: the README's tables).
-# BENCH_QUICK=1: about 50 seconds instead of about 5 minutes.
+# BENCH_QUICK=1: about 75 seconds instead of about 8 minutes (section 13 alone
+# takes 20 s and 110 s).
 # BENCH_ONLY="1 4": run only those sections (daemon and header always).
 # Needs (Debian): rtkit dbus polkitd rt-tests stress-ng gnuplot-nox jq bpftool
 # (all in the README's test command); a part whose tools or programs are
@@ -923,21 +931,57 @@ bench_config_load() {
 
 # --- 5. rule matching ----------------------------------------------------------------
 
+# With no argument, remember the bench daemon's loop counters; with one, say
+# (and add to match-loop.txt) what its loop did since, for the runs named $1.
+MATCH_LOOP0=
+match_loop_mark() {
+	local now
+	now=$("$RTSCHEDCTL" --json status | jq -r '"\(.loop_stepdowns) \(.loop_cpu_ms) \(.loop_budget_pct)"')
+	if [ -n "${1:-}" ]; then
+		echo "$MATCH_LOOP0 $now" | awk -v what="$1" '{
+			printf "the loop during the runs %s: %d budget step-downs (loop-budget %d%%), %d ms of CPU\n", what, $4 - $1, $6, $5 - $2 }' |
+			tee -a "$RESULTS/match-loop.txt"
+	fi
+	MATCH_LOOP0=$now
+}
+
 bench_match() {
-	local m csv=$RESULTS/match.csv hold d2 line
+	local m csv=$RESULTS/match.csv hold d2 line load pace=2000
 	section "5. Rule matching: thread creation or rename -> policy applied"
 	have bench-match || return
 	m=$(q 300 2000)
+	load="stress-ng --cpu $(nproc)"
 	echo "Rule bench-m (thread-name = $MATCH_PREFIX-*, a prefix of this run's own; FIFO 12); the thread itself"
-	echo "polls sched_getscheduler; $m each."
+	echo "polls sched_getscheduler; $m each, idle, then under $load (the daemon's loop as it is by"
+	echo "default: SCHED_FIFO 1 with its CPU budget, loop-priority and loop-budget)."
 	echo
+	: >"$RESULTS/match-loop.txt"
+	match_loop_mark
 	bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -o "$csv" -c "$RESULTS/match-cdf.csv" rename "$m"
 	bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -o "$csv" -c "$RESULTS/match-cdf.csv" create "$m" >"$TMP/match-create.txt"
-	tail -2 "$TMP/match-create.txt"
+	tail -3 "$TMP/match-create.txt"
+	match_loop_mark "back to back, idle"
+	# issue 28: the same under load, where a SCHED_OTHER loop took milliseconds;
+	# stress-ng is bounded by its own --timeout and stopped right after
+	# back to back, the renames keep the loop busy enough to spend its
+	# budget (a step-down: SCHED_OTHER until the period ends); one every
+	# $pace µs they do not: each run says what the loop did meanwhile
+	if stress_start 300; then
+		for pace in 0 "$pace"; do
+			match_loop_mark
+			bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -l "$load" -i "$pace" -o "$csv" -c "$RESULTS/match-cdf.csv" rename "$m" >"$TMP/match-stress.txt"
+			tail -1 "$TMP/match-stress.txt"
+			bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -l "$load" -i "$pace" -o "$csv" -c "$RESULTS/match-cdf.csv" create "$m" >"$TMP/match-stress.txt"
+			tail -3 "$TMP/match-stress.txt"
+			match_loop_mark "$([ "$pace" = 0 ] && echo "back to back" || echo "one every $pace µs") under $load"
+		done
+		stress_stop
+	fi
 	# issue 15: a thread gets its policy within 100 µs of prctl(PR_SET_NAME) at p99
 	# (rename, and a new thread naming itself); from pthread_create it also
-	# includes the new thread's own start-up, judged too for completeness
-	awk -F, '
+	# includes the new thread's own start-up, judged too for completeness;
+	# issue 28: rename and pthread_create -> applied, p99 <= 100 µs under load
+	awk -F, -v load="$load" -v pace="$pace" '
 		NR > 1 { p99[$1] = $4; n[$1] = $2; to[$1] = $6 }
 		function row(what, k) {
 			if (!(k in p99)) { printf "| %s | not measured | n/a |\n", what; return }
@@ -949,6 +993,13 @@ bench_match() {
 			row("rule match p99 <= 100 µs: rename, prctl(PR_SET_NAME) -> applied", "rename -> policy applied")
 			row("rule match p99 <= 100 µs: new thread, its prctl(PR_SET_NAME) -> applied", "new thread named -> policy applied")
 			row("rule match p99 <= 100 µs: new thread from pthread_create (its start-up included)", "create+name -> policy applied")
+			row("rule match p99 <= 100 µs under " load ", back to back: rename -> applied", "rename -> policy applied under " load)
+			row("rule match p99 <= 100 µs under " load ", back to back: new thread, its prctl(PR_SET_NAME) -> applied", "new thread named -> policy applied under " load)
+			row("rule match p99 <= 100 µs under " load ", back to back: new thread from pthread_create -> applied", "create+name -> policy applied under " load)
+			p = " every " pace " us"
+			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: rename -> applied", "rename -> policy applied" p " under " load)
+			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: new thread, its prctl(PR_SET_NAME) -> applied", "new thread named -> policy applied" p " under " load)
+			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: new thread from pthread_create -> applied", "create+name -> policy applied" p " under " load)
 		}' "$csv" >"$RESULTS/match-target.md"
 	echo
 	cat "$RESULTS/match-target.md"
@@ -974,6 +1025,8 @@ bench_match() {
 		echo
 		cat "$RESULTS/match-target.md"
 		echo
+		sed 's/^t/T/; s/$/./' "$RESULTS/match-loop.txt"
+		echo
 		echo "$line. Plot: match.png."
 	} >>"$SUMMARY"
 	plot match <<-EOF
@@ -987,7 +1040,11 @@ bench_match() {
 	f(q) = q < 1 ? 1 / (1 - q) : 1/0
 	plot '$RESULTS/match-cdf.csv' using (strcol(1) eq "rename" ? f(\$2) : 1/0):3 with lines lw 2 title "rename -> policy applied", \
 	     '' using (strcol(1) eq "create" ? f(\$2) : 1/0):3 with lines lw 2 title "create + name -> policy applied", \
-	     '' using (strcol(1) eq "create-name" ? f(\$2) : 1/0):3 with lines lw 2 title "new thread's prctl(PR_SET_NAME) -> policy applied"
+	     '' using (strcol(1) eq "create-name" ? f(\$2) : 1/0):3 with lines lw 2 title "new thread's prctl(PR_SET_NAME) -> policy applied", \
+	     '' using (strcol(1) eq "rename under $load" ? f(\$2) : 1/0):3 with lines lw 2 dt 2 title "rename, under $load", \
+	     '' using (strcol(1) eq "create under $load" ? f(\$2) : 1/0):3 with lines lw 2 dt 2 title "create + name, under $load", \
+	     '' using (strcol(1) eq "rename every $pace us under $load" ? f(\$2) : 1/0):3 with lines lw 2 dt 3 title "rename, one every $pace µs, under $load", \
+	     '' using (strcol(1) eq "create every $pace us under $load" ? f(\$2) : 1/0):3 with lines lw 2 dt 3 title "create + name, one every $pace µs, under $load"
 	EOF
 }
 
@@ -1573,6 +1630,154 @@ bench_caught() {
 	{ echo; echo "Caught refusals (refused sched_setscheduler -> applied by the catcher):"; echo; cat "$md"; } >>"$SUMMARY"
 }
 
+# --- 13. flood: the real-time loop's budget under a flood of free requests ---------------
+
+# utime + stime of process $1 (or of its thread $2), in clock ticks
+flood_cpu_ticks() {
+	local f=/proc/$1/stat
+	[ -n "${2:-}" ] && f=/proc/$1/task/$2/stat
+	sed 's/.*) //' "$f" 2>/dev/null | awk '{ print $12 + $13 }'
+}
+
+# run_delay (ns) and timeslices of the watchdog's canaries of daemon $1, summed
+flood_canaries() {
+	local t rd=0 n=0 a b c
+	for t in /proc/"$1"/task/*; do
+		case "$(cat "$t/comm" 2>/dev/null)" in rtsd-canary*) ;; *) continue ;; esac
+		read -r a b c <"$t/schedstat" || continue
+		rd=$((rd + b)) n=$((n + c))
+	done
+	echo "$rd $n"
+}
+
+# One registration series of user $1 through librtsched's kept connection,
+# paced under the daemon's rate-limit: bench-register's row on stdout.
+flood_register() {
+	bench_run $(( $3 / 10 + 60 )) setpriv --reuid="$1" --regid=nogroup --clear-groups -- \
+		env RTSCHED_SOCKET="$TMP/flood.sock" "$B/bench-register" -s kept -w 5 -r 1 -i "$FLOOD_PAUSE_US" "$2"
+}
+
+bench_flood() {
+	local u=rtsd-flood$$ flooder=4243 conns=${BENCH_FLOOD_CONNS:-100} secs idle_n n csv=$RESULTS/flood.csv md=$RESULTS/flood.md
+	local ops i pids=() p live t0 t1 c0 c1 l0 l1 k0 k1 s0 s1 fifo=0 other=0 hz idle_row flood_row
+	local sent=0 answered=0 limited=0 lost=0 line v
+	section "13. Flood: an unprivileged user floods list/status/metrics/jitter over $conns connections"
+	have bench-register || return
+	[ -x "$top_builddir/tests/abuse-client" ] || { skipped "tests/abuse-client is not built (make tests/abuse-client)"; return; }
+	command -v useradd >/dev/null || { skipped "useradd missing (apt-get install passwd)"; return; }
+	command -v setpriv >/dev/null || { skipped "setpriv missing (apt-get install util-linux)"; return; }
+	secs=$(q 10 60)
+	FLOOD_PAUSE_US=50000     # 20 registrations per second: under rate-limit's default 50
+	idle_n=$(( secs * 15 ))
+	n=$(( secs * 15 ))       # ~0.8 of the flood: every one of them is made during it
+	# the daemon as it is by default (loop-priority 1, loop-budget 10,
+	# free-rate-limit 200, rate-limit 50, the watchdog on), with the
+	# registration bench's rules and a user allowed to use them
+	printf '[daemon]\nlog-level = warning\n[rule bench-a]\npolicy = fifo\npriority = 10\n[rule bench-b]\npolicy = fifo\npriority = 11\n[user %s]\nmax-priority = 20\npolicies = fifo,other\n' \
+		"$u" >"$TMP/flood.conf"
+	useradd -M -N -g nogroup -d / -s /usr/sbin/nologin "$u" || { broken "cannot add the test user $u"; return; }
+	ulimit -n 65536 2>/dev/null || true
+	bg_start FLOOD_DPID "$RTSCHEDD" --config "$TMP/flood.conf" --socket "$TMP/flood.sock"
+	if ! wait_for "$TMP/flood.sock" 5; then
+		broken "rtschedd for the flood did not start"
+		userdel "$u" 2>/dev/null
+		return
+	fi
+	status_json() { "$RTSCHEDCTL" --socket "$TMP/flood.sock" --json status; }
+	hz=$(getconf CLK_TCK)
+	echo "A private rtschedd as configured by default: the loop SCHED_FIFO 1 with loop-budget 10 (% of one CPU"
+	echo "per 100 ms), free-rate-limit 200/s and rate-limit 50/s per user, the watchdog on. uid $flooder (no"
+	echo "passwd entry) floods: $conns connections (abuse-client flood-for), each pipelining one of list, status,"
+	echo "metrics, jitter as fast as the socket takes them, for $secs s$(q " (BENCH_QUICK=1: 60 s in the default run)" "")."
+	echo "User $u registers (bench-register, kept connection, FIFO 10/11 in turn, one every $((FLOOD_PAUSE_US / 1000)) ms"
+	echo "to stay under rate-limit): $idle_n times idle, then $n times during the flood; its thread is real-time"
+	echo "meanwhile, so the watchdog's canaries run."
+	echo
+	idle_row=$(flood_register "$u" "$idle_n" "$idle_n") || true
+	echo "idle:   $idle_row"
+	# the flood, and the registrations in the middle of it
+	ops=("v=1 op=list" "v=1 op=status" "v=1 op=metrics" "v=1 op=jitter")
+	s0=$(status_json)
+	read -r k0 l0 < <(flood_canaries "$FLOOD_DPID")
+	c0=$(flood_cpu_ticks "$FLOOD_DPID")
+	t0=$(date +%s.%N)
+	for i in $(seq "$conns"); do
+		timeout -k 5 $((secs + 150)) setpriv --reuid="$flooder" --regid="$flooder" --clear-groups \
+			"$top_builddir/tests/abuse-client" flood-for "$TMP/flood.sock" "$secs" "${ops[$((i % 4))]}" >"$TMP/flood$i" 2>&1 &
+		pids+=($!)
+	done
+	sleep 0.5
+	flood_register "$u" "$n" "$n" >"$TMP/flood-reg.txt" &
+	p=$!
+	# the loop's policy as the kernel has it, every 100 ms while the flood runs
+	while :; do
+		live=0
+		for i in "${pids[@]}"; do kill -0 "$i" 2>/dev/null && live=1 && break; done
+		[ "$live" = 1 ] || break
+		case "$(sed 's/.*) //' "/proc/$FLOOD_DPID/stat" 2>/dev/null | awk '{ print $39 }')" in
+		0) other=$((other + 1)) ;; 1) fifo=$((fifo + 1)) ;;
+		esac
+		sleep 0.1
+	done
+	t1=$(date +%s.%N)
+	c1=$(flood_cpu_ticks "$FLOOD_DPID")
+	read -r k1 l1 < <(flood_canaries "$FLOOD_DPID")
+	for i in "${pids[@]}"; do wait "$i"; done
+	wait "$p"
+	s1=$(status_json)
+	flood_row=$(cat "$TMP/flood-reg.txt")
+	echo "flood:  $flood_row"
+	kill -0 "$FLOOD_DPID" 2>/dev/null || broken "rtschedd died in the flood"
+	bg_stop "$FLOOD_DPID"
+	userdel "$u" 2>/dev/null
+	for i in $(seq "$conns"); do
+		line=$(tail -1 "$TMP/flood$i")
+		for v in sent replies rate-limited; do
+			declare "fl_${v//-/_}=$(echo "$line" | tr ' ' '\n' | sed -n "s/^$v=//p")"
+		done
+		sent=$((sent + ${fl_sent:-0})) answered=$((answered + ${fl_replies:-0})) limited=$((limited + ${fl_rate_limited:-0}))
+		[ -n "${fl_sent:-}" ] && [ "${fl_sent:-0}" = "${fl_replies:-x}" ] || { lost=$((lost + 1)); echo "flood $i: $line"; }
+	done
+	echo
+	echo "flood: $sent requests sent in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s, $answered answered ($limited refused by a rate limit), $lost connections lost replies"
+	echo "loop policy samples (every 100 ms): $fifo SCHED_FIFO, $other SCHED_OTHER"
+	# one CSV row with everything the verdicts are made of
+	{
+		echo "wall_s,sent,answered,rate_limited,lost_conns,cpu_pct,budget_pct,loop_cpu_ms,stepdowns,fifo_samples,other_samples,trips,canary_late,canary_stall_ms,canary_delay_ms,canary_slices,reg_idle_n,reg_idle_fail,reg_idle_p50_us,reg_idle_p99_us,reg_flood_n,reg_flood_fail,reg_flood_p50_us,reg_flood_p99_us"
+		jq -n -r --argjson a "$s0" --argjson b "$s1" \
+			--arg wall "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
+			--arg cpu "$(awk -v a="$c0" -v b="$c1" -v hz="$hz" -v w0="$t0" -v w1="$t1" 'BEGIN { printf "%.2f", 100 * (b - a) / hz / (w1 - w0) }')" \
+			--arg canary "$(awk -v a="$k0" -v b="$k1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')" \
+			--arg slices "$((l1 - l0))" \
+			--arg idle "$(echo "$idle_row" | awk '{ print $3 "," $4 "," $5 "," $7 }')" \
+			--arg flood "$(echo "$flood_row" | awk '{ print $3 "," $4 "," $5 "," $7 }')" \
+			--arg rest "$sent,$answered,$limited,$lost" --arg pol "$fifo,$other" \
+			'[$wall, $rest, $cpu, $b.loop_budget_pct, ($b.loop_cpu_ms|tonumber) - ($a.loop_cpu_ms|tonumber),
+			  ($b.loop_stepdowns|tonumber) - ($a.loop_stepdowns|tonumber), $pol,
+			  ($b.watchdog_trips|tonumber) - ($a.watchdog_trips|tonumber),
+			  ($b.watchdog_canary_late|tonumber) - ($a.watchdog_canary_late|tonumber),
+			  ($b.watchdog_canary_stall_ms|tonumber) - ($a.watchdog_canary_stall_ms|tonumber), $canary, $slices, $idle, $flood] | map(tostring) | join(",")'
+	} >"$csv"
+	awk -F, -v secs="$secs" -v quick="$QUICK" 'NR == 2 {
+		print "| target | measured | verdict |"
+		print "|---|---|---|"
+		printf "| no watchdog trip during the flood | %d trips | %s |\n", $12, ($12 == 0 ? "met" : "NOT MET")
+		printf "| canaries on time: no tick woken over 50 ms late (watchdog_canary_late) | %d late ticks, %d ms in all; the canaries waited %.1f ms to run in %d time slices (run_delay) | %s |\n", $13, $14, $15, $16, ($13 == 0 ? "met" : "NOT MET")
+		printf "| the daemon'"'"'s CPU share during the flood <= its loop-budget (%d%% of one CPU) | %.1f%% of one CPU (utime+stime over %.1f s; the loop thread %d ms; %d budget step-downs; loop sampled %d times SCHED_FIFO, %d SCHED_OTHER) | %s |\n", $7, $6, $1, $8, $9, $10, $11, ($6 <= $7 ? "met" : "NOT MET")
+		printf "| another user'"'"'s registration p99 during the flood <= 2x idle | %.1f µs vs idle %.1f µs (%.2fx; p50 %.1f vs %.1f µs; %d and %d samples) | %s |\n", $24, $20, ($20 ? $24 / $20 : 0), $23, $19, $21, $17, (!$18 && !$22 && $24 <= 2 * $20 ? "met" : "NOT MET")
+		printf "\nThe flood: %d requests in %.1f s, %d answered, %d of them refused by a rate limit; %d connections lost replies; the daemon spent %.1f µs of CPU per request.\n", $2, $1, $3, $4, $5, ($2 ? $6 / 100 * $1 * 1e6 / $2 : 0)
+		if (quick) printf "\nBENCH_QUICK=1: a %d s flood (60 s in the default run).\n", secs
+	}' "$csv" >"$md"
+	echo
+	cat "$md"
+	{
+		echo
+		echo "Flood (uid $flooder, $conns connections of list/status/metrics/jitter at full speed for $secs s; default loop-priority 1, loop-budget 10):"
+		echo
+		cat "$md"
+	} >>"$SUMMARY"
+}
+
 # What bench-rtwatch saw between two /proc/uptime readings ($1, $2), in
 # full on stdout and in one line for summary.md into file $3.
 foreign_rt() {
@@ -1600,13 +1805,13 @@ foreign_rt() {
 		"$TMP/rtwatch.log"
 }
 
-for sec in 1 2 3 4 5 6 7 8 9 10 11 12; do
+for sec in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
 	want $sec || continue
 	ts=$(date +%s)
 	SECTION=$sec
 	read -r up0 _ </proc/uptime
 	read -r load0 _ </proc/loadavg
-	prefix=(x register jitter strategies footprint match fidelity hist observed startup why isolate caught)
+	prefix=(x register jitter strategies footprint match fidelity hist observed startup why isolate caught flood)
 	rm -f "$RESULTS/${prefix[$sec]}"*
 	case $sec in
 	1) bench_register ;;
@@ -1621,6 +1826,7 @@ for sec in 1 2 3 4 5 6 7 8 9 10 11 12; do
 	10) bench_why ;;
 	11) bench_isolate ;;
 	12) bench_caught ;;
+	13) bench_flood ;;
 	esac
 	SECTION=$sec
 	case $sec in
@@ -1636,6 +1842,7 @@ for sec in 1 2 3 4 5 6 7 8 9 10 11 12; do
 	10) expect why.md ;;
 	11) expect isolate.md isolate.png ;;
 	12) expect caught.md ;;
+	13) expect flood.csv flood.md ;;
 	esac
 	read -r up1 _ </proc/uptime
 	foreign_rt "$up0" "$up1" "$TMP/foreign-short.txt"

@@ -16,6 +16,8 @@
  *   abuse-client noread SOCK N TEXT      send TEXT N times, never read a reply, exit when stdin closes
  *                                        ($ABUSE_STALL_S: stop sending after a send blocked that long)
  *   abuse-client flood SOCK N TEXT       N requests pipelined on one connection, as fast as possible
+ *   abuse-client flood-for SOCK S TEXT   the same for S seconds (then the replies still due are read);
+ *                                        a reply's ROW messages are tallied as "row", not as replies
  *   abuse-client each SOCK TEXT TID...   one connection per request, @TID@ replaced by each TID
  *                                        ($ABUSE_PACE_US: a pause between requests)
  *   abuse-client race SOCK N TEXT        N threads, each named in TEXT (@TID@) and exiting within
@@ -688,7 +690,9 @@ static int mode_noread(long n, const char *text)
 
 /* --- flood and one-shot requests -------------------------------------------- */
 
-static int mode_flood(long n, const char *text)
+/* n requests pipelined (or, with for_us, as many as fit in that many µs),
+ * as fast as the socket takes them; a reply's final message counts it. */
+static int mode_flood(long n, const char *text, uint64_t for_us)
 {
 	char buf[MSG_MAX + 1], code[64];
 	struct tally t = { 0 };
@@ -698,9 +702,12 @@ static int mode_flood(long n, const char *text)
 
 	if (fd < 0)
 		return 1;
-	while (got < n) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN | (sent < n ? POLLOUT : 0) };
+	for (;;) {
+		bool more = for_us ? now_us() - t0 < for_us : sent < n;
+		struct pollfd pf = { .fd = fd, .events = POLLIN | (more ? POLLOUT : 0) };
 
+		if (for_us ? !more && got >= sent : got >= n)
+			break;
 		if (poll(&pf, 1, IO_TIMEOUT_S * 1000) <= 0) {
 			tally_add(&t, "timeout");
 			break;
@@ -714,16 +721,17 @@ static int mode_flood(long n, const char *text)
 			buf[r] = '\0';
 			reply_code(buf, code, sizeof(code));
 			tally_add(&t, code);
-			got++;
+			if (!for_us || strcmp(code, "row") != 0)
+				got++;
 		} else if (pf.revents & (POLLHUP | POLLERR)) {
 			tally_add(&t, "eof");
 			break;
 		}
-		if (sent < n && (pf.revents & POLLOUT) &&
+		if (more && (pf.revents & POLLOUT) &&
 		    send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)strlen(text))
 			sent++;
 	}
-	printf("flood: n=%ld sent=%ld replies=%ld", n, sent, got);
+	printf("flood: n=%ld sent=%ld replies=%ld", for_us ? sent : n, sent, got);
 	tally_print(&t);
 	printf(" elapsed_ms=%llu\n", (unsigned long long)((now_us() - t0) / 1000));
 	close(fd);
@@ -1084,7 +1092,9 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "noread") == 0 && argc == 5)
 		return mode_noread(atol(argv[3]), argv[4]);
 	if (strcmp(mode, "flood") == 0 && argc == 5)
-		return mode_flood(atol(argv[3]), argv[4]);
+		return mode_flood(atol(argv[3]), argv[4], 0);
+	if (strcmp(mode, "flood-for") == 0 && argc == 5 && atol(argv[3]) > 0 && atol(argv[3]) < ALARM_S - IO_TIMEOUT_S)
+		return mode_flood(0, argv[4], (uint64_t)atol(argv[3]) * 1000000u);
 	if (strcmp(mode, "each") == 0)
 		return mode_each(argv[3], argc - 4, argv + 4);
 	if (strcmp(mode, "race") == 0 && argc == 5)

@@ -118,6 +118,13 @@ esac
 expect_sched "$W1" "policy=fifo" "nobody's thread registered before the flood is still SCHED_FIFO (kernel)"
 trips=$(status_field watchdog_trips)
 [ "$trips" = 0 ] && pass "no watchdog trip (watchdog_trips 0)" || fail "the watchdog tripped: watchdog_trips=$trips; $(status_field watchdog_last)"
+# how late the canaries were is reported, not judged here (a timing figure:
+# make bench's section 13 gives it a verdict)
+late=$(status_field watchdog_canary_late)
+stall=$(status_field watchdog_canary_stall_ms)
+[[ "$late" =~ ^[0-9]+$ && "$stall" =~ ^[0-9]+$ ]] &&
+	pass "status reports the canaries' late ticks: watchdog_canary_late $late, watchdog_canary_stall_ms $stall" ||
+	fail "status lacks watchdog_canary_late/watchdog_canary_stall_ms: '$late' '$stall'"
 # the loop gets SCHED_FIFO back at the end of its period
 wait_for sh -c "chrt -p $DPID | grep -q 'SCHED_FIFO'" && pass "the loop is SCHED_FIFO again after the flood" ||
 	fail "the loop stayed at $(chrt -p "$DPID" | head -1) after the flood"

@@ -77,6 +77,8 @@ void op_status(struct ctx *x)
 		proto_add_long(&x->out, "watchdog_cooldown_s", (long)ss.cooldown_s);
 		proto_add_long(&x->out, "watchdog_cooldown_left_s", (long)ss.cooldown_left_s);
 		proto_add_long(&x->out, "watchdog_trips", (long)ss.trips);
+		proto_add_long(&x->out, "watchdog_canary_late", (long)ss.canary_late);
+		proto_add_long(&x->out, "watchdog_canary_stall_ms", (long)ss.canary_stall_ms);
 		if (ss.last_culprit[0])
 			proto_add(&x->out, "watchdog_last", ss.last_culprit);
 		if (ss.cooldown) {

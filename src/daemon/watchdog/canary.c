@@ -57,8 +57,10 @@ static void *canary_main(void *arg)
 		/* deadline before stall: the watchdog reads stall first, so it
 		 * may briefly miss this wait but never count it twice */
 		atomic_store(&c->deadline, now.mono + safety_tick_ns(s));
-		if (late > SAFETY_FLOOR_MS * MSEC)
+		if (late > SAFETY_FLOOR_MS * MSEC) {
 			atomic_fetch_add(&c->stall, late);
+			atomic_fetch_add(&c->late, 1);
+		}
 	}
 	return NULL;
 }

@@ -426,6 +426,13 @@ void safety_get_status(const struct safety *s, struct safety_status *out)
 	}
 	out->trips = s->trips;
 	out->suspends = atomic_load(&s->suspends);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		struct canary *c = atomic_load(&s->canary[cpu]);
+		if (c) {
+			out->canary_late += atomic_load(&c->late);
+			out->canary_stall_ms += atomic_load(&c->stall) / MSEC;
+		}
+	}
 	snprintf(out->last_culprit, sizeof(out->last_culprit), "%s", s->last_culprit);
 }
 

@@ -145,6 +145,8 @@ struct safety_status {
 	bool cooldown;
 	uint64_t cooldown_left_s;
 	unsigned long trips, suspends;  /* suspends: windows restarted for a suspend or a stop */
+	uint64_t canary_late;           /* canary ticks woken more than SAFETY_FLOOR_MS late, all CPUs */
+	uint64_t canary_stall_ms;       /* what those waits added up to */
 	char last_culprit[SAFETY_CULPRITS_MAX]; /* "" if never tripped */
 };
 

@@ -99,6 +99,7 @@ struct canary {
 	int cpu;
 	_Atomic uint64_t deadline;  /* CLOCK_MONOTONIC ns of the tick it waits for */
 	_Atomic uint64_t stall;     /* ns it was kept waiting past its ticks, in total */
+	_Atomic uint64_t late;      /* ticks it woke more than SAFETY_FLOOR_MS late (in `stall`) */
 	_Atomic unsigned epoch;     /* bumped at each start: the watchdog restarts its window */
 	/* the watchdog thread's own */
 	struct safety_window win;
