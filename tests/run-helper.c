@@ -16,6 +16,8 @@
  *   nice:N          nice(N)
  *   setprio:N       setpriority(PRIO_PROCESS, 0, N)
  *   hold            print "holding" and wait until stdin ends
+ *   rlimit          print "rlimit rtprio=SOFT:HARD rttime=SOFT:HARD", the
+ *                   process's limits as getrlimit(2) reads them (-1: unlimited)
  * Built without the sanitizers, like the preload library it is run with. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -69,6 +71,8 @@ static void report(const char *call, int rc, int err)
 	printf("%s rc=%d errno=%s %s\n", call, rc, rc ? strerrorname_np(err) ?: "0" : "0", k);
 	fflush(stdout);
 }
+
+#define LIM(v) ((v) == RLIM_INFINITY ? -1LL : (long long)(v))
 
 static void *thread_main(void *arg)
 {
@@ -127,6 +131,13 @@ int main(int argc, char **argv)
 		} else if (strncmp(argv[i], "setprio:", 8) == 0) {
 			rc = setpriority(PRIO_PROCESS, 0, n);
 			report(argv[i], rc, errno);
+		} else if (strcmp(argv[i], "rlimit") == 0) {
+			struct rlimit p, t;
+			getrlimit(RLIMIT_RTPRIO, &p);
+			getrlimit(RLIMIT_RTTIME, &t);
+			printf("rlimit rtprio=%lld:%lld rttime=%lld:%lld\n", LIM(p.rlim_cur), LIM(p.rlim_max),
+			       LIM(t.rlim_cur), LIM(t.rlim_max));
+			fflush(stdout);
 		} else if (strcmp(argv[i], "hold") == 0) {
 			char buf[64];
 			printf("holding\n");

@@ -15,6 +15,7 @@
 #include "daemon/control.h"
 #include "daemon/core/grant.h"
 #include "daemon/core/registry.h"
+#include "daemon/core/rlimit.h"
 #include "daemon/core/state.h"
 #include "daemon/cpu/isolate.h"
 #include "daemon/cpu/pmqos.h"
@@ -126,6 +127,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	d->svc.config = c;
 	log_set_level(c->log_level);
 	d->reloads++;
+	rlimit_warn_incapable(c); /* CAP_SYS_RESOURCE is kept only if the start's config wanted it */
 	registry_reapply(d->svc.registry, c);
 	observing_reconfigure(&d->svc);
 	follow_scan(d->follow, true);
@@ -531,6 +533,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		log_errno(LOG_LEVEL_ERR, r, "cannot drop privileges");
 		return r;
 	}
+	rlimit_warn_incapable(c);
 	/* threads only now: capabilities are per thread, and a thread started
 	 * before the drop would keep every one of them */
 	jitter_apply_config(d->svc.jitter, d->svc.config);

@@ -19,6 +19,7 @@
 #include "daemon/sys/policy.h"
 #include "daemon/daemon.h"
 #include "daemon/diag/diag.h"
+#include "daemon/core/rlimit.h"
 #include "daemon/cpu/cpucheck.h"
 #include "daemon/irq/irqcheck.h"
 #include "daemon/observe/bpfcheck.h"
@@ -114,7 +115,8 @@ static int run_check(const struct config *c, pid_t pid, const char *user, bool j
 	if (r == 0 && (r = bpfcheck_run(&rep, c->observe_threads)) == 0 &&
 	    (r = bpfcheck_catcher_run(&rep, c->catch_refused)) == 0 &&
 	    (r = cpucheck_run(NULL, c, NULL, NULL, &rep)) == 0 &&
-	    (r = irqcheck_run(NULL, c, NULL, NULL, &rep)) == 0)
+	    (r = irqcheck_run(NULL, c, NULL, NULL, &rep)) == 0 &&
+	    (r = rlimit_check_add(&rep, c, rlimit_capable(), false)) == 0)
 		diag_report_sort(&rep);
 	if (r < 0) {
 		fprintf(stderr, "rtschedd: --check: %s%s\n", strerror(-r),

@@ -12,22 +12,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "daemon/sys/caps.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 #include "daemon/privs.h"
-
-/* Is `cap` in our effective set? */
-static bool have_cap(cap_value_t cap)
-{
-	cap_t c = cap_get_proc();
-	cap_flag_value_t v = CAP_CLEAR;
-
-	if (c) {
-		cap_get_flag(c, cap, CAP_EFFECTIVE, &v);
-		cap_free(c);
-	}
-	return v == CAP_SET;
-}
 
 bool privs_check_nice(const struct config *c)
 {
@@ -36,7 +24,7 @@ bool privs_check_nice(const struct config *c)
 	const char *user = pw ? pw->pw_name : "USER";
 	int prio = c->dflt.priority;
 
-	if (have_cap(CAP_SYS_NICE))
+	if (caps_effective(CAP_SYS_NICE))
 		return true;
 	getrlimit(RLIMIT_RTPRIO, &rl);
 	log_warnx("rtschedd has no CAP_SYS_NICE: it can only change threads of its own user (%s), and only "
@@ -84,6 +72,8 @@ static int wanted(const struct config *c, bool subscribed, bool switching, cap_v
 	v[n++] = CAP_SYS_NICE;          /* sched_setattr/sched_setaffinity on other users' threads */
 	/* CAP_NET_ADMIN (the connector before Linux 6.6) is only needed to
 	 * subscribe, which is done before this; it is never tried again */
+	if (c->n_rlimit_rules)
+		v[n++] = CAP_SYS_RESOURCE; /* prlimit(2) of another user's process, for grant-rlimit rules */
 	if (c->match_needs & MATCH_NEED_EXE)
 		v[n++] = CAP_SYS_PTRACE; /* readlink /proc/PID/exe of other users' processes, for exe = rules */
 	/* /proc/irq/N/smp_affinity_list is root's, mode 0644: a non-root
@@ -144,7 +134,7 @@ static void bound_keep_only(const cap_value_t *keep, int n)
 
 int privs_drop(const struct config *c, bool subscribed)
 {
-	cap_value_t keep[8];
+	cap_value_t keep[9];
 	struct passwd *pw = NULL;
 	int n, r;
 

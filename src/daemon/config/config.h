@@ -77,6 +77,8 @@ struct rule {
 	struct cpu_quiet quiet;
 	struct rule_match match;
 	unsigned budget_us;     /* budget-us: its threads' wake-ups may be this late; 0: no budget */
+	bool grant_rlimit;      /* grant-rlimit: raise a matched process's RLIMIT_RTPRIO to the grant */
+	int grant_rttime_us;    /* grant-rttime-us: and its RLIMIT_RTTIME to at least this; -1: off */
 	struct key_origin origin;
 	short file;
 	unsigned line;
@@ -197,6 +199,7 @@ struct config {
 	char limits_conf[256];
 	char limits_dir[256];
 	size_t n_auto_rules;  /* rules with match keys */
+	size_t n_rlimit_rules; /* rules with grant-rlimit = yes (set by config_validate()) */
 	size_t n_quiet;       /* rules and probes with isolate or resume-latency-us (set by config_validate()) */
 	unsigned match_needs; /* MATCH_NEED_*: what the matcher must read from /proc */
 	struct key_origin origin;

@@ -154,6 +154,11 @@ static const struct config_key rule_keys[R_N] = {
 	[R_BUDGET] = { .name = "budget-us", .type = KEY_INT, .min = 1, .max = 1000000, AT(C, budget_us),
 		       .flags = KEY_SHOW_SET, .bad = BUDGET_BAD },
 	QUIET_KEYS(C, R_ISOLATE, R_RESUME_LATENCY),
+	/* settings too: raise the matched process's RLIMIT_RTPRIO (and
+	 * RLIMIT_RTTIME) at exec, with CAP_SYS_RESOURCE (core/rlimit.h) */
+	[R_GRANT_RLIMIT] = { .name = "grant-rlimit", .type = KEY_BOOL, AT(C, grant_rlimit), .flags = KEY_SHOW_SET },
+	[R_GRANT_RTTIME] = { .name = "grant-rttime-us", .type = KEY_INT, .min = 1000, .max = 60000000,
+			     AT(C, grant_rttime_us), .def = -1, .flags = KEY_OFF | KEY_SHOW_SET },
 	[R_THREAD_NAME] = { .name = "thread-name", .type = KEY_COMM_GLOB, AT(C, match.thread_name),
 			    .flags = KEY_SHOW_SET },
 	[R_PROCESS_NAME] = { .name = "process-name", .type = KEY_COMM_GLOB, AT(C, match.process_name),

@@ -32,7 +32,7 @@ enum daemon_key { D_SOCKET, D_POLICY, D_PRIORITY, D_NICE, D_CPUS, D_RESET_ON_FOR
  * its other settings, then its match keys, R_THREAD_NAME to the end: a
  * rule with any of those matches threads by itself (config_validate()). */
 enum rule_key { R_POLICY, R_PRIORITY, R_NICE, R_CPUS, R_RESET_ON_FORK, R_BUDGET, R_ISOLATE,
-		R_RESUME_LATENCY,
+		R_RESUME_LATENCY, R_GRANT_RLIMIT, R_GRANT_RTTIME,
 		R_THREAD_NAME, R_PROCESS_NAME, R_EXE, R_USER, R_GROUP, R_UNIT, R_CGROUP, R_N };
 
 enum principal_key { P_MAX_PRIORITY, P_POLICIES, P_MAX_THREADS, P_CPUS, P_MIN_NICE, P_SESSION, P_N };

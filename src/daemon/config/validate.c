@@ -71,6 +71,45 @@ struct quiet_env {
 	cpu_set_t online, own;
 };
 
+/* grant-rlimit and grant-rttime-us of a rule: the limit raised is the
+ * priority of a real-time policy, at exec of what the rule matches, so the
+ * rule needs both; grant-rttime-us only goes with grant-rlimit. */
+static int rlimit_validate(const struct config *c, const struct rule *rl, const char *where,
+			   struct config_report *errors)
+{
+	char at[PATH_MAX + 16];
+
+	if (rl->grant_rttime_us >= 0 && !rl->grant_rlimit) {
+		origin_str(c, &rl->origin, R_GRANT_RTTIME, at, sizeof(at));
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: %s: grant-rttime-us without grant-rlimit = yes; "
+				  "add grant-rlimit = yes or remove the key\n", at, where);
+		return -EINVAL;
+	}
+	if (!rl->grant_rlimit)
+		return 0;
+	origin_str(c, &rl->origin, R_GRANT_RLIMIT, at, sizeof(at));
+	if (!policy_is_realtime(rl->spec.policy)) {
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: %s: grant-rlimit = yes raises RLIMIT_RTPRIO to "
+				  "the rule's priority, but its policy is %s; use policy = fifo or rr, or remove the key\n",
+				  at, where, policy_to_string(rl->spec.policy));
+		return -EINVAL;
+	}
+	if (!rl->match.n_keys) {
+		config_report_add(errors, CONFIG_ERROR, false, NULL, "%s: %s: grant-rlimit = yes acts on the processes "
+				  "the rule matches, and it has no match key; add one (process-name =, exe =, unit = ...)\n",
+				  at, where);
+		return -EINVAL;
+	}
+	/* the kernel refuses an unprivileged sched_setscheduler() that would
+	 * clear SCHED_RESET_ON_FORK, whatever its RLIMIT_RTPRIO */
+	if (rl->spec.reset_on_fork)
+		config_report_add(errors, CONFIG_WARNING, false, at, "%s: grant-rlimit = yes with reset-on-fork = yes: "
+				  "once the rule has applied its scheduling, the program's own sched_setscheduler() "
+				  "without SCHED_RESET_ON_FORK is refused (EPERM) even with the raised limit; add "
+				  "'reset-on-fork = no'", where);
+	return 0;
+}
+
 /* isolate = yes and resume-latency-us of a rule (key numbers ki, kl, kc of
  * isolate, resume-latency-us and cpus, "cpus") or a probe ("cpu"): isolate
  * needs CPUs of its own, inside rtschedd's cpuset, that leave the machine
@@ -227,6 +266,7 @@ int config_validate(struct config *c, struct config_report *errors)
 	int r;
 
 	c->n_auto_rules = 0;
+	c->n_rlimit_rules = 0;
 	c->n_quiet = 0;
 	c->match_needs = 0;
 	r = spec_validate(c, &c->dflt, &c->origin, D_POLICY, "[daemon]", errors);
@@ -309,6 +349,10 @@ int config_validate(struct config *c, struct config_report *errors)
 			r = -EINVAL;
 		if (rl->quiet.isolate || rl->quiet.resume_latency_us >= 0)
 			c->n_quiet++;
+		if (rlimit_validate(c, rl, where, errors) < 0)
+			r = -EINVAL;
+		else if (rl->grant_rlimit)
+			c->n_rlimit_rules++;
 	}
 	for (size_t i = 0; i < c->n_irqs; i++)
 		if (irq_validate(c, &c->irqs[i], errors) < 0)

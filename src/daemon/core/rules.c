@@ -13,10 +13,12 @@
 #include <unistd.h>
 
 #include "daemon/sys/log.h"
+#include "daemon/sys/policy.h"
 #include "daemon/sys/proc.h"
 #include "daemon/core/grant.h"
 #include "daemon/core/match.h"
 #include "daemon/core/registry.h"
+#include "daemon/core/rlimit.h"
 #include "daemon/core/rules.h"
 
 static uint64_t now_monotonic_usec(void)
@@ -149,6 +151,41 @@ static int rule_grant(const struct rules_ctx *x, const struct rule *rl, struct r
 	return grant_decide(c, &a, d);
 }
 
+/* grant-rlimit: rule rl, newly matching the main thread of pid for its
+ * owner, raises the process's RLIMIT_RTPRIO to the priority the decision
+ * gave (and RLIMIT_RTTIME to grant-rttime-us), once: a reload or a rename
+ * that keeps the rule does not come here again, and a program that lowered
+ * its own limit keeps it lowered. Before the scheduling is applied, to
+ * shorten the race with the program's own call (rlimit.h). */
+static void rule_rlimit(const struct rule *rl, pid_t pid, uid_t owner, const struct sched_spec *spec,
+			const char *comm)
+{
+	struct rlimit_change ch;
+	char text[160];
+	int r;
+
+	if (!rl->grant_rlimit || !policy_is_realtime(spec->policy) || spec->priority < 1)
+		return;
+	if (!rlimit_capable()) {
+		log_debug("rule %s matched pid %d (%s): no CAP_SYS_RESOURCE, its limits stay (rlimit-grant-no-cap)",
+			  rl->name, (int)pid, comm);
+		return;
+	}
+	r = rlimit_grant(pid, owner, spec->priority, rl->grant_rttime_us, &ch);
+	if (r == -ESRCH)
+		return;
+	if (r < 0) {
+		log_errno(LOG_LEVEL_WARNING, r, "rule %s matched pid %d (%s, uid %u) but could not raise its limits",
+			  rl->name, (int)pid, comm, (unsigned)owner);
+		return;
+	}
+	if (!ch.raised)
+		return;
+	rlimit_change_text(&ch, text, sizeof(text));
+	log_info("rule %s raised the limits of pid %d (%s, uid %u): %s", rl->name, (int)pid, comm,
+		 (unsigned)owner, text);
+}
+
 void rules_on_task(const struct rules_ctx *x, pid_t tid, pid_t pid, const char *comm, bool force)
 {
 	static pid_t self;
@@ -184,6 +221,10 @@ void rules_on_task(const struct rules_ctx *x, pid_t tid, pid_t pid, const char *
 	memset(&req, 0, sizeof(req));
 	snprintf(req.role, sizeof(req.role), "%s", rl->name);
 	e = rule_grant(x, rl, t, tid, pid, &req, &subj, &exempt, &d);
+	/* not while the watchdog holds the owner back (HOLD): the program
+	 * would make itself real-time through the cooldown */
+	if (e == 0 && d.verdict == GRANT_ALLOW && tid == pid && !(t && strcmp(t->req.role, rl->name) == 0))
+		rule_rlimit(rl, pid, subj.uid, &d.spec, b.comm);
 	if (e != 0)
 		grant_decision_text(&d, msg, sizeof(msg));
 	else

@@ -9,6 +9,7 @@
 #include "daemon/sys/accounts.h"
 #include "daemon/core/grant.h"
 #include "daemon/core/registry.h"
+#include "daemon/core/rlimit.h"
 #include "daemon/diag/diag.h"
 #include "daemon/cpu/cpucheck.h"
 #include "daemon/irq/irqcheck.h"
@@ -168,7 +169,9 @@ void op_check(struct ctx *x)
 	    /* interrupts and kernel threads; other users' threads are named to
 	     * root and admin-group only */
 	    irqcheck_run(NULL, x->svc->config, subj->privileged ? x->svc->registry : NULL, x->svc->irq, &rep) < 0 ||
-	    (t.pid && check_held_kthread(x->svc->irq, t.pid, &rep) < 0)) {
+	    (t.pid && check_held_kthread(x->svc->irq, t.pid, &rep) < 0) ||
+	    /* the rules' RLIMIT_RTPRIO grants: the running daemon's capability */
+	    rlimit_check_add(&rep, x->svc->config, rlimit_capable(), true) < 0) {
 		diag_report_free(&rep);
 		refuse(x, PE_INTERNAL, "check failed: out of memory");
 		return;
