@@ -2,10 +2,10 @@
 # tests/loop-flood.sh: the real-time event loop and its budget (issue 28,
 # item 1). The daemon's loop thread (its main thread) is SCHED_FIFO 1 as
 # the kernel reports it; an unprivileged user floods version/status/list
-# over 100 connections; the kernel shows the loop at SCHED_OTHER during the
-# flood (it spent its budget and stepped down), the daemon counts the
-# step-downs, every request is answered (the free ops' rate limit refuses
-# most of them), another user's registration made during the flood
+# over 100 connections with free-rate-limit off; the kernel shows the loop
+# at SCHED_OTHER during the flood (it spent its budget and stepped down),
+# the daemon counts the step-downs, every request is answered, another
+# user's registration made during the flood
 # succeeds, the watchdog does not trip and the loop is SCHED_FIFO again
 # afterwards.
 #
@@ -35,6 +35,10 @@ cat >"$CONF" <<EOC
 [daemon]
 loop-priority = 1
 loop-budget = $BUDGET
+# no free-rate-limit here: a user over it is held (below), so the flood
+# would never make the loop spend its budget; what the budget bounds is
+# work the limits let through (root's, many users', a limit set high)
+free-rate-limit = 0
 [user *]
 max-priority = 20
 policies = fifo,other
@@ -104,8 +108,6 @@ done
 echo "# flood: $CONNS connections x $PER_CONN requests as uid $FLOODER: $answered answered, $limited rate-limited"
 [ "$bad" = 0 ] && pass "every one of $((CONNS * PER_CONN)) flood requests answered" ||
 	fail "$bad of $CONNS flood connections lost replies"
-[ "$limited" -gt 0 ] && pass "the free ops' rate limit refused $limited of them (free-rate-limit, per uid)" ||
-	fail "no flood request was rate-limited: version/status/list have no per-uid limit"
 
 # --- what the budget did ------------------------------------------------------------
 echo "# loop policy samples during the flood: $seen_fifo SCHED_FIFO, $seen_other SCHED_OTHER"

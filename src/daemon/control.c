@@ -163,21 +163,24 @@ static void hold_arm(struct control *c)
 	sd_event_source_set_enabled(c->hold, SD_EVENT_ONESHOT);
 }
 
-/* A rate limit refused one of account's requests: none of its connections
- * is read until `until`, when its bucket has a token again, or for
- * RATE_HOLD_MAX_US at most. Its requests wait in their sockets meanwhile
- * (the kernel's queue, bounded per socket) instead of each costing the loop
- * a parse and a refusal, and the other users' requests are not served
- * behind them: a user's flood costs the loop at most one refusal per
- * RATE_HOLD_MAX_US beside what its limit serves. The cap keeps a client
- * that is refused still answered promptly (with rate-limited) however low
- * its limit. */
+static unsigned uid_clients(const struct control *c, uid_t account);
+
+/* A rate limit refused a request of account's: none of its connections
+ * is read until `until`, when its bucket has a token again, or for at most
+ * RATE_HOLD_MAX_US times the connections it holds. Its requests wait in
+ * their sockets meanwhile (the kernel's queue, bounded per socket) instead
+ * of each costing the loop a parse and a refusal, and the other users'
+ * requests are not served behind them: however many connections it
+ * spreads a flood over, a user costs the loop about one refusal per token
+ * its limit gives (or per RATE_HOLD_MAX_US and connection) beside what the
+ * limit serves. The cap keeps a refused client answered promptly (with
+ * rate-limited) however low its limit. */
 static void hold_account(struct control *c, uid_t account, uint64_t until)
 {
-	uint64_t now;
+	uint64_t now, most = (uint64_t)RATE_HOLD_MAX_US * uid_clients(c, account);
 
-	if (sd_event_now(c->event, CLOCK_MONOTONIC, &now) >= 0 && until > now + RATE_HOLD_MAX_US)
-		until = now + RATE_HOLD_MAX_US;
+	if (sd_event_now(c->event, CLOCK_MONOTONIC, &now) >= 0 && until > now + most)
+		until = now + most;
 	for (struct client *cl = c->clients; cl; cl = cl->next)
 		if (cl->peer.account == account && !cl->dead && until > cl->held_until) {
 			cl->held_until = until;
