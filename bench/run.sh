@@ -1584,7 +1584,7 @@ if [ -x "$B/bench-rtwatch" ]; then
 fi
 # --- 12. caught refusals: refused call -> applied ----------------------------------------
 bench_caught() {
-	local u=rtsd-bench$$ rounds csv=$RESULTS/caught.csv md=$RESULTS/caught.md line
+	local u=rtsd-bench$$ rounds csv=$RESULTS/caught.csv md=$RESULTS/caught.md
 	section "12. Caught refusals: sched_setscheduler(FIFO 10) refused (RLIMIT_RTPRIO 0) -> FIFO 10 applied by the catcher"
 	have bench-caught || return
 	command -v useradd >/dev/null || { skipped "useradd missing (apt-get install passwd)"; return; }
