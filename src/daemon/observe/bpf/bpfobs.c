@@ -253,6 +253,14 @@ int bpfobs_load_error(int err, const char *stage, char *why, size_t len)
 	case E2BIG:
 		return fail(-ENOMEM, why, len, "could not %s the BPF maps: %s (%s)", stage, strerror(err), detail);
 	case ENOENT:
+		/* libbpf reads a tracepoint's id from tracefs (the catcher's
+		 * syscall tracepoints; the observer's BTF ones need none) */
+		if (access("/sys/kernel/tracing/events", F_OK) < 0 && access("/sys/kernel/debug/tracing/events", F_OK) < 0)
+			return fail(-EOPNOTSUPP, why, len,
+				    "tracefs is not mounted, and libbpf reads the tracepoints' ids there (%s: %s): mount "
+				    "it (mount -t tracefs tracefs /sys/kernel/tracing; systemd does at boot, "
+				    "sys-kernel-tracing.mount) and restart rtschedd", stage, strerror(err));
+		/* fall through */
 	case ESRCH:
 	case EOPNOTSUPP:
 	case 524: /* ENOTSUPP, the kernel's internal "not supported" */
