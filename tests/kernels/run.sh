@@ -8,7 +8,7 @@
 # Environment: top_builddir, top_srcdir (set by make); KERNEL_VERSION (default:
 # the newest linux-image-6.1.*-amd64 of bookworm, see fetch.sh; KERNEL_FLAVOUR=rt
 # for its PREEMPT_RT build, where tests/timerlat.sh runs); KERNEL_TESTS
-# (default "register rules restart authz irq-hotplug rlimit"); KERNEL_TIMEOUT (seconds for the
+# (default "register rules restart authz irq-hotplug rlimit catcher"); KERNEL_TIMEOUT (seconds for the
 # whole guest run, default 5400); KERNEL_CACHE (see fetch.sh);
 # KERNEL_HOST=no to skip the host run; KERNEL_SET=ci for the reduced set. Results: tests/kernels/out/ in the
 # build tree. Exit status 0 when no test failed in either kernel.
@@ -20,13 +20,14 @@ HERE="$top_srcdir/tests/kernels"
 # including the socket hand-off cases (AUTHZ_UNTIL=handoff), the USB
 # hotplug case (irq-hotplug: about 10 s of the guest's time), and
 # mechanisms.sh (a registration, thread_exit, new_threads, client
-# identity, --check), and grant-rlimit rules (rlimit: the guest's root
-# holds CAP_SYS_RESOURCE, which the CI machine's tests may lack).
+# identity, --check), grant-rlimit rules (rlimit: the guest's root
+# holds CAP_SYS_RESOURCE, which the CI machine's tests may lack), and the
+# catcher of refused calls (catcher: its BPF on 6.1's syscall tracepoints).
 if [ "${KERNEL_SET:-}" = ci ]; then
-	: "${KERNEL_TESTS:=authz irq-hotplug rlimit}"
+	: "${KERNEL_TESTS:=authz irq-hotplug rlimit catcher}"
 	export AUTHZ_UNTIL=handoff
 fi
-TESTS=${KERNEL_TESTS:-register rules restart authz irq-hotplug rlimit}
+TESTS=${KERNEL_TESTS:-register rules restart authz irq-hotplug rlimit catcher}
 OUT="$top_builddir/tests/kernels/out"
 T0=$(date +%s)
 
