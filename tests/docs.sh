@@ -52,6 +52,8 @@ exit_case exit-rtschedctl 69 "rtschedctl run without its preload library" \
 export RTSCHED_PRELOAD="$top_builddir/src/preload/.libs/librtsched-preload.so"
 exit_case exit-rtschedctl 127 "rtschedctl run of a program that does not exist" "$RTSCHEDCTL" run -- "no-such-program-$$"
 exit_case exit-rtschedctl 126 "rtschedctl run of a file that is not executable" "$RTSCHEDCTL" run -- "$TMP/ok.conf"
+exit_case exit-rtschedctl 77 "rtschedctl run --rule naming no rule (refused before exec)" \
+	"$RTSCHEDCTL" --socket "$SOCK" run --rule no-such-rule -- true
 unset RTSCHED_PRELOAD
 "$RTSCHEDCTL" --help >"$F/help-rtschedctl"
 daemon_stop

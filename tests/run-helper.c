@@ -18,6 +18,8 @@
  *   hold            print "holding" and wait until stdin ends
  *   rlimit          print "rlimit rtprio=SOFT:HARD rttime=SOFT:HARD", the
  *                   process's limits as getrlimit(2) reads them (-1: unlimited)
+ *   exec PROG ARGS  print "exec pid=PID" and execv(2) PROG with ARGS (the
+ *                   rest of the line)
  * Built without the sanitizers, like the preload library it is run with. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -138,6 +140,13 @@ int main(int argc, char **argv)
 			printf("rlimit rtprio=%lld:%lld rttime=%lld:%lld\n", LIM(p.rlim_cur), LIM(p.rlim_max),
 			       LIM(t.rlim_cur), LIM(t.rlim_max));
 			fflush(stdout);
+		} else if (strcmp(argv[i], "exec") == 0 && i + 1 < argc) {
+			/* the rest of the line is the program and its arguments */
+			printf("exec pid=%d\n", (int)getpid());
+			fflush(stdout);
+			execv(argv[i + 1], argv + i + 1);
+			report(argv[i], -1, errno);
+			return 126;
 		} else if (strcmp(argv[i], "hold") == 0) {
 			char buf[64];
 			printf("holding\n");

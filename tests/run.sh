@@ -8,7 +8,8 @@
 #      without run and succeed through it, read back from the kernel, shown
 #      by `rtschedctl list` as SOURCE preload; a priority above the user's
 #      max-priority is refused with the kernel's errno unchanged and one line
-#      on stderr;
+#      on stderr; a granted thread that execs a set-user-ID program loses
+#      the grant;
 #  (b) olad --scheduler-policy fifo --scheduler-priority 10 exits without run
 #      and through it stays up, its threads at the policies and priorities
 #      olad gets with CAP_SYS_NICE (its main thread FIFO 10);
@@ -17,8 +18,10 @@
 #      as with CAP_SYS_NICE; -P 90, above the user's 80, stays refused;
 #  (d) with rtschedd stopped, the kernel's error comes back unchanged;
 #  (e) bad input: no program, a missing one, one that cannot be executed,
-#      a missing preload library, a bad --rule: the documented exit status,
-#      nothing exec'd.
+#      a missing preload library, a bad --rule, a --rule that names no rule
+#      or one above the user's limits: the documented exit status, the code
+#      and fix, nothing exec'd (a --rule the daemon cannot check: the
+#      program runs).
 . "$(dirname "$0")/lib.sh"
 need_root
 for c in useradd userdel setpriv prlimit chrt olad jackd; do
@@ -54,6 +57,9 @@ min-nice = -10
 policy = fifo
 priority = 10
 reset-on-fork = no
+[rule too-high]
+policy = fifo
+priority = 90
 EOC
 daemon_start "$TMP/run.conf"
 
@@ -115,6 +121,28 @@ row=$(printf '%s\n' "$OUT" | awk -v t="$HT" '$1 == t')
 	pass "(a) rtschedctl list: the thread, fifo 12, SOURCE preload, owner $U" || fail "(a) list row for $HT: $OUT"
 exec {hfd}>&-
 bounded_wait "$HP" "run-helper hold"
+
+# the owner changed by exec: a thread granted through run that then execs a
+# set-user-ID program (its euid 0 now) loses the grant: unmanaged, and its
+# scheduling from before the grant back
+SUID_SLEEP="$TMP/suid-sleep"
+cp "$(command -v sleep)" "$SUID_SLEEP" && chmod 4755 "$SUID_SLEEP"
+"${AS_USER[@]}" "${RUN[@]}" -- "$RH" fifo:12 exec "$SUID_SLEEP" 3600 >"$TMP/exec.out" 2>&1 &
+EP=$!
+wait_for grep -q '^exec pid=' "$TMP/exec.out"
+expect_call_in() { OUT=$(cat "$1"); expect_call "${@:2}"; }
+expect_call_in "$TMP/exec.out" fifo:12 0 0 fifo 12 "(a) before its exec, the helper's FIFO 12 was granted through run"
+wait_for sh -c "awk '/^Uid:/ { exit !(\$3 == 0) }' /proc/$EP/status"
+wait_for sh -c "! '$RTSCHEDCTL' --socket '$TMP/control' list | awk '\$1 == $EP' | grep -q ."
+ctl list
+printf '%s\n' "$OUT" | awk -v t="$EP" '$1 == t' | grep -q . &&
+	fail "(a) the set-user-ID program $EP is still managed on $U's grant: $OUT" ||
+	pass "(a) after exec'ing a set-user-ID program (euid 0), the thread is no longer managed"
+got=$(chrt -p "$EP" | sed -n 's/.*scheduling policy: //p')
+[ "$got" = SCHED_OTHER ] && pass "(a) and runs SCHED_OTHER again, as before the grant" ||
+	fail "(a) the set-user-ID program runs $got on $U's earlier grant"
+kill -KILL "$EP" 2>/dev/null
+bounded_wait "$EP" "the set-user-ID sleep"
 
 # --- (b) olad with OLA's flags --------------------------------------------------------
 OLA_ARGS=(--scheduler-policy fifo --scheduler-priority 10 --no-http --no-register-with-dns-sd -r $((20000 + $$ % 10000)))
@@ -189,8 +217,26 @@ expect_in "$log" "Cannot use real-time scheduling" "(c) -P 90, above the user's 
 expect_in "$log" "refused by rtschedd: priority-denied" "(c) with the preload library's line"
 case "$JACK_T" in *FIFO*) fail "(c) -P 90 gave a real-time thread: $JACK_T" ;; *) pass "(c) -P 90: no real-time thread" ;; esac
 
+# --- (e) --rule the user may not use: refused before anything runs -----------------------
+ran="$TMP/ran"
+run "${AS_USER[@]}" "${RUN[@]}" --rule no-such-rule -- touch "$ran"
+expect_rc 77 "(e) --rule naming no rule: exit 77"
+expect_in "$ERR" "--rule no-such-rule: unknown-role" "(e) with the code"
+expect_in "$ERR" "add [rule no-such-rule]" "(e) and the fix"
+run "${AS_USER[@]}" "${RUN[@]}" --rule too-high -- touch "$ran"
+expect_rc 77 "(e) --rule whose FIFO 90 is above the user's max-priority 80: exit 77"
+expect_in "$ERR" "--rule too-high: priority-denied" "(e) with the code"
+[ -e "$ran" ] && fail "(e) a refused --rule exec'd its program" || pass "(e) no refused --rule exec'd its program"
+run "${AS_USER[@]}" "${RUN[@]}" --rule inherit -- "$RH" fifo:10
+expect_rc 0 "(e) --rule inherit, which the user may use, runs the program"
+expect_call fifo:10 0 0 fifo 10 "(e) and its call is granted"
+
 # --- (d) rtschedd not running -------------------------------------------------------------
 daemon_stop
+run "${AS_USER[@]}" "${RUN[@]}" --rule too-high -- "$RH" fifo:10
+expect_rc 0 "(d) rtschedd stopped: --rule cannot be checked, the program runs"
+expect_in "$ERR" "--rule too-high not checked; the program runs" "(d) and run says so"
+expect_call fifo:10 -1 EPERM other 0 "(d) its call gets the kernel's EPERM"
 run "${AS_USER[@]}" "${RUN[@]}" -- "$RH" fifo:10 pthread:10 create:10
 expect_call fifo:10 -1 EPERM other 0 "(d) rtschedd stopped: sched_setscheduler's EPERM unchanged"
 expect_call pthread:10 -1 EPERM other 0 "(d) pthread_setschedparam's EPERM unchanged"
@@ -201,7 +247,6 @@ run "${AS_USER[@]}" "${RUN[@]}" -- sh -c "exec 2>&-; exec '$RH' fifo:10"
 expect_call fifo:10 -1 EPERM other 0 "(d) with stderr closed, the same"
 
 # --- (e) bad input -------------------------------------------------------------------------
-ran="$TMP/ran"
 run "${RUN[@]}"
 expect_rc 64 "(e) run without a program: usage"
 expect_in "$ERR" "run needs a program" "(e) it says so"

@@ -3,7 +3,7 @@
  * Exit codes: 0 success, 1 the daemon refused, 2 cannot reach the daemon,
  * 64 usage error; `run` (which execs the program, whose status it then is)
  * 126 the program cannot be executed, 127 it was not found, 69 the preload
- * library is missing. */
+ * library is missing, 77 the daemon refuses its --rule to the user. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -29,6 +29,7 @@ enum {
 	EXIT_UNREACHABLE = 2,
 	EXIT_USAGE = 64,
 	EXIT_NO_PRELOAD = 69,   /* run: EX_UNAVAILABLE */
+	EXIT_RULE_REFUSED = 77, /* run: EX_NOPERM, the daemon refuses --rule to the user */
 	EXIT_CANNOT_EXEC = 126, /* run: as a shell says it */
 	EXIT_NOT_FOUND = 127,
 };
@@ -128,7 +129,8 @@ static void usage(FILE *f)
 		usage_row(f, left, commands[i]->help);
 	}
 	fprintf(f, "Exit codes: 0 success, 1 refused by rtschedd, 2 rtschedd unreachable, 64 usage;\n"
-		   "run: the program's, or 126 cannot execute it, 127 not found, 69 no preload library.\n");
+		   "run: the program's, or 126 cannot execute it, 127 not found, 69 no preload library,\n"
+		   "77 --rule refused to the user.\n");
 }
 
 __attribute__((format(printf, 1, 2), noreturn))
@@ -636,9 +638,46 @@ static int find_program(const char *name, char *buf, size_t len)
 	return r;
 }
 
+/* run --rule NAME, before anything is executed: the daemon's check of the
+ * rule for this process (which becomes the program, with its user and its
+ * limits). A refusal the program could do nothing about (no such rule,
+ * the rule's policy, priority, CPUs or nice beyond the user's limits, its
+ * RLIMIT_RTTIME 0) exits EXIT_RULE_REFUSED with the code and fix; a
+ * passing one (the quota, the watchdog's cooldown) is the program's first
+ * call's to say. A daemon that cannot be reached refuses nothing: the
+ * program runs, and its calls get the kernel's answer. */
+static void run_check_rule(struct ctl *c, const char *rule)
+{
+	static const char *const refusing[] = {
+		"unknown-role", "policy-denied", "priority-denied", "cpu-denied", "nice-denied",
+		"above-max-priority", "rtprio-cap", "rttime-zero", NULL,
+	};
+	struct diag_report rep;
+	int r;
+
+	proto_begin(&c->req, PROTO_REQUEST_HEAD);
+	proto_add(&c->req, "op", "check");
+	proto_add(&c->req, "role", rule);
+	diag_report_init(&rep);
+	r = exchange(c, on_check, &rep);
+	if (r == EXIT_UNREACHABLE)
+		fprintf(stderr, "rtschedctl: run: --rule %s not checked; the program runs, and its scheduling calls "
+			"get the kernel's answer until rtschedd answers\n", rule);
+	for (size_t i = 0; r == 0 && i < rep.n; i++)
+		for (size_t k = 0; refusing[k]; k++)
+			if (rep.v[i].severity == DIAG_ERROR && strcmp(rep.v[i].code, refusing[k]) == 0) {
+				fprintf(stderr, "rtschedctl: run: --rule %s: %s: %s; %s\n", rule, rep.v[i].code,
+					rep.v[i].message, rep.v[i].fix);
+				diag_report_free(&rep);
+				exit(EXIT_RULE_REFUSED);
+			}
+	diag_report_free(&rep);
+}
+
 /* run: exec the program with the preload library, which turns its own
  * scheduling calls the kernel refuses into requests to rtschedd (see
- * src/preload/preload.c); nothing is sent from here. */
+ * src/preload/preload.c); with --rule, the daemon is asked first whether
+ * the rule may be the user's (run_check_rule). */
 static int cmd_run(struct ctl *c)
 {
 	const char *rule = opt(c, "rule"), *lib = getenv("RTSCHED_PRELOAD"), *old = getenv("LD_PRELOAD");
@@ -660,6 +699,8 @@ static int cmd_run(struct ctl *c)
 		run_fail(r == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "%s: %s; %s", c->argv[0],
 			 r == -ENOENT ? (strchr(c->argv[0], '/') ? "no such file" : "not found in $PATH") : strerror(-r),
 			 r == -ENOENT ? "give the program's full path, or install it" : "make it executable (chmod +x)");
+	if (rule)
+		run_check_rule(c, rule);
 	if (stat(file, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
 		fprintf(stderr, "rtschedctl: run: warning: %s is set-user-ID or set-group-ID: the loader ignores "
 			"LD_PRELOAD for it, so its calls are not turned into requests to rtschedd; register its "

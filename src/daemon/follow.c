@@ -33,14 +33,16 @@ static struct rules_ctx rules_of(const struct follow *f)
 }
 
 /* Whether anything needs to hear of tasks: match rules, registered
- * processes (their new threads), threads whose exit no pidfd reports, and
- * isolation (what is not managed leaves isolated CPUs); otherwise every fork
- * on the machine would wake the daemon for nothing. */
+ * processes (their new threads), threads whose exit no pidfd reports, a
+ * user's registered main thread (its exec of a set-user-ID program ends
+ * the grant), and isolation (what is not managed leaves isolated CPUs);
+ * otherwise every fork on the machine would wake the daemon for nothing. */
 static bool needed(const struct follow *f)
 {
 	struct service *s = f->svc;
 
 	return s->config->n_auto_rules > 0 || registry_n_processes(s->registry) > 0 ||
+	       registry_n_exec_watched(s->registry) > 0 ||
 	       (!registry_thread_pidfds(s->registry) && registry_n_threads(s->registry) > 0) ||
 	       isolate_active(s->isolate);
 }

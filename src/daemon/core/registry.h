@@ -125,6 +125,9 @@ void registry_schedstat_base(const struct reg_thread *t, uint64_t *delay_ns, uin
 void registry_schedstat_rebase(struct registry *r);
 size_t registry_n_threads(struct registry *r);
 size_t registry_n_processes(struct registry *r);
+/* Main threads of users registered on their own: their exec must be heard
+ * of (a set-user-ID program's ends the registration; registry_on_exec). */
+size_t registry_n_exec_watched(struct registry *r);
 /* Threads counted against an account's quota (max-threads): its own and
  * its subordinate uids', but for those a [rule] naming its users granted. */
 size_t registry_count_owner(struct registry *r, uid_t account);

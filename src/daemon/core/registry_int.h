@@ -41,6 +41,15 @@ static inline unsigned reg_bucket(pid_t tid)
 }
 
 /* The registry's part of t (of p). */
+/* A user's main thread registered on its own (not a process's): an exec
+ * keeps its tid, and a set-user-ID program's would keep its grant, so the
+ * exec must be heard of (registry_on_exec) even where thread pidfds report
+ * every exit. */
+static inline bool exec_watched(const struct reg_thread *t)
+{
+	return t->tid == t->pid && !t->proc && t->owner != 0;
+}
+
 static inline struct reg_tnode *tnode(const struct reg_thread *t)
 {
 	return (struct reg_tnode *)t;
@@ -56,6 +65,7 @@ struct registry {
 	struct reg_thread *threads;
 	struct reg_process *procs;
 	size_t n_threads, n_procs;
+	size_t n_exec_watched; /* threads that registry_on_exec must hear of (exec_watched()) */
 	/* Every managed thread's pidfd, in one epoll set that is one event
 	 * source: an sd_event_source per thread was ~300 bytes of each one's ~1 KiB. */
 	int exit_ep;

@@ -49,4 +49,5 @@ void registry_schedstat_rebase(struct registry *r)
 
 size_t registry_n_threads(struct registry *r) { return r->n_threads; }
 size_t registry_n_processes(struct registry *r) { return r->n_procs; }
+size_t registry_n_exec_watched(struct registry *r) { return r->n_exec_watched; }
 bool registry_thread_pidfds(struct registry *r) { return r->thread_pidfd == 1; }
