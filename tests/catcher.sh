@@ -16,6 +16,9 @@
 #  (f) in a pid namespace of its own (a container), a thread naming itself
 #      by its number there (as pthread_setschedparam does) is granted: the
 #      BPF side translates it (that number is 1 in the machine's namespace);
+#  (g) jackd -R -P 70 -d dummy, not through run: refused, it carries on,
+#      and the catcher makes its thread real-time at 70 (the refused call
+#      logged as caught and granted);
 #  (d) catch-refused = no: the thread stays SCHED_OTHER, and rtschedd
 #      --check and rtschedctl check say the catcher is off.
 . "$(dirname "$0")/lib.sh"
@@ -154,6 +157,32 @@ wait_for is_kern "$GT" "fifo 20" && pass "(f) the kernel then shows tid $GT (1 i
 	fail "(f) tid $GT is '$(kern "$GT")', want 'fifo 20'; log: $(grep "tid $GT \|tid 1 " "$DLOG")"
 kill_init
 stop_held
+
+# (g) jackd -R -P 70 -d dummy as $U, not through run: the kernel refuses its
+# real-time call, jackd says so and carries on; the catcher then makes its
+# thread real-time at the priority jackd asked for
+if command -v jackd >/dev/null; then
+	JACK_NO_AUDIO_RESERVATION=1 "${AS_USER[@]}" jackd -n "rtsd-catch$$" -R -P 70 -d dummy >"$TMP/jackd.log" 2>&1 &
+	JACKD=$!
+	stop_jackd() { [ -n "${JACKD:-}" ] && { kill "$JACKD" 2>/dev/null; bounded_wait "$JACKD" jackd; }; JACKD=; }
+	at_exit stop_jackd
+	# jackd's thread at priority 70, whatever its policy (RR or FIFO, as jackd asks)
+	jack_rt() { local t; for t in /proc/"$JACKD"/task/*; do kern "${t##*/}"; done | grep -Eq '^(fifo|rr) 70$'; }
+	if wait_for jack_rt; then
+		pass "(g) jackd -R -P 70 without run: a thread of it is real-time at 70 after the catcher"
+	else
+		fail "(g) no jackd thread at 70: $(for t in /proc/"$JACKD"/task/*; do echo "${t##*/} $(kern "${t##*/}")"; done | tr '\n' ',') log: $(tail -5 "$TMP/jackd.log")"
+	fi
+	expect_in "$(grep "caught a refused" "$DLOG")" "(pid $JACKD, uid $(id -u "$U")): granted" "(g) the grant logged for jackd's process"
+	stop_jackd
+	# its words for the kernel's refusals (of its message-buffer threads,
+	# which end before rtschedd could grant them: glibc ends a thread
+	# whose explicit scheduling it cannot set)
+	expect_in "$(cat "$TMP/jackd.log")" "Operation not permitted" \
+		"(g) jackd says the kernel refused it: the catcher made the difference"
+else
+	echo "# jackd not installed (apt-get install jackd2): (g) not run"
+fi
 daemon_stop
 
 # --- (d): the catcher off ------------------------------------------------------------
