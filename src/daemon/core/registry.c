@@ -778,27 +778,6 @@ void registry_on_exit(struct registry *r, pid_t tid)
 	}
 }
 
-/* The execs a rescan may have missed (the connector's overrun, or events
- * dropped while nothing needed them): each user's process and main thread
- * registered on its own is checked as registry_on_exec() checks it. The
- * pids first: one check can end a process's registration and its threads. */
-static void recheck_owners(struct registry *r)
-{
-	_cleanup_free_ pid_t *pids = calloc(r->n_exec_watched + r->n_procs + 1, sizeof(*pids));
-	size_t n = 0;
-
-	if (!pids)
-		return;
-	for (struct reg_thread *t = r->threads; t && n < r->n_exec_watched; t = tnode(t)->next)
-		if (exec_watched(t))
-			pids[n++] = t->pid;
-	for (struct reg_process *p = r->procs; p; p = pnode(p)->next)
-		if (p->owner != 0)
-			pids[n++] = p->pid;
-	for (size_t i = 0; i < n; i++)
-		registry_on_exec(r, pids[i]);
-}
-
 void registry_rescan(struct registry *r, const struct config *c)
 {
 	struct reg_thread *t, *tn;
@@ -810,7 +789,6 @@ void registry_rescan(struct registry *r, const struct config *c)
 		if (!registry_same_thread(t))
 			thread_free(r, t);
 	}
-	recheck_owners(r);
 	for (p = r->procs; p; p = pn) {
 		pid_t *tids = NULL;
 		size_t n = 0;
