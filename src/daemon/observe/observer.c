@@ -132,7 +132,6 @@ void observer_limits_of(const struct config *c, const char *role, struct observe
 
 void observer_watch(struct observer *o, pid_t tid, const struct observer_limits *lim)
 {
-	struct proc_stat st;
 	struct watched *w;
 	unsigned n;
 	int r;
@@ -162,8 +161,10 @@ void observer_watch(struct observer *o, pid_t tid, const struct observer_limits 
 		w->tid = tid;
 		o->watched++;
 	}
-	if (proc_read_stat(tid, &st) == 0)
-		snprintf(w->comm, sizeof(w->comm), "%s", st.comm);
+	/* its name now, for `why` once it is gone: the comm file, not stat,
+	 * which the kernel formats 52 fields of (this runs before a
+	 * registration's reply) */
+	proc_read_comm(tid, tid, w->comm, sizeof(w->comm));
 	w->lim = *lim;
 	snprintf(w->rule, sizeof(w->rule), "%s", lim->rule ? lim->rule : "");
 	w->lim.rule = w->rule[0] ? w->rule : NULL;

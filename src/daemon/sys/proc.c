@@ -136,14 +136,47 @@ int proc_read_status_at(const char *root, pid_t pid, struct proc_status *out)
 	return r;
 }
 
+/* A limits file whole into buf, read from offset 0 on (pread: a kept
+ * descriptor). Done at the file's last line, Max realtime timeout: the
+ * read that would find the end costs as much as the first (the kernel
+ * formats the whole file again to find its offset). -ESRCH if empty. */
+static int read_limits(int fd, bool kept, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	for (;;) {
+		ssize_t n = kept ? pread(fd, buf + off, len - 1 - off, (off_t)off) : read(fd, buf + off, len - 1 - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		off += (size_t)n;
+		buf[off] = '\0';
+		if (buf[off - 1] == '\n' && strstr(buf, "\nMax realtime timeout"))
+			break;
+		if (off == len - 1)
+			return -EFBIG;
+	}
+	buf[off] = '\0';
+	return off ? 0 : -ESRCH;
+}
+
 int proc_read_limits_at(const char *root, pid_t pid, struct proc_rlimits *out)
 {
-	char buf[SMALL_MAX];
-	int r;
+	char path[PATH_MAX], buf[SMALL_MAX];
+	int fd, r;
 
-	if ((r = read_task(root, pid, 0, "limits", buf, sizeof(buf))) < 0)
+	if ((r = task_path(path, sizeof(path), root, pid, 0, "limits")) < 0)
 		return r;
-	return proc_parse_limits(buf, out);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	r = read_limits(fd, false, buf, sizeof(buf));
+	close(fd);
+	return r < 0 ? r : proc_parse_limits(buf, out);
 }
 
 int proc_pin_open(struct proc_pin *pin, pid_t pid)
@@ -181,7 +214,6 @@ int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlim
 {
 	char path[32], buf[SMALL_MAX];
 	struct stat st;
-	size_t off = 0;
 
 	if (pin->dir_fd < 0 || pin->limits_fd < 0 || tid <= 0)
 		return -ESRCH;
@@ -191,23 +223,9 @@ int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlim
 	if (owner)
 		*owner = st.st_uid;
 	/* the kernel formats the file afresh for a read from offset 0 */
-	for (;;) {
-		ssize_t n = pread(pin->limits_fd, buf + off, sizeof(buf) - 1 - off, (off_t)off);
+	int r = read_limits(pin->limits_fd, true, buf, sizeof(buf));
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		off += (size_t)n;
-		if (off == sizeof(buf) - 1)
-			return -EFBIG;
-	}
-	if (off == 0)
-		return -ESRCH;
-	buf[off] = '\0';
-	return proc_parse_limits(buf, out);
+	return r < 0 ? r : proc_parse_limits(buf, out);
 }
 
 int proc_read_cgroup_at(const char *root, pid_t pid, struct proc_cgroup *out)
