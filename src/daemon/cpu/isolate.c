@@ -532,7 +532,10 @@ void isolate_update(struct isolate *m, const struct config *c)
 	int r;
 
 	wanted(m, c, &want);
-	if (cpulist_online(&online) == 0)
+	/* after every change: the online CPUs only when there is something to
+	 * isolate (none readable: no housekeeping CPU, below) */
+	CPU_ZERO(&online);
+	if (CPU_COUNT(&want) > 0 && cpulist_online(&online) == 0)
 		CPU_AND(&want, &want, &online);
 	if (CPU_COUNT(&want) == 0) {
 		if (leftovers(m))

@@ -116,11 +116,38 @@ static int read_task_alloc(const char *root, pid_t pid, pid_t tid, const char *n
 
 int proc_read_stat_at(const char *root, pid_t pid, pid_t tid, struct proc_stat *out)
 {
-	char buf[STAT_MAX];
-	int r;
+	char path[PATH_MAX], buf[STAT_MAX];
+	size_t off = 0;
+	int fd, r;
 
-	if ((r = read_task(root, pid, tid, "stat", buf, sizeof(buf))) < 0)
+	if ((r = task_path(path, sizeof(path), root, pid, tid, "stat")) < 0)
 		return r;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* one line: done at its newline, without the read that would find the
+	 * end (for which the kernel formats all 52 fields again) */
+	for (r = 0; off < sizeof(buf) - 1;) {
+		ssize_t n = read(fd, buf + off, sizeof(buf) - 1 - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : 0;
+			break;
+		}
+		off += (size_t)n;
+		if (buf[off - 1] == '\n')
+			break;
+	}
+	close(fd);
+	if (r < 0)
+		return r;
+	if (off == 0)
+		return -ESRCH;
+	if (buf[off - 1] != '\n' && off == sizeof(buf) - 1)
+		return -EFBIG;
+	buf[off] = '\0';
 	return proc_parse_stat(buf, out);
 }
 
