@@ -190,6 +190,16 @@ bool registry_same_thread(const struct reg_thread *t)
 	return proc_read_stat(t->tid, &st) == 0 && st.starttime == t->starttime;
 }
 
+bool registry_known_start(struct registry *r, pid_t tid, uint64_t *starttime)
+{
+	struct reg_thread *t = registry_find(r, tid);
+
+	if (!t || !t->starttime || tnode(t)->pidfd < 0 || !registry_thread_pidfds(r) || !registry_same_thread(t))
+		return false;
+	*starttime = t->starttime;
+	return true;
+}
+
 /* Within one reapply pass, t's process's rlimits, read once per process
  * (the pass takes a few ms; threads come grouped by process): 0 or -errno. */
 static int pass_limits(struct registry *r, const struct reg_thread *t, struct proc_rlimits *l)

@@ -124,6 +124,10 @@ void registry_schedstat_base(const struct reg_thread *t, uint64_t *delay_ns, uin
 /* Start every thread's schedstat figures again from now (a jitter reset). */
 void registry_schedstat_rebase(struct registry *r);
 size_t registry_n_threads(struct registry *r);
+/* A managed thread's start time, when its thread pidfd says it still runs
+ * (so tid names it, not a reuse): a pin without reading /proc/TID/stat.
+ * False when tid is not managed or that cannot be known so cheaply. */
+bool registry_known_start(struct registry *r, pid_t tid, uint64_t *starttime);
 size_t registry_n_processes(struct registry *r);
 /* Main threads of users registered on their own: their exec must be heard
  * of (a set-user-ID program's ends the registration; registry_on_exec). */

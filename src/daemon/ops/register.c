@@ -163,7 +163,13 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 	/* pinned first (its start time), then checked, then applied only if
 	 * still the same task: a tid checked as the caller's and reused by
 	 * another user's thread before the apply is refused, not changed */
-	if ((r = proc_read_stat(id, &pin)) < 0 || (r = task_identity(peer, subj, id, known, &ps)) < 0) {
+	/* a thread managed already (a new role, a new priority) is pinned by
+	 * its pidfd: the kernel formatting its stat was a tenth of a grant */
+	if (!is_pid && registry_known_start(s->registry, id, &pin.starttime))
+		r = 0;
+	else
+		r = proc_read_stat(id, &pin);
+	if (r < 0 || (r = task_identity(peer, subj, id, known, &ps)) < 0) {
 		snprintf(msg, len, "%s %d: %s", is_pid ? "pid" : "tid", (int)id,
 			 r == -ESRCH ? "no such task" : strerror(-r));
 		return REFUSE_NO_SUCH_THREAD;
