@@ -20,6 +20,13 @@
  *                          without the thread's own start-up), and that
  *                          start-up alone (pthread_create -> the new thread
  *                          runs, no daemon involved)
+ *   bench-match spawn N    the main thread names itself PREFIX-p, which
+ *                          the rule matches (it becomes FIFO, with
+ *                          reset-on-fork); then N threads, one at a time,
+ *                          that inherit that name and rename nothing: time
+ *                          from pthread_create to SCHED_FIFO as the new
+ *                          thread sees it (a thread the rule matches when it
+ *                          is created, not when it first runs)
  *   bench-match hold N     N idle threads (for the start-up scan benchmark);
  *                          prints "ready" and waits for stdin to close */
 #define _GNU_SOURCE
@@ -28,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,7 +45,7 @@
 
 static const char *summary_path, *cdf_path, *load;
 static int pause_us;
-static char match_new[16] = "bench-m-new", match_x[16] = "bench-m-x";
+static char match_new[16] = "bench-m-new", match_x[16] = "bench-m-x", match_proc[16] = "bench-m-p";
 
 /* Spin until this thread's policy is (or is not) FIFO; the time it took, or -1. */
 static double wait_policy(double start, int fifo)
@@ -63,6 +71,15 @@ static void *created_main(void *arg)
 	pthread_setname_np(pthread_self(), match_new);
 	c->lat_name = wait_policy(tn, 1);
 	c->lat = c->lat_name < 0 ? -1 : c->lat_name + (tn - c->t0);
+	return NULL;
+}
+
+/* spawn: the new thread looks at its policy first thing; it names nothing */
+static void *spawned_main(void *arg)
+{
+	struct created *c = arg;
+
+	c->lat = wait_policy(c->t0, 1);
 	return NULL;
 }
 
@@ -118,6 +135,7 @@ int main(int argc, char **argv)
 				return 64;
 			snprintf(match_new, sizeof(match_new), "%s-new", optarg);
 			snprintf(match_x, sizeof(match_x), "%s-x", optarg);
+			snprintf(match_proc, sizeof(match_proc), "%s-p", optarg);
 			break;
 		default: return 64;
 		}
@@ -194,6 +212,29 @@ int main(int argc, char **argv)
 			report("create-name", "new thread named -> policy applied", lat_name, got, timeouts);
 			report("create-start", "pthread_create -> new thread runs", lat_start, got, timeouts);
 		}
+	} else if (strcmp(argv[1], "spawn") == 0) {
+		double t0 = bench_now_us();
+		prctl(PR_SET_NAME, match_proc);
+		if (wait_policy(t0, 1) < 0) {
+			fprintf(stderr, "bench-match: the main thread did not become SCHED_FIFO as %s: is there a "
+				"rule that matches it?\n", match_proc);
+			return 1;
+		}
+		for (int i = 0; i < n; i++) {
+			struct created c;
+			pthread_t t;
+			if (pause_us > 0)
+				usleep((useconds_t)pause_us);
+			c = (struct created){ .t0 = bench_now_us() };
+			pthread_create(&t, NULL, spawned_main, &c);
+			pthread_join(t, NULL);
+			if (c.lat < 0)
+				timeouts++;
+			else
+				lat[got++] = c.lat;
+		}
+		if (got)
+			report("spawn", "created matching -> policy applied", lat, got, timeouts);
 	} else {
 		return 64;
 	}

@@ -960,6 +960,9 @@ bench_match() {
 	bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -o "$csv" -c "$RESULTS/match-cdf.csv" rename "$m"
 	bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -o "$csv" -c "$RESULTS/match-cdf.csv" create "$m" >"$TMP/match-create.txt"
 	tail -3 "$TMP/match-create.txt"
+	# a thread created with a name the rule matches (inherited from its
+	# creator): matched at the fork event, before it first runs
+	bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -o "$csv" -c "$RESULTS/match-cdf.csv" spawn "$m" | tail -1
 	match_loop_mark "back to back, idle"
 	# issue 28: the same under load, where a SCHED_OTHER loop took milliseconds;
 	# stress-ng is bounded by its own --timeout and stopped right after
@@ -973,6 +976,7 @@ bench_match() {
 			tail -1 "$TMP/match-stress.txt"
 			bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -l "$load" -i "$pace" -o "$csv" -c "$RESULTS/match-cdf.csv" create "$m" >"$TMP/match-stress.txt"
 			tail -3 "$TMP/match-stress.txt"
+			bench_run 120 "$B/bench-match" -p "$MATCH_PREFIX" -l "$load" -i "$pace" -o "$csv" -c "$RESULTS/match-cdf.csv" spawn "$m" | tail -1
 			match_loop_mark "$([ "$pace" = 0 ] && echo "back to back" || echo "one every $pace µs") under $load"
 		done
 		stress_stop
@@ -993,13 +997,16 @@ bench_match() {
 			row("rule match p99 <= 100 µs: rename, prctl(PR_SET_NAME) -> applied", "rename -> policy applied")
 			row("rule match p99 <= 100 µs: new thread, its prctl(PR_SET_NAME) -> applied", "new thread named -> policy applied")
 			row("rule match p99 <= 100 µs: new thread from pthread_create (its start-up included)", "create+name -> policy applied")
+			row("rule match p99 <= 100 µs: new thread created with a matching name, pthread_create -> applied", "created matching -> policy applied")
 			row("rule match p99 <= 100 µs under " load ", back to back: rename -> applied", "rename -> policy applied under " load)
 			row("rule match p99 <= 100 µs under " load ", back to back: new thread, its prctl(PR_SET_NAME) -> applied", "new thread named -> policy applied under " load)
 			row("rule match p99 <= 100 µs under " load ", back to back: new thread from pthread_create -> applied", "create+name -> policy applied under " load)
+			row("rule match p99 <= 100 µs under " load ", back to back: new thread created with a matching name, pthread_create -> applied", "created matching -> policy applied under " load)
 			p = " every " pace " us"
 			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: rename -> applied", "rename -> policy applied" p " under " load)
 			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: new thread, its prctl(PR_SET_NAME) -> applied", "new thread named -> policy applied" p " under " load)
 			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: new thread from pthread_create -> applied", "create+name -> policy applied" p " under " load)
+			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: new thread created with a matching name, pthread_create -> applied", "created matching -> policy applied" p " under " load)
 		}' "$csv" >"$RESULTS/match-target.md"
 	echo
 	cat "$RESULTS/match-target.md"
@@ -1044,7 +1051,8 @@ bench_match() {
 	     '' using (strcol(1) eq "rename under $load" ? f(\$2) : 1/0):3 with lines lw 2 dt 2 title "rename, under $load", \
 	     '' using (strcol(1) eq "create under $load" ? f(\$2) : 1/0):3 with lines lw 2 dt 2 title "create + name, under $load", \
 	     '' using (strcol(1) eq "rename every $pace us under $load" ? f(\$2) : 1/0):3 with lines lw 2 dt 3 title "rename, one every $pace µs, under $load", \
-	     '' using (strcol(1) eq "create every $pace us under $load" ? f(\$2) : 1/0):3 with lines lw 2 dt 3 title "create + name, one every $pace µs, under $load"
+	     '' using (strcol(1) eq "create every $pace us under $load" ? f(\$2) : 1/0):3 with lines lw 2 dt 3 title "create + name, one every $pace µs, under $load", \
+	     '' using (strcol(1) eq "spawn every $pace us under $load" ? f(\$2) : 1/0):3 with lines lw 2 dt 3 title "created with a matching name, one every $pace µs, under $load"
 	EOF
 }
 
