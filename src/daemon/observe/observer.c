@@ -160,11 +160,11 @@ void observer_watch(struct observer *o, pid_t tid, const struct observer_limits 
 		}
 		w->tid = tid;
 		o->watched++;
+		/* its name when it came, for `why` once it is gone: the comm
+		 * file, not stat, which the kernel formats 52 fields of; once,
+		 * not at every registration of it (before the reply) */
+		proc_read_comm(tid, tid, w->comm, sizeof(w->comm));
 	}
-	/* its name now, for `why` once it is gone: the comm file, not stat,
-	 * which the kernel formats 52 fields of (this runs before a
-	 * registration's reply) */
-	proc_read_comm(tid, tid, w->comm, sizeof(w->comm));
 	w->lim = *lim;
 	snprintf(w->rule, sizeof(w->rule), "%s", lim->rule ? lim->rule : "");
 	w->lim.rule = w->rule[0] ? w->rule : NULL;
