@@ -83,6 +83,20 @@ static void *spawned_main(void *arg)
 	return NULL;
 }
 
+/* One thread started with start (after the pause, untimed) and joined. */
+static struct created create_one(void *(*start)(void *))
+{
+	struct created c;
+	pthread_t t;
+
+	if (pause_us > 0)
+		usleep((useconds_t)pause_us);
+	c = (struct created){ .t0 = bench_now_us() };
+	pthread_create(&t, NULL, start, &c);
+	pthread_join(t, NULL);
+	return c;
+}
+
 static void *idle_main(void *arg)
 {
 	pause();
@@ -192,13 +206,7 @@ int main(int argc, char **argv)
 			report("rename", "rename -> policy applied", lat, got, timeouts);
 	} else if (strcmp(argv[1], "create") == 0) {
 		for (int i = 0; i < n; i++) {
-			struct created c;
-			pthread_t t;
-			if (pause_us > 0)
-				usleep((useconds_t)pause_us);
-			c = (struct created){ .t0 = bench_now_us() };
-			pthread_create(&t, NULL, created_main, &c);
-			pthread_join(t, NULL);
+			struct created c = create_one(created_main);
 			if (c.lat < 0) {
 				timeouts++;
 			} else {
@@ -221,13 +229,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		for (int i = 0; i < n; i++) {
-			struct created c;
-			pthread_t t;
-			if (pause_us > 0)
-				usleep((useconds_t)pause_us);
-			c = (struct created){ .t0 = bench_now_us() };
-			pthread_create(&t, NULL, spawned_main, &c);
-			pthread_join(t, NULL);
+			struct created c = create_one(spawned_main);
 			if (c.lat < 0)
 				timeouts++;
 			else
