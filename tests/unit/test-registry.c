@@ -308,6 +308,38 @@ START_TEST(test_count_owner)
 }
 END_TEST
 
+/* The main threads of users registered on their own are counted (their
+ * exec must be heard of, follow.c): not a worker thread, not root's, not a
+ * registered process's; the count follows a registration that changes owner. */
+START_TEST(test_exec_watched)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct grant_request q = no_req;
+	struct reg_process *p;
+	struct reg_thread *m;
+	struct worker wk;
+	char msg[512];
+
+	worker_start(&wk);
+	add(wk.tid, 1000, &s);
+	ck_assert_uint_eq(registry_n_exec_watched(r), 0);
+	m = add(getpid(), 1000, &s);
+	ck_assert_uint_eq(registry_n_exec_watched(r), 1);
+	ck_assert_ptr_eq(add(getpid(), 0, &s), m);   /* root's now */
+	ck_assert_uint_eq(registry_n_exec_watched(r), 0);
+	ck_assert_ptr_eq(add(getpid(), 2000, &s), m);
+	ck_assert_uint_eq(registry_n_exec_watched(r), 1);
+	registry_remove_thread(r, m, true);
+	ck_assert_uint_eq(registry_n_exec_watched(r), 0);
+	/* a process's main thread is the process registration's to follow */
+	ck_assert_int_eq(registry_add_process(r, getpid(), 1000, &q, &s, &p, msg, sizeof(msg)), 0);
+	ck_assert_uint_eq(registry_n_exec_watched(r), 0);
+	registry_remove_process(r, p, true);
+	ck_assert_uint_eq(registry_n_exec_watched(r), 0);
+	worker_stop(&wk);
+}
+END_TEST
+
 /* The iterators visit every managed thread once; the safe one lets its
  * body remove the thread it is on. */
 START_TEST(test_iterators)
@@ -931,6 +963,7 @@ int main(void)
 	tcase_add_test(tc, test_replace_keeps_original);
 	tcase_add_test(tc, test_free_restores_each);
 	tcase_add_test(tc, test_count_owner);
+	tcase_add_test(tc, test_exec_watched);
 	tcase_add_test(tc, test_iterators);
 	tcase_add_test(tc, test_schedstat_rebase);
 	tcase_add_test(tc, test_process_takes_new_threads);
