@@ -663,6 +663,8 @@ static void run_check_rule(struct ctl *c, const char *rule)
 	if (r == EXIT_UNREACHABLE)
 		fprintf(stderr, "rtschedctl: run: --rule %s not checked; the program runs, and its scheduling calls "
 			"get the kernel's answer until rtschedd answers\n", rule);
+	else if (r != 0) /* the check itself refused (its reason printed above): the calls will say more */
+		fprintf(stderr, "rtschedctl: run: --rule %s not checked; the program runs\n", rule);
 	for (size_t i = 0; r == 0 && i < rep.n; i++)
 		for (size_t k = 0; refusing[k]; k++)
 			if (rep.v[i].severity == DIAG_ERROR && strcmp(rep.v[i].code, refusing[k]) == 0) {
