@@ -109,6 +109,7 @@ stream_b() {
 	# starve qemu's vCPU threads, and once (2026-11-27) the guest's RCU
 	# kthread then starved for good (qemu busy, no test ending); a guest
 	# that hangs anyway is stopped by KERNEL_SET=ci's timeout
+	step B "waiting for stream A's make check, before the guest starts"
 	for _ in $(seq 240); do [ -f build/asan.checked ] && break; sleep 5; done
 	step B "build/pkg: make check-kernels KERNEL_SET=ci KERNEL_HOST=no (Debian 12's 6.1 kernel under qemu)"
 	(cd build/pkg && make check-kernels KERNEL_SET=ci KERNEL_HOST=no)
