@@ -646,12 +646,19 @@ static int find_program(const char *name, char *buf, size_t len)
  * passing one (the quota, the watchdog's cooldown) is the program's first
  * call's to say. A daemon that cannot be reached refuses nothing: the
  * program runs, and its calls get the kernel's answer. */
+static bool refuses_rule(const char *code)
+{
+	switch (proto_error_from_code(code)) {
+	case PE_UNKNOWN_ROLE: case PE_POLICY_DENIED: case PE_PRIORITY_DENIED: case PE_CPU_DENIED:
+	case PE_NICE_DENIED: case PE_ABOVE_MAX: case PE_RTPRIO_CAP: case PE_RTTIME_ZERO:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void run_check_rule(struct ctl *c, const char *rule)
 {
-	static const char *const refusing[] = {
-		"unknown-role", "policy-denied", "priority-denied", "cpu-denied", "nice-denied",
-		"above-max-priority", "rtprio-cap", "rttime-zero", NULL,
-	};
 	struct diag_report rep;
 	int r;
 
@@ -666,13 +673,12 @@ static void run_check_rule(struct ctl *c, const char *rule)
 	else if (r != 0) /* the check itself refused (its reason printed above): the calls will say more */
 		fprintf(stderr, "rtschedctl: run: --rule %s not checked; the program runs\n", rule);
 	for (size_t i = 0; r == 0 && i < rep.n; i++)
-		for (size_t k = 0; refusing[k]; k++)
-			if (rep.v[i].severity == DIAG_ERROR && strcmp(rep.v[i].code, refusing[k]) == 0) {
-				fprintf(stderr, "rtschedctl: run: --rule %s: %s: %s; %s\n", rule, rep.v[i].code,
-					rep.v[i].message, rep.v[i].fix);
-				diag_report_free(&rep);
-				exit(EXIT_RULE_REFUSED);
-			}
+		if (rep.v[i].severity == DIAG_ERROR && refuses_rule(rep.v[i].code)) {
+			fprintf(stderr, "rtschedctl: run: --rule %s: %s: %s; %s\n", rule, rep.v[i].code,
+				rep.v[i].message, rep.v[i].fix);
+			diag_report_free(&rep);
+			exit(EXIT_RULE_REFUSED);
+		}
 	diag_report_free(&rep);
 }
 

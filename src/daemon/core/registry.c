@@ -179,11 +179,18 @@ static void thread_free(struct registry *r, struct reg_thread *t)
 /* Is tid still the thread we pinned? A thread pidfd answers with one poll:
  * while it is not readable the thread lives, so its tid cannot have been
  * reused. Without one, compare the start time in /proc. */
+/* Whether t's pidfd answers for the thread itself (a thread pidfd), so one
+ * poll says whether it still runs. */
+static bool pidfd_answers(const struct reg_thread *t)
+{
+	return tnode(t)->pidfd >= 0 && registry_thread_pidfds(tnode(t)->reg);
+}
+
 bool registry_same_thread(const struct reg_thread *t)
 {
 	struct proc_stat st;
 
-	if (tnode(t)->pidfd >= 0 && registry_thread_pidfds(tnode(t)->reg)) {
+	if (pidfd_answers(t)) {
 		struct pollfd p = { .fd = tnode(t)->pidfd, .events = POLLIN };
 		return poll(&p, 1, 0) == 0;
 	}
@@ -194,7 +201,7 @@ bool registry_known_start(struct registry *r, pid_t tid, uint64_t *starttime)
 {
 	struct reg_thread *t = registry_find(r, tid);
 
-	if (!t || !t->starttime || tnode(t)->pidfd < 0 || !registry_thread_pidfds(r) || !registry_same_thread(t))
+	if (!t || !t->starttime || !pidfd_answers(t) || !registry_same_thread(t))
 		return false;
 	*starttime = t->starttime;
 	return true;
@@ -361,7 +368,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	 * policy is set: /proc/TID/stat costs ~7 µs here, on the path from a
 	 * rename to the policy (issue 15). Without one, or to check a journal
 	 * entry, first. */
-	stat_later = !saved && !pin && tnode(t)->pidfd >= 0 && registry_thread_pidfds(r);
+	stat_later = !saved && !pin && pidfd_answers(t);
 	rr = stat_later ? 0 : proc_read_stat(tid, &st);
 	if (rr == 0 && ((saved && st.starttime != saved->starttime) || (pin && st.starttime != pin)))
 		rr = -ESTALE;

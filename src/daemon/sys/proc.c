@@ -65,12 +65,55 @@ int proc_read_fd(int fd, char *buf, size_t len, size_t *used)
 	return 0;
 }
 
-/* Read a file of a task whole into buf: -ESRCH when the task is gone (no
- * such file, or nothing in it), -EFBIG if it does not fit. */
-static int read_task(const char *root, pid_t pid, pid_t tid, const char *name, char *buf, size_t len)
+/* Whether what was read of a /proc file is all of it that matters, so the
+ * read that would find its end is not made: for a /proc file the kernel
+ * formats the whole file again to find that offset. */
+typedef bool (*whole_fn)(const char *buf, size_t n);
+
+/* A one-line file (stat, schedstat): whole at its newline. */
+static bool whole_line(const char *buf, size_t n)
+{
+	return buf[n - 1] == '\n';
+}
+
+/* limits: whole at its last line, Max realtime timeout. */
+static bool whole_limits(const char *buf, size_t n)
+{
+	return buf[n - 1] == '\n' && strstr(buf, "\nMax realtime timeout");
+}
+
+/* fd's file into buf from offset 0 (pread: a kept descriptor), up to its end
+ * or until whole() says so (NULL: to the end): -ESRCH if there is nothing in
+ * it, -EFBIG if it does not fit. */
+static int read_whole(int fd, bool kept, char *buf, size_t len, whole_fn whole)
+{
+	size_t off = 0;
+
+	for (;;) {
+		ssize_t n = kept ? pread(fd, buf + off, len - 1 - off, (off_t)off) : read(fd, buf + off, len - 1 - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		off += (size_t)n;
+		buf[off] = '\0';
+		if (whole && whole(buf, off))
+			break;
+		if (off == len - 1)
+			return -EFBIG;
+	}
+	buf[off] = '\0';
+	return off ? 0 : -ESRCH;
+}
+
+/* Read a file of a task into buf (read_whole()): -ESRCH when the task is
+ * gone (no such file, or nothing in it), -EFBIG if it does not fit. */
+static int read_task(const char *root, pid_t pid, pid_t tid, const char *name, char *buf, size_t len, whole_fn whole)
 {
 	char path[PATH_MAX];
-	size_t n = 0;
 	int fd, r;
 
 	if ((r = task_path(path, sizeof(path), root, pid, tid, name)) < 0)
@@ -78,10 +121,8 @@ static int read_task(const char *root, pid_t pid, pid_t tid, const char *name, c
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	r = proc_read_fd(fd, buf, len, &n);
+	r = read_whole(fd, false, buf, len, whole);
 	close(fd);
-	if (r == 0 && n == 0)
-		r = -ESRCH;
 	return r;
 }
 
@@ -101,7 +142,7 @@ static int read_task_alloc(const char *root, pid_t pid, pid_t tid, const char *n
 			return -ENOMEM;
 		}
 		buf = nb;
-		r = read_task(root, pid, tid, name, buf, len);
+		r = read_task(root, pid, tid, name, buf, len, NULL);
 		if (r != -EFBIG || len >= GROW_MAX)
 			break;
 		len *= 2;
@@ -116,38 +157,11 @@ static int read_task_alloc(const char *root, pid_t pid, pid_t tid, const char *n
 
 int proc_read_stat_at(const char *root, pid_t pid, pid_t tid, struct proc_stat *out)
 {
-	char path[PATH_MAX], buf[STAT_MAX];
-	size_t off = 0;
-	int fd, r;
+	char buf[STAT_MAX];
+	int r;
 
-	if ((r = task_path(path, sizeof(path), root, pid, tid, "stat")) < 0)
+	if ((r = read_task(root, pid, tid, "stat", buf, sizeof(buf), whole_line)) < 0)
 		return r;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	/* one line: done at its newline, without the read that would find the
-	 * end (for which the kernel formats all 52 fields again) */
-	for (r = 0; off < sizeof(buf) - 1;) {
-		ssize_t n = read(fd, buf + off, sizeof(buf) - 1 - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : 0;
-			break;
-		}
-		off += (size_t)n;
-		if (buf[off - 1] == '\n')
-			break;
-	}
-	close(fd);
-	if (r < 0)
-		return r;
-	if (off == 0)
-		return -ESRCH;
-	if (buf[off - 1] != '\n' && off == sizeof(buf) - 1)
-		return -EFBIG;
-	buf[off] = '\0';
 	return proc_parse_stat(buf, out);
 }
 
@@ -163,47 +177,14 @@ int proc_read_status_at(const char *root, pid_t pid, struct proc_status *out)
 	return r;
 }
 
-/* A limits file whole into buf, read from offset 0 on (pread: a kept
- * descriptor). Done at the file's last line, Max realtime timeout: the
- * read that would find the end costs as much as the first (the kernel
- * formats the whole file again to find its offset). -ESRCH if empty. */
-static int read_limits(int fd, bool kept, char *buf, size_t len)
-{
-	size_t off = 0;
-
-	for (;;) {
-		ssize_t n = kept ? pread(fd, buf + off, len - 1 - off, (off_t)off) : read(fd, buf + off, len - 1 - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		off += (size_t)n;
-		buf[off] = '\0';
-		if (buf[off - 1] == '\n' && strstr(buf, "\nMax realtime timeout"))
-			break;
-		if (off == len - 1)
-			return -EFBIG;
-	}
-	buf[off] = '\0';
-	return off ? 0 : -ESRCH;
-}
-
 int proc_read_limits_at(const char *root, pid_t pid, struct proc_rlimits *out)
 {
-	char path[PATH_MAX], buf[SMALL_MAX];
-	int fd, r;
+	char buf[SMALL_MAX];
+	int r;
 
-	if ((r = task_path(path, sizeof(path), root, pid, 0, "limits")) < 0)
+	if ((r = read_task(root, pid, 0, "limits", buf, sizeof(buf), whole_limits)) < 0)
 		return r;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	r = read_limits(fd, false, buf, sizeof(buf));
-	close(fd);
-	return r < 0 ? r : proc_parse_limits(buf, out);
+	return proc_parse_limits(buf, out);
 }
 
 int proc_pin_open(struct proc_pin *pin, pid_t pid)
@@ -250,7 +231,7 @@ int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlim
 	if (owner)
 		*owner = st.st_uid;
 	/* the kernel formats the file afresh for a read from offset 0 */
-	int r = read_limits(pin->limits_fd, true, buf, sizeof(buf));
+	int r = read_whole(pin->limits_fd, true, buf, sizeof(buf), whole_limits);
 
 	return r < 0 ? r : proc_parse_limits(buf, out);
 }
@@ -358,7 +339,7 @@ int proc_read_schedstat(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *delay_
 	unsigned long long a, b, c;
 	int r;
 
-	if ((r = read_task(NULL, pid, tid, "schedstat", buf, sizeof(buf))) < 0)
+	if ((r = read_task(NULL, pid, tid, "schedstat", buf, sizeof(buf), whole_line)) < 0)
 		return r;
 	if (sscanf(buf, "%llu %llu %llu", &a, &b, &c) != 3)
 		return -EINVAL;
