@@ -347,6 +347,81 @@ START_TEST(test_task_owner)
 }
 END_TEST
 
+/* A child that lowers its RLIMIT_RTPRIO to prio and its RLIMIT_RTTIME to
+ * 1234/5678 µs (soft below hard; lowering needs no privilege) (as uid, when root can become it; -1: stays) and
+ * waits for its stdin pipe to close. */
+static pid_t limited_child(uid_t uid, const struct rlimit *prio, int *hold)
+{
+	int p[2];
+	pid_t c;
+
+	ck_assert_int_eq(pipe(p), 0);
+	c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		struct rlimit time = { 1234, 5678 };
+		char b;
+
+		close(p[1]);
+		if (setrlimit(RLIMIT_RTPRIO, prio) < 0 || setrlimit(RLIMIT_RTTIME, &time) < 0)
+			_exit(2);
+		if (uid != (uid_t)-1 && (setgid(uid) < 0 || setuid(uid) < 0))
+			_exit(3);
+		while (read(p[0], &b, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	*hold = p[1];
+	return c;
+}
+
+/* proc_read_limits: by prlimit(2) where the kernel allows it, else from
+ * /proc/PID/limits, each row where the file has it. Another user's process
+ * (root, without CAP_SYS_RESOURCE, is refused prlimit(2)) is read from the
+ * file. */
+START_TEST(test_read_limits)
+{
+	uid_t uids[2] = { (uid_t)-1, 65534 };
+	struct rlimit prio;
+
+	/* soft below hard where the hard limit allows it */
+	ck_assert_int_eq(getrlimit(RLIMIT_RTPRIO, &prio), 0);
+	if (prio.rlim_max == RLIM_INFINITY || prio.rlim_max > 7)
+		prio.rlim_max = 7;
+	prio.rlim_cur = prio.rlim_max > 0 ? prio.rlim_max - 1 : 0;
+	for (int i = 0; i < (getuid() == 0 ? 2 : 1); i++) {
+		struct proc_rlimits l, file;
+		int hold, status, tries = 0;
+		pid_t c = limited_child(uids[i], &prio, &hold);
+
+		/* until the child has set them (its own uid, for the second) */
+		do {
+			ck_assert_int_eq(proc_read_limits_at("/proc", c, &file), 0);
+			if (file.rttime_hard == 5678)
+				break;
+			usleep(1000);
+		} while (++tries < 5000);
+		do {
+			struct proc_status ps;
+			if (uids[i] == (uid_t)-1 || (proc_read_status(c, &ps) == 0 && ps.uid == uids[i]))
+				break;
+			usleep(1000);
+		} while (++tries < 5000);
+		ck_assert_int_eq(proc_read_limits(c, &l), 0);
+		ck_assert_uint_eq(l.rtprio_soft, prio.rlim_cur);
+		ck_assert_uint_eq(l.rtprio_hard, prio.rlim_max);
+		ck_assert_uint_eq(l.rttime_soft, 1234);
+		ck_assert_uint_eq(l.rttime_hard, 5678);
+		ck_assert(memcmp(&l, &file, sizeof(l)) == 0);
+		close(hold);
+		ck_assert_int_eq(waitpid(c, &status, 0), c);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	ck_assert_int_eq(proc_read_limits(0x3fffffff, &(struct proc_rlimits){ 0 }), -ESRCH);
+}
+END_TEST
+
 /* A pinned process: its threads' rlimits as /proc/PID/limits has them, read
  * afresh each time, and their owner as proc_task_owner() says; not another
  * process's thread; nothing once the process is gone (its descriptors name
@@ -487,6 +562,7 @@ int main(void)
 	tcase_add_test(r, test_read_fixture);
 	tcase_add_test(r, test_read_self);
 	tcase_add_test(r, test_task_owner);
+	tcase_add_test(r, test_read_limits);
 	tcase_add_test(r, test_pin);
 	if (geteuid() == 0)
 		tcase_add_test(r, test_task_owner_not_dumpable);

@@ -117,7 +117,8 @@ int proc_read_status(pid_t tid, struct proc_status *out);
  * euid whether or not it is dumpable; ps reads it so). -ESRCH if tid is not
  * a thread of pid (or either is gone). */
 int proc_task_owner(pid_t pid, pid_t tid, uid_t *owner);
-/* /proc/PID/limits. */
+/* The limits of /proc/PID/limits, by prlimit(2) where the kernel allows it
+ * (CAP_SYS_RESOURCE; or root, for root's processes), else from the file. */
 int proc_read_limits(pid_t pid, struct proc_rlimits *out);
 /* /proc/PID/cgroup. */
 int proc_read_cgroup(pid_t pid, struct proc_cgroup *out);
