@@ -376,13 +376,15 @@ static pid_t limited_child(uid_t uid, const struct rlimit *prio, int *hold)
 	return c;
 }
 
-/* proc_read_limits: by prlimit(2) where the kernel allows it, else from
- * /proc/PID/limits, each row where the file has it. Another user's process
+/* proc_read_limits and proc_pin_read_limits: by prlimit(2) where the
+ * kernel allows it, else from /proc/PID/limits, each row where the file has
+ * it. Another user's process
  * (root, without CAP_SYS_RESOURCE, is refused prlimit(2)) is read from the
  * file. */
 START_TEST(test_read_limits)
 {
 	uid_t uids[2] = { (uid_t)-1, 65534 };
+	struct proc_pin pin = PROC_PIN_NONE;
 	struct rlimit prio;
 
 	/* soft below hard where the hard limit allows it */
@@ -414,6 +416,12 @@ START_TEST(test_read_limits)
 		ck_assert_uint_eq(l.rttime_soft, 1234);
 		ck_assert_uint_eq(l.rttime_hard, 5678);
 		ck_assert(memcmp(&l, &file, sizeof(l)) == 0);
+		/* the same through a pin (rtkit's callers) */
+		ck_assert_int_eq(proc_pin_open(&pin, c), 0);
+		memset(&l, 0, sizeof(l));
+		ck_assert_int_eq(proc_pin_read_limits(&pin, c, &l, NULL), 0);
+		ck_assert(memcmp(&l, &file, sizeof(l)) == 0);
+		proc_pin_close(&pin);
 		close(hold);
 		ck_assert_int_eq(waitpid(c, &status, 0), c);
 		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);

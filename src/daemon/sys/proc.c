@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,34 @@ int proc_read_limits_at(const char *root, pid_t pid, struct proc_rlimits *out)
 	return proc_parse_limits(buf, out);
 }
 
+/* RLIMIT_RTPRIO and RLIMIT_RTTIME of pid by prlimit(2): two system calls,
+ * where /proc/PID/limits costs three and the kernel formats sixteen rows
+ * (9 to 14 µs of a rule's match, rename -> applied, bench section 5). The
+ * kernel answers for another user's process only with CAP_SYS_RESOURCE,
+ * so it is tried only with that capability or as root (root's own
+ * processes): -EPERM otherwise, and the caller reads the file. */
+static int prlimit_read(pid_t pid, struct proc_rlimits *out)
+{
+	static int may = -1;
+	struct rlimit prio, time;
+
+	if (may < 0)
+		may = caps_effective(CAP_SYS_RESOURCE) || geteuid() == 0;
+	if (!may)
+		return -EPERM;
+	if (prlimit(pid, RLIMIT_RTPRIO, NULL, &prio) < 0 || prlimit(pid, RLIMIT_RTTIME, NULL, &time) < 0) {
+		/* the capability was dropped since: the file from now on */
+		if (errno == EPERM && geteuid() != 0)
+			may = 0;
+		return -errno;
+	}
+	out->rtprio_soft = prio.rlim_cur;
+	out->rtprio_hard = prio.rlim_max;
+	out->rttime_soft = time.rlim_cur;
+	out->rttime_hard = time.rlim_max;
+	return 0;
+}
+
 int proc_pin_open(struct proc_pin *pin, pid_t pid)
 {
 	char path[32];
@@ -208,6 +237,7 @@ int proc_pin_open(struct proc_pin *pin, pid_t pid)
 		proc_pin_close(pin);
 		return r;
 	}
+	pin->pid = pid;
 	return 0;
 }
 
@@ -225,13 +255,22 @@ int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlim
 	char path[32], buf[SMALL_MAX];
 	struct stat st;
 
+	bool by_pid;
+
 	if (pin->dir_fd < 0 || pin->limits_fd < 0 || tid <= 0)
 		return -ESRCH;
+	/* by its pid first, where the kernel allows it: the fstatat below, in
+	 * the directory that names the process, then says the process was
+	 * alive after it, so the pid was still its own (a pid is not given
+	 * again while its process exists) */
+	by_pid = prlimit_read(pin->pid, out) == 0;
 	snprintf(path, sizeof(path), "task/%d", (int)tid);
 	if (fstatat(pin->dir_fd, path, &st, 0) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
 	if (owner)
 		*owner = st.st_uid;
+	if (by_pid)
+		return 0;
 	/* the kernel formats the file afresh for a read from offset 0 */
 	int r = read_whole(pin->limits_fd, true, buf, sizeof(buf), whole_limits);
 
@@ -297,34 +336,6 @@ int proc_task_owner(pid_t pid, pid_t tid, uid_t *owner)
 	if (stat(path, &st) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
 	*owner = st.st_uid;
-	return 0;
-}
-
-/* RLIMIT_RTPRIO and RLIMIT_RTTIME of pid by prlimit(2): two system calls,
- * where /proc/PID/limits costs three and the kernel formats sixteen rows
- * (9 to 14 µs of a rule's match, rename -> applied, bench section 5). The
- * kernel answers for another user's process only with CAP_SYS_RESOURCE,
- * so it is tried only with that capability or as root (root's own
- * processes): -EPERM otherwise, and the caller reads the file. */
-static int prlimit_read(pid_t pid, struct proc_rlimits *out)
-{
-	static int may = -1;
-	struct rlimit prio, time;
-
-	if (may < 0)
-		may = caps_effective(CAP_SYS_RESOURCE) || geteuid() == 0;
-	if (!may)
-		return -EPERM;
-	if (prlimit(pid, RLIMIT_RTPRIO, NULL, &prio) < 0 || prlimit(pid, RLIMIT_RTTIME, NULL, &time) < 0) {
-		/* the capability was dropped since: the file from now on */
-		if (errno == EPERM && geteuid() != 0)
-			may = 0;
-		return -errno;
-	}
-	out->rtprio_soft = prio.rlim_cur;
-	out->rtprio_hard = prio.rlim_max;
-	out->rttime_soft = time.rlim_cur;
-	out->rttime_hard = time.rlim_max;
 	return 0;
 }
 

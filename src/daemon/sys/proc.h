@@ -148,14 +148,16 @@ int proc_read_alloc(const char *path, size_t max, char **out);
  * its pid: once it is gone they answer ESRCH. fds -1: not open. */
 struct proc_pin {
 	int dir_fd, limits_fd;
+	pid_t pid;
 };
-#define PROC_PIN_NONE ((struct proc_pin){ -1, -1 })
+#define PROC_PIN_NONE ((struct proc_pin){ -1, -1, 0 })
 /* Open pin on process pid. 0 or -errno (-ESRCH: no such process). */
 int proc_pin_open(struct proc_pin *pin, pid_t pid);
 /* Close it (an unopened pin is fine) and mark it unopened. */
 void proc_pin_close(struct proc_pin *pin);
 /* The rlimits of the pinned process, if tid is one of its threads now (one
- * fstatat of task/TID, then the limits read again at offset 0): what
+ * fstatat of task/TID, then the limits read again at offset 0, or before
+ * it by prlimit(2) as proc_read_limits() would): what
  * /proc/TID/limits would say; *owner (if not NULL) gets what
  * proc_task_owner() would, the thread's effective uid. -ESRCH if tid is not
  * its thread, or it is gone, or pin is not open; else as proc_read_limits(). */
