@@ -48,8 +48,14 @@ container_stop() {
 }
 at_exit container_stop
 
-# cin CMD...: run a command inside the container, bounded.
-cin() { timeout "$HANG_S" nsenter -t "$LEADER" -m -u -i -n -p -- env SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"; }
+# nsin CMD...: run a command in the container's namespaces, at its root
+# (-r -w: where the container's mount namespace is not rooted at the
+# container's root, as when nspawn ran in a chroot, the qemu guest's, the
+# namespace's root is not the container's).
+NSIN=(-m -u -i -n -p -r -w)
+nsin() { nsenter -t "$LEADER" "${NSIN[@]}" -- "$@"; }
+# cin CMD...: the same, bounded, without pager or colours.
+cin() { timeout "$HANG_S" nsenter -t "$LEADER" "${NSIN[@]}" -- env SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"; }
 sctl() { cin systemctl --no-pager "$@"; }
 prop() { sctl show -P "$1" "$UNIT"; }
 journal_has() { cin journalctl -u "$UNIT" -o cat | grep -q "$1"; }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon/sys/accounts.h"
+#include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
 #include "daemon/diag/diag.h"
@@ -826,6 +827,29 @@ void registry_rescan(struct registry *r, const struct config *c)
 				process_new_thread(r, c, p, tids[i], true);
 		free(tids);
 	}
+}
+
+size_t registry_repin(struct registry *r)
+{
+	size_t n = 0;
+
+	REGISTRY_FOREACH_THREAD(t, r) {
+		cpu_set_t now;
+		char want[64];
+
+		if (!t->cpus_changed || sched_getaffinity(t->tid, sizeof(now), &now) < 0 ||
+		    CPU_EQUAL(&now, &t->applied.cpus) || !registry_same_thread(t))
+			continue;
+		if (sched_setaffinity(t->tid, sizeof(t->applied.cpus), &t->applied.cpus) < 0) {
+			log_errno(LOG_LEVEL_WARNING, -errno, "tid %d: the kernel changed its CPUs; cannot set them again",
+				  (int)t->tid);
+			continue;
+		}
+		cpulist_format(&t->applied.cpus, want, sizeof(want));
+		log_info("tid %d: the kernel changed its CPUs (a cpuset change); set again to %s", (int)t->tid, want);
+		n++;
+	}
+	return n;
 }
 
 void registry_reapply(struct registry *r, const struct config *c)

@@ -187,6 +187,12 @@ void registry_on_exit(struct registry *r, pid_t tid);
 /* Re-read the task lists of registered processes: new threads are managed,
  * vanished ones dropped. Used after a connector overrun and as the fallback. */
 void registry_rescan(struct registry *r, const struct config *c);
+/* The managed threads whose CPUs rtschedd set and whose affinity the
+ * kernel changed since get them again: before Linux 6.2 a task that moves
+ * between cgroup2 cpusets (systemd enabling the cpuset controller on a slice
+ * for AllowedCPUs=) or whose cpuset changes is given that cpuset's CPUs,
+ * whatever its own affinity was. Returns how many. */
+size_t registry_repin(struct registry *r);
 /* A new configuration: resolve every registration again and apply it; a
  * thread whose role is gone gets its original settings back and leaves. */
 void registry_reapply(struct registry *r, const struct config *c);

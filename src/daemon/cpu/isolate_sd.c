@@ -231,6 +231,36 @@ static void group_by_affinity(struct isolate *m, const char *group, const cpu_se
 	fclose(f);
 }
 
+/* Once systemd has written the cgroups of the properties set so far (it
+ * does before it reads the next message: one Ping), what Linux before 6.2
+ * did to affinities then is undone: a task moved between cpusets, or in a
+ * cpuset that changed, was given that cpuset's CPUs. The tasks this
+ * module moved off iso by affinity leave again, and managed threads get
+ * the CPUs rtschedd set (registry_repin()). */
+static void settle(struct isolate *m, const cpu_set_t *iso)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+
+	if (m->bus && sd_bus_call_method(m->bus, SD_DEST, SD_PATH, "org.freedesktop.DBus.Peer", "Ping", &err, NULL,
+					 NULL) < 0)
+		log_debug("isolation: systemd did not answer a Ping: %s", err.message ? err.message : "no bus");
+	sd_bus_error_free(&err);
+	for (struct iso_rec *r = m->recs; iso && r; r = r->next) {
+		struct proc_stat st;
+		cpu_set_t aff, in;
+
+		if (r->kind != 'A' || sched_getaffinity((pid_t)r->id, sizeof(aff), &aff) < 0)
+			continue;
+		CPU_AND(&in, &aff, iso);
+		if (CPU_COUNT(&in) == 0 || CPU_EQUAL(&in, &aff) || proc_read_stat((pid_t)r->id, &st) < 0 ||
+		    st.starttime != r->starttime)
+			continue;
+		CPU_XOR(&in, &aff, &in);
+		sched_setaffinity((pid_t)r->id, sizeof(in), &in);
+	}
+	registry_repin(m->registry);
+}
+
 /* AllowedCPUs=hk on the unit of group (once; again if hk changed). */
 static int restrict_unit(struct isolate *m, const char *group, const char *unit, const cpu_set_t *hk,
 			 const cpu_set_t *iso)
@@ -327,6 +357,7 @@ int iso_sd_apply(struct isolate *m, const cpu_set_t *hk)
 	/* the root group's own tasks: kernel threads */
 	group_by_affinity(m, "/", &iso);
 	keep_free(&k);
+	settle(m, &iso);
 	if (r < 0)
 		return r;
 	m->hk_applied = *hk;
@@ -367,6 +398,7 @@ void iso_sd_release(struct isolate *m)
 		if (r->kind == 'U')
 			unit_back(m, r);
 	}
+	settle(m, NULL);
 	m->bus = sd_bus_flush_close_unref(m->bus);
 	CPU_ZERO(&m->hk_applied);
 }
@@ -381,6 +413,8 @@ int iso_sd_admit(struct isolate *m, pid_t tid)
 	/* cgroup2 moves no single thread: its unit gets every CPU back, and
 	 * the next sweep restricts what else runs there */
 	unit_back(m, r);
+	/* written before the thread's settings are applied, which it would undo */
+	settle(m, NULL);
 	m->dirty = true;
 	return 0;
 }
