@@ -836,12 +836,13 @@ size_t registry_repin(struct registry *r)
 	REGISTRY_FOREACH_THREAD(t, r) {
 		cpu_set_t now;
 		char want[64];
+		int e;
 
 		if (!t->cpus_changed || sched_getaffinity(t->tid, sizeof(now), &now) < 0 ||
 		    CPU_EQUAL(&now, &t->applied.cpus) || !registry_same_thread(t))
 			continue;
-		if (sched_setaffinity(t->tid, sizeof(t->applied.cpus), &t->applied.cpus) < 0) {
-			log_errno(LOG_LEVEL_WARNING, -errno, "tid %d: the kernel changed its CPUs; cannot set them again",
+		if ((e = task_cpus_write(t->tid, &t->applied.cpus)) < 0) {
+			log_errno(LOG_LEVEL_WARNING, e, "tid %d: the kernel changed its CPUs; cannot set them again",
 				  (int)t->tid);
 			continue;
 		}

@@ -67,6 +67,11 @@ int task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus, const
 	return 0;
 }
 
+int task_cpus_write(pid_t tid, const cpu_set_t *cpus)
+{
+	return sched_setaffinity(tid, sizeof(*cpus), cpus) < 0 ? -errno : 0;
+}
+
 void task_sched_format(const struct task_sched *s, char *buf, size_t len)
 {
 	char cpus[256];

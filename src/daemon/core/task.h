@@ -31,6 +31,9 @@ int task_sched_read(pid_t tid, struct task_sched *out);
  * set_cpus. Returns 0 or the kernel's -errno, saying which call failed
  * through *what ("sched_setattr" or "sched_setaffinity"). */
 int task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus, const char **what);
+/* The CPUs of tid alone (a managed thread's, set again where the kernel
+ * changed them: registry_repin()). 0 or -errno. */
+int task_cpus_write(pid_t tid, const cpu_set_t *cpus);
 /* Format "fifo/10 cpus=0-1" for logs. */
 void task_sched_format(const struct task_sched *s, char *buf, size_t len);
 
