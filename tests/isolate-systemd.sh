@@ -114,17 +114,21 @@ released() { st isolation | grep -q " off$"; }
 # allowed_in UNIT: what a process started in UNIT's slice now may run on
 allowed_in() { cin systemd-run --quiet --wait --pipe --slice="$1" grep Cpus_allowed_list /proc/self/status | awk '{ print $2 }'; }
 has_iso() { case ",$1," in *",$ISO,"*|*"-$ISO,"*) return 0 ;; *) return 1 ;; esac; }
+# units_allowed: "unit ID CPUS" for every unit in the container (CPUS empty:
+# no AllowedCPUs=); one paragraph per unit, and a unit without resource
+# control (a target, a timer) has no AllowedCPUs line at all
+units_allowed() {
+	cin systemctl show '*' -p Id -p AllowedCPUs | awk 'BEGIN { RS = ""; FS = "\n" } {
+		id = ""; a = ""
+		for (i = 1; i <= NF; i++)
+			if ($i ~ /^Id=/) id = substr($i, 4); else if ($i ~ /^AllowedCPUs=/) a = substr($i, 13)
+		if (id != "") print "unit", id, a
+	}'
+}
 # snapshot FILE: every unit's AllowedCPUs= and every task's affinity in the container
 snapshot() {
 	{
-		# one paragraph per unit; a unit without resource control (a
-		# target, a timer) has no AllowedCPUs line at all
-		cin systemctl show '*' -p Id -p AllowedCPUs | awk 'BEGIN { RS = ""; FS = "\n" } {
-			id = ""; a = ""
-			for (i = 1; i <= NF; i++)
-				if ($i ~ /^Id=/) id = substr($i, 4); else if ($i ~ /^AllowedCPUs=/) a = substr($i, 13)
-			if (id != "") print "unit", id, a
-		}'
+		units_allowed
 		cin sh -c 'for s in /proc/[0-9]*/task/[0-9]*/status; do t=${s%/status}; echo "aff ${t##*/} $(sed -n "s/^Cpus_allowed_list:\t//p" $s)"; done' 2>/dev/null
 	} | sort >"$1"
 }
@@ -173,8 +177,7 @@ wait_for isolated && pass "isolated with polkit's rule: $(st isolation | cut -c1
 [ "$(sctl show -P User "$UNIT")" = rtschedd ] && pass "by rtschedd.service as user rtschedd" || fail "User=$(sctl show -P User "$UNIT")"
 HK=$(cin sh -c "seq 0 $LASTCPU | grep -vx $ISO | paste -sd, -")
 # for the log: which units rtschedd narrowed, and what it said
-echo "# units with AllowedCPUs= now: $(cin sh -c 'systemctl list-units --all --plain --no-legend | while read -r u _; do
-	a=$(systemctl show -P AllowedCPUs "$u" 2>/dev/null); [ -z "$a" ] || printf "%s=%s " "$u" "$a"; done')"
+echo "# units with AllowedCPUs= now: $(units_allowed | awk '$3 != "" { printf "%s=%s ", $2, $3 }')"
 cin journalctl -u "$UNIT" -o cat --no-pager | grep -v irq | tail -15 | sed 's/^/# rtschedd: /'
 # iso-other.slice is below iso.slice (a dash in a slice's name is a level):
 # the top-level slice beside system.slice is the one restricted

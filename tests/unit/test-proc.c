@@ -348,8 +348,8 @@ START_TEST(test_task_owner)
 END_TEST
 
 /* A child that lowers its RLIMIT_RTPRIO to prio and its RLIMIT_RTTIME to
- * 1234/5678 µs (soft below hard; lowering needs no privilege) (as uid, when root can become it; -1: stays) and
- * waits for its stdin pipe to close. */
+ * 1234/5678 µs (soft below hard; lowering needs no privilege), then becomes
+ * uid (-1: stays as it is), and waits for the pipe in *hold to close. */
 static pid_t limited_child(uid_t uid, const struct rlimit *prio, int *hold)
 {
 	int p[2];
@@ -377,10 +377,9 @@ static pid_t limited_child(uid_t uid, const struct rlimit *prio, int *hold)
 }
 
 /* proc_read_limits and proc_pin_read_limits: by prlimit(2) where the
- * kernel allows it, else from /proc/PID/limits, each row where the file has
- * it. Another user's process
- * (root, without CAP_SYS_RESOURCE, is refused prlimit(2)) is read from the
- * file. */
+ * kernel allows it, else from /proc/PID/limits; each row as the child set
+ * it and as the file has it. Another user's process (root without
+ * CAP_SYS_RESOURCE is refused prlimit(2)) is read from the file. */
 START_TEST(test_read_limits)
 {
 	uid_t uids[2] = { (uid_t)-1, 65534 };
@@ -397,19 +396,13 @@ START_TEST(test_read_limits)
 		int hold, status, tries = 0;
 		pid_t c = limited_child(uids[i], &prio, &hold);
 
-		/* until the child has set them (its own uid, for the second) */
-		do {
+		/* until the child has set them and become uid */
+		for (struct proc_status ps;; usleep(1000)) {
 			ck_assert_int_eq(proc_read_limits_at("/proc", c, &file), 0);
-			if (file.rttime_hard == 5678)
+			ck_assert_int_eq(proc_read_status(c, &ps), 0);
+			if ((file.rttime_hard == 5678 && (uids[i] == (uid_t)-1 || ps.uid == uids[i])) || ++tries == 5000)
 				break;
-			usleep(1000);
-		} while (++tries < 5000);
-		do {
-			struct proc_status ps;
-			if (uids[i] == (uid_t)-1 || (proc_read_status(c, &ps) == 0 && ps.uid == uids[i]))
-				break;
-			usleep(1000);
-		} while (++tries < 5000);
+		}
 		ck_assert_int_eq(proc_read_limits(c, &l), 0);
 		ck_assert_uint_eq(l.rtprio_soft, prio.rlim_cur);
 		ck_assert_uint_eq(l.rtprio_hard, prio.rlim_max);

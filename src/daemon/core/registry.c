@@ -177,9 +177,6 @@ static void thread_free(struct registry *r, struct reg_thread *t)
 	free(tnode(t));
 }
 
-/* Is tid still the thread we pinned? A thread pidfd answers with one poll:
- * while it is not readable the thread lives, so its tid cannot have been
- * reused. Without one, compare the start time in /proc. */
 /* Whether t's pidfd answers for the thread itself (a thread pidfd), so one
  * poll says whether it still runs. */
 static bool pidfd_answers(const struct reg_thread *t)
@@ -187,6 +184,9 @@ static bool pidfd_answers(const struct reg_thread *t)
 	return tnode(t)->pidfd >= 0 && registry_thread_pidfds(tnode(t)->reg);
 }
 
+/* Is tid still the thread we pinned? A thread pidfd answers with one poll:
+ * while it is not readable the thread lives, so its tid cannot have been
+ * reused. Without one, compare the start time in /proc. */
 bool registry_same_thread(const struct reg_thread *t)
 {
 	struct proc_stat st;

@@ -199,6 +199,20 @@ static struct iso_rec *unit_rec(struct isolate *m, const char *group)
 	return NULL;
 }
 
+/* The affinity aff without iso, in *rest, if aff has CPUs on both sides:
+ * off them already, or pinned onto them alone (the kernel would refuse
+ * an empty mask), it stays. */
+static bool leaves_iso(const cpu_set_t *aff, const cpu_set_t *iso, cpu_set_t *rest)
+{
+	cpu_set_t in;
+
+	CPU_AND(&in, aff, iso);
+	if (CPU_COUNT(&in) == 0 || CPU_EQUAL(&in, aff))
+		return false;
+	CPU_XOR(rest, aff, &in);
+	return true;
+}
+
 /* Every task of group that is not kept leaves iso by affinity. */
 static void group_by_affinity(struct isolate *m, const char *group, const cpu_set_t *iso)
 {
@@ -211,7 +225,7 @@ static void group_by_affinity(struct isolate *m, const char *group, const cpu_se
 	while (fgets(line, sizeof(line), f)) {
 		pid_t tid = (pid_t)atoi(line);
 		struct proc_stat st;
-		cpu_set_t aff, in;
+		cpu_set_t aff, rest;
 
 		if (tid <= 0 || iso_keeps(m, tid) || iso_rec_find(m, 'A', tid) || proc_read_stat(tid, &st) < 0)
 			continue;
@@ -219,13 +233,9 @@ static void group_by_affinity(struct isolate *m, const char *group, const cpu_se
 			iso_kthread(m, tid, st.comm, st.flags, st.starttime, iso);
 			continue;
 		}
-		if (sched_getaffinity(tid, sizeof(aff), &aff) < 0)
+		if (sched_getaffinity(tid, sizeof(aff), &aff) < 0 || !leaves_iso(&aff, iso, &rest))
 			continue;
-		CPU_AND(&in, &aff, iso);
-		if (CPU_COUNT(&in) == 0 || CPU_EQUAL(&in, &aff))
-			continue; /* off the CPUs, or pinned onto them alone: the kernel would refuse */
-		CPU_XOR(&in, &aff, &in);
-		if (sched_setaffinity(tid, sizeof(in), &in) == 0)
+		if (sched_setaffinity(tid, sizeof(rest), &rest) == 0)
 			iso_rec_add(m, 'A', tid, st.starttime, &aff, NULL);
 	}
 	fclose(f);
@@ -247,16 +257,12 @@ static void settle(struct isolate *m, const cpu_set_t *iso)
 	sd_bus_error_free(&err);
 	for (struct iso_rec *r = m->recs; iso && r; r = r->next) {
 		struct proc_stat st;
-		cpu_set_t aff, in;
+		cpu_set_t aff, rest;
 
-		if (r->kind != 'A' || sched_getaffinity((pid_t)r->id, sizeof(aff), &aff) < 0)
-			continue;
-		CPU_AND(&in, &aff, iso);
-		if (CPU_COUNT(&in) == 0 || CPU_EQUAL(&in, &aff) || proc_read_stat((pid_t)r->id, &st) < 0 ||
-		    st.starttime != r->starttime)
-			continue;
-		CPU_XOR(&in, &aff, &in);
-		sched_setaffinity((pid_t)r->id, sizeof(in), &in);
+		if (r->kind == 'A' && sched_getaffinity((pid_t)r->id, sizeof(aff), &aff) == 0 &&
+		    leaves_iso(&aff, iso, &rest) && proc_read_stat((pid_t)r->id, &st) == 0 &&
+		    st.starttime == r->starttime)
+			sched_setaffinity((pid_t)r->id, sizeof(rest), &rest);
 	}
 	registry_repin(m->registry);
 }

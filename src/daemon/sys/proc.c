@@ -254,7 +254,6 @@ int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlim
 {
 	char path[32], buf[SMALL_MAX];
 	struct stat st;
-
 	bool by_pid;
 
 	if (pin->dir_fd < 0 || pin->limits_fd < 0 || tid <= 0)
