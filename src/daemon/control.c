@@ -11,6 +11,15 @@
  * grow). Per uid here means per account (grant.h): a user's subordinate
  * uids share its slots.
  *
+ * The loop serves users, not connections: each account's connections sit
+ * in an epoll set of its own (struct user_conns), which is one source in the
+ * loop, and each dispatch of it reads one message of one of them (epoll
+ * hands its ready connections out in turn). So a user who spreads requests
+ * over a hundred connections gets the turns of one user, another user's
+ * request waits behind about one request of each other busy user, and a
+ * user over a rate limit is held by turning one source off, not each of
+ * its connections.
+ *
  * Nothing a client handed over is closed on the event loop: descriptors it
  * passed (SCM_RIGHTS) that no op kept, and the connection itself, whose
  * queue may hold more of them, go to the closer (closer.h); a client whose
@@ -23,6 +32,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -48,16 +58,27 @@ struct outmsg {
 	char data[];
 };
 
+/* One account's connections: an epoll set, one source in the loop. */
+struct user_conns {
+	struct control *ctl;
+	uid_t uid;                /* the account (grant.h) */
+	int epfd;
+	sd_event_source *src;     /* epfd in the loop; off while held */
+	unsigned n;               /* its connections */
+	uint64_t held_until;      /* none read until then: over a rate limit (0: not held) */
+	struct user_conns *prev, *next;
+};
+
 struct client {
 	struct control *ctl;
+	struct user_conns *acct;
 	int fd;
-	sd_event_source *src;
+	uint32_t events;          /* what acct->epfd waits for on fd */
 	struct peer peer;
 	struct outmsg *head, *tail;
 	size_t queued;
 	bool dead;
 	bool close_paused;        /* not read while its user's closes are pending */
-	uint64_t held_until;      /* not read until then: its user is over a rate limit (0: not held) */
 	struct client *prev, *next;
 };
 
@@ -77,7 +98,8 @@ struct control {
 	unsigned long turned_away;
 	struct closer *closer;
 	unsigned n_close_paused;  /* clients with close_paused set */
-	sd_event_source *hold;    /* the earliest held_until of any client */
+	sd_event_source *hold;    /* the earliest held_until of any account */
+	struct user_conns *users;
 };
 
 /* Accept again (a client went, or the timer ran). */
@@ -96,9 +118,87 @@ static int on_resume(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static struct user_conns *conns_find(const struct control *c, uid_t uid)
+{
+	for (struct user_conns *a = c->users; a; a = a->next)
+		if (a->uid == uid)
+			return a;
+	return NULL;
+}
+
+static int on_user_conns(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/* The account's set, made on its first connection; NULL with errno set. */
+static struct user_conns *conns_get(struct control *c, uid_t uid)
+{
+	struct user_conns *a = conns_find(c, uid);
+	int r;
+
+	if (a)
+		return a;
+	if (!(a = calloc(1, sizeof(*a))))
+		return NULL;
+	a->ctl = c;
+	a->uid = uid;
+	a->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (a->epfd < 0) {
+		free(a);
+		return NULL;
+	}
+	r = sd_event_add_io(c->event, &a->src, a->epfd, EPOLLIN, on_user_conns, a);
+	if (r < 0) {
+		close(a->epfd);
+		free(a);
+		errno = -r;
+		return NULL;
+	}
+	a->next = c->users;
+	if (a->next)
+		a->next->prev = a;
+	c->users = a;
+	return a;
+}
+
+/* An account goes with its last connection, unless it is held: a user
+ * who closes every connection and connects again is still held. */
+static void conns_put(struct user_conns *a)
+{
+	struct control *c = a->ctl;
+
+	if (a->n || a->held_until)
+		return;
+	/* may be the source being dispatched: sd-event frees it afterwards */
+	sd_event_source_disable_unref(a->src);
+	close(a->epfd);
+	if (a->prev)
+		a->prev->next = a->next;
+	else
+		c->users = a->next;
+	if (a->next)
+		a->next->prev = a->prev;
+	free(a);
+}
+
+/* What the account's set waits for on the client's connection. */
+static void client_events(struct client *cl, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = cl };
+
+	if (events == cl->events)
+		return;
+	if (epoll_ctl(cl->acct->epfd, EPOLL_CTL_MOD, cl->fd, &ev) < 0) {
+		/* only out of memory; the connection cannot be served */
+		log_warn("epoll_ctl for client pid %d; dropping it", (int)cl->peer.pid);
+		cl->dead = true;
+		return;
+	}
+	cl->events = events;
+}
+
 static void client_free(struct client *cl)
 {
 	struct control *c = cl->ctl;
+	struct user_conns *a = cl->acct;
 
 	while (cl->head) {
 		struct outmsg *m = cl->head;
@@ -107,7 +207,7 @@ static void client_free(struct client *cl)
 	}
 	if (cl->close_paused)
 		c->n_close_paused--;
-	sd_event_source_disable_unref(cl->src);
+	epoll_ctl(a->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
 	/* in-flight descriptors in its queue are released by this close */
 	closer_close(c->closer, cl->fd, cl->peer.account);
 	if (cl->peer.pidfd >= 0)
@@ -119,7 +219,9 @@ static void client_free(struct client *cl)
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	c->n_clients--;
+	a->n--;
 	free(cl);
+	conns_put(a);
 	accept_resume(c);
 }
 
@@ -137,17 +239,17 @@ static bool client_readable(struct client *cl)
 		else
 			cl->ctl->n_close_paused--;
 	}
-	return cl->queued < QUEUE_PAUSE && !closing && !cl->held_until;
+	return cl->queued < QUEUE_PAUSE && !closing;
 }
 
-/* The earliest held_until of any client, for the hold timer (0: none). */
+/* The earliest held_until of any account, for the hold timer (0: none). */
 static uint64_t next_release(const struct control *c)
 {
 	uint64_t t = 0;
 
-	for (const struct client *cl = c->clients; cl; cl = cl->next)
-		if (cl->held_until && (!t || cl->held_until < t))
-			t = cl->held_until;
+	for (const struct user_conns *a = c->users; a; a = a->next)
+		if (a->held_until && (!t || a->held_until < t))
+			t = a->held_until;
 	return t;
 }
 
@@ -163,8 +265,6 @@ static void hold_arm(struct control *c)
 	sd_event_source_set_enabled(c->hold, SD_EVENT_ONESHOT);
 }
 
-static unsigned uid_clients(const struct control *c, uid_t account);
-
 /* A rate limit refused a request of account's: none of its connections
  * is read until `until`, when its bucket has a token again, or for at most
  * RATE_HOLD_MAX_US times the connections it holds. Its requests wait in
@@ -174,32 +274,36 @@ static unsigned uid_clients(const struct control *c, uid_t account);
  * spreads a flood over, a user costs the loop about one refusal per token
  * its limit gives (or per RATE_HOLD_MAX_US and connection) beside what the
  * limit serves. The cap keeps a refused client answered promptly (with
- * rate-limited) however low its limit. */
-static void hold_account(struct control *c, uid_t account, uint64_t until)
+ * rate-limited) however low its limit. Holding turns the account's one
+ * source off, whatever its number of connections; replies queued for them
+ * (a client that does not read) go out when it is released. */
+static void hold_account(struct user_conns *a, uint64_t until)
 {
-	uint64_t now, most = (uint64_t)RATE_HOLD_MAX_US * uid_clients(c, account);
+	struct control *c = a->ctl;
+	uint64_t now, most = (uint64_t)RATE_HOLD_MAX_US * a->n;
 
 	if (sd_event_now(c->event, CLOCK_MONOTONIC, &now) >= 0 && until > now + most)
 		until = now + most;
-	for (struct client *cl = c->clients; cl; cl = cl->next)
-		if (cl->peer.account == account && !cl->dead && until > cl->held_until) {
-			cl->held_until = until;
-			sd_event_source_set_io_events(cl->src, cl->head ? EPOLLOUT : 0);
-		}
+	if (until <= a->held_until)
+		return;
+	a->held_until = until;
+	sd_event_source_set_enabled(a->src, SD_EVENT_OFF);
 	hold_arm(c);
 }
 
 static int on_hold(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct control *c = userdata;
+	struct user_conns *next;
 
-	for (struct client *cl = c->clients; cl; cl = cl->next)
-		if (cl->held_until && cl->held_until <= usec) {
-			cl->held_until = 0;
-			if (!cl->dead)
-				sd_event_source_set_io_events(cl->src, (client_readable(cl) ? EPOLLIN : 0) |
-								       (cl->head ? EPOLLOUT : 0));
+	for (struct user_conns *a = c->users; a; a = next) {
+		next = a->next;
+		if (a->held_until && a->held_until <= usec) {
+			a->held_until = 0;
+			sd_event_source_set_enabled(a->src, SD_EVENT_ON);
+			conns_put(a);
 		}
+	}
 	hold_arm(c);
 	return 0;
 }
@@ -223,7 +327,8 @@ static int client_flush(struct client *cl)
 		free(m);
 	}
 	/* backpressure: a client that does not read its replies is not read */
-	return sd_event_source_set_io_events(cl->src, (client_readable(cl) ? EPOLLIN : 0) | (cl->head ? EPOLLOUT : 0));
+	client_events(cl, (client_readable(cl) ? EPOLLIN : 0) | (cl->head ? EPOLLOUT : 0));
+	return 0;
 }
 
 void control_resume_closed(struct control *c)
@@ -232,7 +337,7 @@ void control_resume_closed(struct control *c)
 		return;   /* a close finished, and no client waits for one */
 	for (struct client *cl = c->clients; cl; cl = cl->next)
 		if (cl->close_paused && !cl->dead && client_readable(cl))
-			sd_event_source_set_io_events(cl->src, EPOLLIN | (cl->head ? EPOLLOUT : 0));
+			client_events(cl, EPOLLIN | (cl->head ? EPOLLOUT : 0));
 }
 
 /* reply_fn: queue one message. */
@@ -287,9 +392,10 @@ static int take_fds(struct client *cl, struct msghdr *mh, int *keep)
 	return n;
 }
 
-static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+/* One message of the client's, and its replies sent. */
+static void client_event(struct client *cl, uint32_t revents)
 {
-	struct client *cl = userdata;
+	int fd = cl->fd;
 	char buf[PROTO_MSG_MAX + 1];
 	/* room for every descriptor a message can carry: those that did not
 	 * fit would be released by the kernel in this thread, at the end of
@@ -312,7 +418,7 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 				closer_close(cl->ctl->closer, passed, cl->peer.account);
 			}
 			client_free(cl);
-			return 0;
+			return;
 		}
 		if (n > 0) {
 			struct proto_buf out;
@@ -331,20 +437,28 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		}
 	}
 	if (hold)
-		hold_account(cl->ctl, cl->peer.account, hold);
+		hold_account(cl->acct, hold);
 	if (cl->dead || client_flush(cl) < 0 || (revents & (EPOLLHUP | EPOLLERR) && !(revents & EPOLLIN)))
 		client_free(cl);
+}
+
+/* One turn of the account: one of its ready connections, in the order
+ * epoll keeps (a connection served goes to the back). */
+static int on_user_conns(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct epoll_event ev;
+
+	if (epoll_wait(fd, &ev, 1, 0) == 1)
+		client_event(ev.data.ptr, ev.events);
 	return 0;
 }
 
 /* How many connections the account holds. */
 static unsigned uid_clients(const struct control *c, uid_t account)
 {
-	unsigned n = 0;
+	const struct user_conns *a = conns_find(c, account);
 
-	for (const struct client *cl = c->clients; cl; cl = cl->next)
-		n += cl->peer.account == account;
-	return n;
+	return a ? a->n : 0;
 }
 
 /* Pin the client's process with a pidfd, so a connection handed to another
@@ -390,6 +504,20 @@ static void peer_pin(struct peer *p, int cfd)
 	p->pidfd = fd;
 }
 
+/* Out of descriptors: the listening socket stays readable, so without a
+ * pause epoll would call us again at once, forever. */
+static void accept_pause(struct control *c, const char *what)
+{
+	uint64_t now;
+
+	log_warn("%s: not accepting connections until a client disconnects (or for 1 s)", what);
+	c->paused = true;
+	sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
+	sd_event_now(c->event, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(c->resume, now + 1000000);
+	sd_event_source_set_enabled(c->resume, SD_EVENT_ONESHOT);
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct control *c = userdata;
@@ -402,15 +530,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
 		if (cfd < 0) {
 			if (errno == EMFILE || errno == ENFILE) {
-				/* the listening socket stays readable: without a pause
-				 * epoll would call us again at once, forever */
-				uint64_t now;
-				log_warn("accept: not accepting connections until a client disconnects (or for 1 s)");
-				c->paused = true;
-				sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
-				sd_event_now(c->event, CLOCK_MONOTONIC, &now);
-				sd_event_source_set_time(c->resume, now + 1000000);
-				sd_event_source_set_enabled(c->resume, SD_EVENT_ONESHOT);
+				accept_pause(c, "accept");
 			} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
 				log_warn("accept");
 			}
@@ -453,20 +573,28 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		cl->peer.uid = cred.uid;
 		cl->peer.gid = cred.gid;
 		cl->peer.account = account;
-		peer_pin(&cl->peer, cfd);
-		if (sd_event_add_io(c->event, &cl->src, cfd, EPOLLIN, on_client, cl) < 0) {
+		/* a new connection joins its user's set: it does not get round a hold */
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = cl };
+		if (!(cl->acct = conns_get(c, account)) || epoll_ctl(cl->acct->epfd, EPOLL_CTL_ADD, cfd, &ev) < 0) {
+			int e = errno;
+
+			if (cl->acct)
+				conns_put(cl->acct);
 			closer_close(c->closer, cfd, account);
-			if (cl->peer.pidfd >= 0)
-				close(cl->peer.pidfd);
 			free(cl);
+			/* the set of a user's first connection is one more descriptor */
+			if (e == EMFILE || e == ENFILE) {
+				accept_pause(c, "a connection's epoll set");
+				return 0;
+			}
+			log_errno(LOG_LEVEL_WARNING, -e, "cannot watch a connection of uid %u pid %d; closed it",
+				  (unsigned)cred.uid, (int)cred.pid);
 			continue;
 		}
-		/* a new connection does not get round its user's hold */
-		for (const struct client *o = c->clients; o; o = o->next)
-			if (o->peer.account == account && o->held_until > cl->held_until)
-				cl->held_until = o->held_until;
-		if (cl->held_until)
-			sd_event_source_set_io_events(cl->src, 0);
+		cl->events = EPOLLIN;
+		cl->acct->n++;
+		/* after the set: without a pidfd the connection is still served */
+		peer_pin(&cl->peer, cfd);
 		cl->next = c->clients;
 		if (cl->next)
 			cl->next->prev = cl;
@@ -618,6 +746,11 @@ void control_free(struct control *c)
 	c->paused = false; /* no resuming while the clients go */
 	while (c->clients)
 		client_free(c->clients);
+	while (c->users) {
+		/* held, with no connection left */
+		c->users->held_until = 0;
+		conns_put(c->users);
+	}
 	sd_event_source_disable_unref(c->resume);
 	sd_event_source_disable_unref(c->hold);
 	sd_event_source_disable_unref(c->src);

@@ -5,8 +5,10 @@
  * systemd, descriptors passed with a request (one taken, more refused, none
  * leaked), the connection quotas (per uid, and the slots kept for root and
  * admin-group), backpressure on a client that does not read its replies, the
- * drop of one whose replies pass the limit, and the pause when out of
- * descriptors. Runs as any user. The numbers are control.c's: */
+ * drop of one whose replies pass the limit, the pause when out of
+ * descriptors, and turns per user, not per connection (as root: the other
+ * user's connection is made by a child that changed its uid). Runs as any
+ * user. The numbers are control.c's: */
 #define MAX_CLIENTS 4096
 #define RESERVED_PRIVILEGED 64
 #define MAX_PER_UID 128
@@ -55,6 +57,7 @@ static struct {
 	size_t reply_size;        /* bytes of each reply */
 	int huge;                 /* replies to a "huge" request */
 	int privileged;           /* the next this many accepts are privileged */
+	int first_other;          /* requests served before the first of another uid's (-1: none yet) */
 } H;
 
 /* Whether pidfd refers to this process (its fdinfo's Pid:). */
@@ -79,6 +82,8 @@ static uint64_t on_request(void *ud, const struct peer *p, const void *data, siz
 {
 	char buf[PROTO_MSG_MAX];
 
+	if (p->uid != getuid() && H.first_other < 0)
+		H.first_other = H.n_req;
 	H.n_req++;
 	H.last_len = len;
 	memcpy(H.last, data, len < sizeof(H.last) - 1 ? len : sizeof(H.last) - 1);
@@ -247,6 +252,7 @@ static void setup(void)
 	unit_tmpdir(dir, "test-control");
 	snprintf(path, sizeof(path), "%s/run/rtschedd/control", dir);
 	memset(&H, 0, sizeof(H));
+	H.first_other = -1;
 	ck_assert_int_ge(sd_event_new(&ev), 0);
 	unsetenv("LISTEN_FDS");
 	ck_assert_int_eq(closer_new(&closer, ev, on_drained, NULL), 0);
@@ -546,11 +552,12 @@ START_TEST(test_out_of_fds)
 	ck_assert_int_ge(b, 0);
 	unit_log_capture();
 	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
-	/* the lowest limit that leaves exactly one descriptor number free
-	 * (below it: new descriptors take the lowest free number) */
+	/* the lowest limit that leaves exactly two descriptor numbers free
+	 * (below it: new descriptors take the lowest free number): one
+	 * connection and the epoll set of its user's connections */
 	low = old;
 	for (int fd = 0, used = 0;; fd++) {
-		if (fd - used == 1) {
+		if (fd - used == 2) {
 			low.rlim_cur = (rlim_t)fd;
 			break;
 		}
@@ -574,6 +581,83 @@ START_TEST(test_out_of_fds)
 	ck_assert_msg(n == 1, "%u clients after one went (a closed %d, b closed %d); the log: %s", n, a_closed,
 		      b_closed, log);
 	close(closed_by_server(a) ? b : a);
+	pump();
+}
+END_TEST
+
+/* A connection of uid's: made by a child that took the uid, handed back
+ * over a socket pair (the peer's credentials are those of connect()). */
+static int client_as(uid_t uid)
+{
+	int sp[2], fd = -1, status;
+	pid_t pid;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	ck_assert_int_eq(chmod(dir, 0755), 0);   /* the test's directory, for the uid to reach the socket */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(sp[0]);
+		if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+			_exit(2);
+		fd = client();
+		send_with(sp[1], "c", 1, &fd, 1);
+		_exit(fd >= 0 ? 0 : 3);
+	}
+	close(sp[1]);
+	char c;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	if (recvmsg(sp[0], &mh, MSG_CMSG_CLOEXEC) == 1 && CMSG_FIRSTHDR(&mh))
+		memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(fd));
+	close(sp[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child as uid %u: status %d", (unsigned)uid,
+		      status);
+	return fd;
+}
+
+/* The loop gives turns to users, not connections: a user with many
+ * connections full of requests gets one turn, then another user's request
+ * is served. Per connection, the other user's request (pending one loop
+ * iteration later) would wait for one request of each of the first's. */
+START_TEST(test_turns_per_user)
+{
+	enum { CONNS = 20, EACH = 5 };
+	int a[CONNS], b;
+
+	for (int i = 0; i < CONNS; i++) {
+		a[i] = client();
+		ck_assert_int_ge(a[i], 0);
+	}
+	b = client_as(65534);
+	ck_assert_int_ge(b, 0);
+	pump();   /* all accepted */
+	ck_assert_int_eq(control_n_clients(ctl), CONNS + 1);
+	for (int i = 0; i < CONNS; i++)
+		for (int k = 0; k < EACH; k++)
+			send_with(a[i], "v=1 op=status", 13, NULL, 0);
+	/* one iteration: everything of the first user's is pending */
+	ck_assert_int_ge(sd_event_run(ev, 0), 0);
+	send_with(b, "v=1 op=status", 13, NULL, 0);
+	for (int i = 0; i < 10 * CONNS * EACH && H.first_other < 0; i++)
+		ck_assert_int_ge(sd_event_run(ev, 0), 0);
+	ck_assert_msg(H.first_other >= 0 && H.first_other <= 2,
+		      "the other user's request was served after %d of the first user's (at most 2: one turn "
+		      "each)", H.first_other);
+	pump();
+	ck_assert_int_eq(H.n_req, CONNS * EACH + 1);
+	/* every request answered */
+	for (int i = 0; i < CONNS; i++) {
+		for (int k = 0; k < EACH; k++) {
+			const char *r = reply_of(a[i]);
+			ck_assert_msg(strncmp(r, "OK n=", 5) == 0, "connection %d reply %d: '%s'", i, k, r);
+		}
+		close(a[i]);
+	}
+	ck_assert_int_eq(strncmp(reply_of(b), "OK n=", 5), 0);
+	close(b);
 	pump();
 }
 END_TEST
@@ -659,6 +743,10 @@ int main(void)
 	else
 		unit_skip("test_out_of_fds: under valgrind, whose descriptor limit drops a connection accept4() took");
 	tcase_add_test(tc, test_activation);
+	if (geteuid() == 0)
+		tcase_add_test(tc, test_turns_per_user);
+	else
+		unit_skip("test_turns_per_user: needs root, to connect as a second uid");
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
