@@ -34,7 +34,8 @@
 #               container); once stream A's make check is done (its real-time
 #               tests starve qemu), make check-kernels KERNEL_SET=ci in
 #               Debian 12's 6.1 kernel under qemu (KERNEL_HOST=no: the host's
-#               kernel is stream A's)
+#               kernel is stream A's), then tests/isolate-systemd.sh in the
+#               6.12 of bookworm-backports (KERNEL_SUITE)
 # Needs root (real-time policies, test users, systemd-nspawn).
 #
 # irqbalance (installed for tests/irq.sh, which runs an instance of its own)
@@ -113,6 +114,10 @@ stream_b() {
 	for _ in $(seq 240); do [ -f build/asan.checked ] && break; sleep 5; done
 	step B "build/pkg: make check-kernels KERNEL_SET=ci KERNEL_HOST=no (Debian 12's 6.1 kernel under qemu)"
 	(cd build/pkg && make check-kernels KERNEL_SET=ci KERNEL_HOST=no)
+	# isolation under systemd again on a kernel >= 6.2, which keeps a
+	# task's own affinity through cpuset changes (6.1 does not)
+	step B "build/pkg: make check-kernels KERNEL_SUITE=bookworm-backports KERNEL_TESTS=isolate-systemd (Debian 12's backported 6.12)"
+	(cd build/pkg && make check-kernels KERNEL_SET=ci KERNEL_HOST=no KERNEL_SUITE=bookworm-backports KERNEL_TESTS=isolate-systemd)
 	step B done
 }
 stream_b >build/stream-b.log 2>&1 &

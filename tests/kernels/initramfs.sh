@@ -47,13 +47,17 @@ load() {
 	echo "${line%%:*}"
 }
 : >"$STAGE/modules.load"
+# busybox's insmod loads plain .ko files: the 6.12 of bookworm-backports
+# ships them xz-compressed, so they go in uncompressed
 for m in $WANT; do load "$m"; done | while read -r ko; do
+	plain=$(basename "${ko%.ko*}.ko")
 	case "$ko" in
-	*.ko) ;;
-	*) echo "initramfs.sh: $ko is compressed; only plain .ko modules are handled" >&2; exit 1 ;;
+	*.ko) cp "$MODDIR/$ko" "$STAGE/lib/modules/" ;;
+	*.ko.xz) xz -dc "$MODDIR/$ko" >"$STAGE/lib/modules/$plain" ;;
+	*.ko.zst) zstd -dcq "$MODDIR/$ko" >"$STAGE/lib/modules/$plain" ;;
+	*) echo "initramfs.sh: $ko: only plain, .xz and .zst modules are handled" >&2; exit 1 ;;
 	esac
-	cp "$MODDIR/$ko" "$STAGE/lib/modules/"
-	basename "$ko" >>"$STAGE/modules.load"
+	echo "$plain" >>"$STAGE/modules.load"
 done
 
 (cd "$STAGE" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 >"$OUT.tmp"

@@ -9,7 +9,9 @@
 # the newest linux-image-6.1.*-amd64 of bookworm, see fetch.sh; KERNEL_FLAVOUR=rt
 # for its PREEMPT_RT build, where tests/timerlat.sh runs); KERNEL_TESTS
 # (default "register rules restart authz irq-hotplug rlimit catcher isolate-systemd"); KERNEL_TIMEOUT (seconds for the
-# whole guest run, default 5400; 900 with KERNEL_SET=ci); KERNEL_CACHE (see fetch.sh);
+# whole guest run, default 5400; 900 with KERNEL_SET=ci); KERNEL_CACHE and
+# KERNEL_SUITE (see fetch.sh: KERNEL_SUITE=bookworm-backports boots Debian 12's
+# backported 6.12 kernel instead; results then go to out-bookworm-backports/);
 # KERNEL_HOST=no to skip the host run; KERNEL_SET=ci for the reduced set. Results: tests/kernels/out/ in the
 # build tree. Exit status 0 when no test failed in either kernel.
 set -u
@@ -33,7 +35,7 @@ if [ "${KERNEL_SET:-}" = ci ]; then
 	export AUTHZ_UNTIL=handoff
 fi
 TESTS=${KERNEL_TESTS:-register rules restart authz irq-hotplug rlimit catcher isolate-systemd}
-OUT="$top_builddir/tests/kernels/out"
+OUT="$top_builddir/tests/kernels/out${KERNEL_SUITE:+-$KERNEL_SUITE}"
 T0=$(date +%s)
 
 [ "$(id -u)" -eq 0 ] || { echo "check-kernels: run as root (the tests need CAP_SYS_NICE; qemu does not)" >&2; exit 77; }
