@@ -455,8 +455,11 @@ static int takeover(struct daemon *d)
 	/* after subscribing, so no thread created meanwhile is missed */
 	follow_scan(d->follow, false);
 	/* interrupts and kernel threads: what the journal recorded, then the
-	 * configuration's sections (irq-avoid-cpus = auto reads the registry) */
-	if ((r = irqmgr_new(&d->svc.irq, d->event, NULL, d->state, d->svc.registry, c)) < 0)
+	 * configuration's sections (irq-avoid-cpus = auto reads the registry),
+	 * off the CPUs a re-adopted isolation holds from the first write */
+	cpu_set_t isolated;
+	isolate_cpus(d->svc.isolate, &isolated);
+	if ((r = irqmgr_new(&d->svc.irq, d->event, NULL, d->state, d->svc.registry, c, &isolated)) < 0)
 		return r;
 	/* isolated CPUs lose the IRQs nobody claimed, as irq-avoid-cpus does */
 	isolate_set_irq_hook(d->svc.isolate, on_isolated, d->svc.irq);

@@ -558,7 +558,7 @@ START_TEST(test_affinity_set_and_restored)
 {
 	use_copy("vm");
 	cfg = conf("[irq net]\nnet-interface = eth0\ncpus = 1\n");
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg, NULL), 0);
 	ck_assert_str_eq(affinity(37), "1");
 	ck_assert_str_eq(affinity(38), "1");
 	ck_assert_str_eq(affinity(39), "1");
@@ -583,7 +583,7 @@ START_TEST(test_irq_thread_priority)
 {
 	use_copy("vm");
 	cfg = conf("[irq ged]\nmatch = ACPI:Ged\npriority = 60\n[irq net]\nmatch = virtio2-input.0\npriority = 70\n");
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg, NULL), 0);
 	ck_assert_ptr_nonnull(last(50));
 	ck_assert_int_eq(wrote(50)->s.policy, SCHED_FIFO);
 	ck_assert_int_eq(wrote(50)->s.priority, 60);
@@ -624,7 +624,7 @@ START_TEST(test_watch_follows_held_threads)
 {
 	use_copy("vm");
 	cfg = conf("[irq ged]\nmatch = ACPI:Ged\npriority = 60\n");
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg, NULL), 0);
 	watched[0] = '\0';
 	irqmgr_set_watch(mgr, on_watch, NULL);
 	ck_assert_int_eq(irqmgr_sync(mgr), 0);
@@ -645,7 +645,7 @@ START_TEST(test_kthread_sections)
 	use_copy("vm");
 	cfg = conf("[kthread softirq]\nmatch = ksoftirqd/*\npriority = 2\ncpus = 0\n"
 		   "[kthread rcu]\nmatch = rcu_preempt\npolicy = fifo\npriority = 3\n");
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg, NULL), 0);
 	/* ksoftirqd/0 (14) and /1 (22): FIFO 2, CPUs not touched (bound) */
 	ck_assert_int_eq(wrote(14)->s.policy, SCHED_FIFO);
 	ck_assert_int_eq(wrote(14)->s.priority, 2);
@@ -670,7 +670,7 @@ START_TEST(test_guest_usb_priority)
 {
 	use_copy("guest-6.1-xhci");
 	cfg = conf("[daemon]\nmax-priority = 95\n[irq usb-audio]\nusb-id = 46f4:*\npriority = 70\n");
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg, NULL), 0);
 	ck_assert_ptr_nonnull(last(143));
 	ck_assert_int_eq(wrote(143)->s.policy, SCHED_FIFO);
 	ck_assert_int_eq(wrote(143)->s.priority, 70);
@@ -688,7 +688,7 @@ START_TEST(test_usb_device_comes_and_goes)
 {
 	use_copy("desktop-xhci");
 	cfg = conf("[irq scarlett]\nusb-id = 1235:8210\ncpus = 1\n");
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg, NULL), 0);
 	ck_assert_str_eq(affinity(28), "1");
 	for (int irq = 29; irq <= 36; irq++)
 		ck_assert_str_eq(affinity(irq), "0-15");
@@ -712,7 +712,7 @@ START_TEST(test_spread_and_reuse)
 	cfg = conf("[irq nic]\nnet-interface = enp3s0f0\nqueues = 0-3\ncpus = 0-1\nspread = yes\n");
 	/* the fixture has 16 CPUs, this machine fewer: spread over 4-7 */
 	cpulist_parse("4-7", &cfg->irqs[0].cpus, NULL);
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg, NULL), 0);
 	ck_assert_str_eq(affinity(101), "4");
 	ck_assert_str_eq(affinity(102), "5");
 	ck_assert_str_eq(affinity(103), "6");
@@ -738,7 +738,7 @@ START_TEST(test_avoid_cpus)
 {
 	use_copy("vm");
 	cfg = conf("[daemon]\nirq-avoid-cpus = 1\n[irq net]\nmatch = virtio2-input.0\ncpus = 1\n");
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg, NULL), 0);
 	ck_assert_str_eq(affinity(38), "1");        /* claimed: where its section says */
 	ck_assert_str_eq(affinity(24), "0");
 	ck_assert_str_eq(affinity(36), "0");
@@ -773,7 +773,7 @@ START_TEST(test_isolated_cpus)
 
 	use_copy("vm");
 	cfg = conf("[irq net]\nmatch = virtio2-input.0\ncpus = 1\n");
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg, NULL), 0);
 	ck_assert_str_eq(affinity(24), "0-1");
 	CPU_ZERO(&iso);
 	CPU_SET(1, &iso);
@@ -809,7 +809,7 @@ START_TEST(test_number_reused_while_avoided)
 {
 	use_copy("vm");
 	cfg = conf("[daemon]\nirq-avoid-cpus = 1\n");
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, NULL, NULL, cfg, NULL), 0);
 	ck_assert_str_eq(affinity(24), "0");
 	write_file("sys/kernel/irq/24/actions", "newdev\n");
 	write_file("proc/irq/24/smp_affinity_list", "1\n");
@@ -838,7 +838,7 @@ START_TEST(test_journal_after_crash)
 		   "[kthread softirq]\nmatch = ksoftirqd/0\npriority = 2\n");
 	ck_assert_int_eq(registry_new(&reg, event), 0);
 	ck_assert_int_eq(state_open(&st, reg, cfg, path), 0);
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, st, reg, cfg), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, st, reg, cfg, NULL), 0);
 	ck_assert_str_eq(affinity(38), "1");
 	ck_assert_int_eq(wrote(50)->s.priority, 60);
 	/* killed: nothing given back, the journal stays */
@@ -850,7 +850,7 @@ START_TEST(test_journal_after_crash)
 	 * writes stay; the next rtschedd runs without the sections */
 	struct config *c2 = conf("[daemon]\nlog-level = info\n");
 	ck_assert_int_eq(state_open(&st, reg, c2, path), 0);
-	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, st, reg, c2), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, st, reg, c2, NULL), 0);
 	ck_assert_str_eq(affinity(38), "0-1");
 	ck_assert_int_eq(wrote(50)->s.priority, 50);
 	ck_assert_int_eq(wrote(51)->s.priority, 50);
@@ -862,6 +862,52 @@ START_TEST(test_journal_after_crash)
 	state_free(st);
 	registry_free(reg, false);
 	config_free(c2);
+}
+END_TEST
+
+/* A crash while CPU 1 was isolated: the next manager, told at its start
+ * that isolation still holds CPU 1 (re-adopted from the journal), keeps
+ * the IRQs it had moved off CPU 1 there from its first sync, and gives
+ * them back on release. Told nothing, its first sync would restore them
+ * onto CPU 1 until isolation's hook ran. */
+START_TEST(test_isolated_after_crash)
+{
+	struct registry *reg;
+	struct state *st;
+	char path[PATH_MAX * 2];
+	cpu_set_t iso, none;
+
+	use_copy("vm");
+	snprintf(path, sizeof(path), "%s/state", root);
+	cfg = conf("[daemon]\nlog-level = info\n");
+	CPU_ZERO(&iso);
+	CPU_SET(1, &iso);
+	CPU_ZERO(&none);
+	ck_assert_int_eq(registry_new(&reg, event), 0);
+	ck_assert_int_eq(state_open(&st, reg, cfg, path), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, st, reg, cfg, NULL), 0);
+	irqmgr_isolate(mgr, &iso);
+	ck_assert_str_eq(affinity(24), "0");
+	ck_assert_str_eq(affinity(36), "0");
+	/* killed */
+	irqmgr_free(mgr, false);
+	mgr = NULL;
+	state_free(st);
+	ck_assert_int_eq(state_open(&st, reg, cfg, path), 0);
+	ck_assert_int_eq(irqmgr_new(&mgr, event, &env, st, reg, cfg, &iso), 0);
+	ck_assert_str_eq(affinity(24), "0");
+	ck_assert_str_eq(affinity(36), "0");
+	ck_assert_str_eq(cat("proc/irq/default_smp_affinity"), "1");
+	irqmgr_isolate(mgr, &iso);   /* isolation's hook: nothing more to do */
+	ck_assert_str_eq(affinity(36), "0");
+	irqmgr_isolate(mgr, &none);  /* released: the originals the journal kept */
+	ck_assert_str_eq(affinity(24), "0-1");
+	ck_assert_str_eq(affinity(36), "0-1");
+	ck_assert_str_eq(cat("proc/irq/default_smp_affinity"), "3");
+	irqmgr_free(mgr, true);
+	mgr = NULL;
+	state_free(st);
+	registry_free(reg, false);
 }
 END_TEST
 
@@ -1041,6 +1087,7 @@ int main(void)
 	tcase_add_test(g, test_spread_and_reuse);
 	tcase_add_test(g, test_avoid_cpus);
 	tcase_add_test(g, test_isolated_cpus);
+	tcase_add_test(g, test_isolated_after_crash);
 	tcase_add_test(g, test_number_reused_while_avoided);
 	tcase_add_test(g, test_journal_after_crash);
 	tcase_add_test(g, test_diagnosis);

@@ -632,6 +632,13 @@ bool isolate_active(const struct isolate *m)
 	return m && CPU_COUNT(&m->active) > 0;
 }
 
+void isolate_cpus(const struct isolate *m, cpu_set_t *out)
+{
+	CPU_ZERO(out);
+	if (m)
+		*out = m->active;
+}
+
 void isolate_set_irq_hook(struct isolate *m, isolate_irq_fn fn, void *ud)
 {
 	m->irq_fn = fn;

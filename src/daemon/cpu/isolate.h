@@ -81,6 +81,8 @@ void isolate_on_fork(struct isolate *m, pid_t tid, pid_t tgid);
 int isolate_admit(void *m, pid_t tid);
 /* True while CPUs are isolated. */
 bool isolate_active(const struct isolate *m);
+/* The CPUs isolated now (empty: none). NULL is fine. */
+void isolate_cpus(const struct isolate *m, cpu_set_t *out);
 /* The IRQ manager's hook; NULL until that manager runs. */
 void isolate_set_irq_hook(struct isolate *m, isolate_irq_fn fn, void *ud);
 void isolate_status(const struct isolate *m, struct isolate_status *st);

@@ -552,7 +552,7 @@ static void hotplug_follow(struct irqmgr *m)
 }
 
 int irqmgr_new(struct irqmgr **ret, sd_event *e, const struct irq_env *env, struct state *st,
-	       struct registry *registry, const struct config *c)
+	       struct registry *registry, const struct config *c, const cpu_set_t *isolated)
 {
 	struct irqmgr *m = calloc(1, sizeof(*m));
 	int r;
@@ -577,6 +577,8 @@ int irqmgr_new(struct irqmgr **ret, sd_event *e, const struct irq_env *env, stru
 	m->registry = registry;
 	m->config = c;
 	m->announce = true;
+	if (isolated)
+		m->isolated = *isolated;
 	if ((r = sd_event_add_time(e, &m->later, CLOCK_MONOTONIC, 0, HOTPLUG_ACCURACY_USEC, on_later, m)) < 0)
 		return r;
 	sd_event_source_set_enabled(m->later, SD_EVENT_OFF);

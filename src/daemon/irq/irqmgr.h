@@ -84,9 +84,11 @@ struct irqmgr_stats {
  * journal st recorded (st may be NULL), start watching for hotplugged
  * devices when a section needs it. env NULL: the real /proc and /sys.
  * registry (may be NULL) tells irq-avoid-cpus = auto where real-time
- * threads are pinned. */
+ * threads are pinned. isolated (NULL: none) are the CPUs isolation holds
+ * already (a restart that re-adopted it): kept off from the first sync,
+ * so no IRQ the last rtschedd moved off them comes back for a moment. */
 int irqmgr_new(struct irqmgr **ret, sd_event *e, const struct irq_env *env, struct state *st,
-	       struct registry *registry, const struct config *c);
+	       struct registry *registry, const struct config *c, const cpu_set_t *isolated);
 /* A new configuration: apply it; what it no longer claims goes back. */
 void irqmgr_reconfigure(struct irqmgr *m, const struct config *c);
 /* The registry changed: irq-avoid-cpus = auto follows it (deferred). */
