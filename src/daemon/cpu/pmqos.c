@@ -1,6 +1,7 @@
 /* pmqos.c: /dev/cpu_dma_latency and the per-CPU resume latency (see pmqos.h). */
 #include "autoconfig.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -129,6 +130,30 @@ static void journal_take(void *ud, char *line)
 		q->n_cpus = cpu + 1;
 }
 
+/* The CPUs that have the file: the cpu directory's cpuN entries, not a
+ * probe of every number a cpu_set_t holds (1024 sysfs lookups took about
+ * 2.5 ms of rtschedd's start-up on a 2-CPU machine). */
+static void find_present(struct pmqos *q)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	if (kfile_path(dir, sizeof(dir), q->env.sys, "/sys/devices/system/cpu") < 0 || !(d = opendir(dir)))
+		return;
+	while ((e = readdir(d))) {
+		char tail;
+		int cpu;
+
+		if (sscanf(e->d_name, "cpu%d%c", &cpu, &tail) != 1 || cpu < 0 || cpu >= CPU_SETSIZE ||
+		    cpu < q->n_present)
+			continue;
+		if (cpu_path(q, cpu, p, sizeof(p)) == 0 && access(p, F_OK) == 0)
+			q->n_present = cpu + 1;
+	}
+	closedir(d);
+}
+
 int pmqos_new(struct pmqos **ret, const struct pmqos_env *env, struct state *st)
 {
 	struct pmqos *q = calloc(1, sizeof(*q));
@@ -139,11 +164,7 @@ int pmqos_new(struct pmqos **ret, const struct pmqos_env *env, struct state *st)
 		q->env = *env;
 	q->state = st;
 	q->dma_fd = -1;
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		char p[PATH_MAX];
-		if (cpu_path(q, cpu, p, sizeof(p)) == 0 && access(p, F_OK) == 0)
-			q->n_present = cpu + 1;
-	}
+	find_present(q);
 	state_take(st, "Q", journal_take, q);
 	int r = state_add_writer(st, journal_writer, q);
 	if (r < 0) {
