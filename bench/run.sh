@@ -989,25 +989,30 @@ bench_match() {
 	# issue 28: rename and pthread_create -> applied, p99 <= 100 µs under load
 	awk -F, -v load="$load" -v pace="$pace" '
 		NR > 1 { p99[$1] = $4; n[$1] = $2; to[$1] = $6 }
-		function row(what, k) {
+		# fl: the row of the new thread'"'"'s own start-up (pthread_create -> it
+		# runs, no daemon involved), shown beside a thread that names itself:
+		# the daemon cannot see the name before the thread has run
+		function row(what, k, fl) {
 			if (!(k in p99)) { printf "| %s | not measured | n/a |\n", what; return }
-			printf "| %s | %.1f µs (%s samples, %s timeouts) | %s |\n", what, p99[k], n[k], to[k], (p99[k] <= 100 && to[k] == 0 ? "met" : "NOT MET")
+			printf "| %s | %.1f µs (%s samples, %s timeouts%s) | %s |\n", what, p99[k], n[k], to[k],
+				(fl != "" && (fl in p99) ? sprintf("; the thread'"'"'s own start-up alone, pthread_create -> it runs: %.1f µs", p99[fl]) : ""),
+				(p99[k] <= 100 && to[k] == 0 ? "met" : "NOT MET")
 		}
 		END {
 			print "| target | measured | verdict |"
 			print "|---|---|---|"
 			row("rule match p99 <= 100 µs: rename, prctl(PR_SET_NAME) -> applied", "rename -> policy applied")
 			row("rule match p99 <= 100 µs: new thread, its prctl(PR_SET_NAME) -> applied", "new thread named -> policy applied")
-			row("rule match p99 <= 100 µs: new thread from pthread_create (its start-up included)", "create+name -> policy applied")
+			row("rule match p99 <= 100 µs: new thread from pthread_create (its start-up included)", "create+name -> policy applied", "pthread_create -> new thread runs")
 			row("rule match p99 <= 100 µs: new thread created with a matching name, pthread_create -> applied", "created matching -> policy applied")
 			row("rule match p99 <= 100 µs under " load ", back to back: rename -> applied", "rename -> policy applied under " load)
 			row("rule match p99 <= 100 µs under " load ", back to back: new thread, its prctl(PR_SET_NAME) -> applied", "new thread named -> policy applied under " load)
-			row("rule match p99 <= 100 µs under " load ", back to back: new thread from pthread_create -> applied", "create+name -> policy applied under " load)
+			row("rule match p99 <= 100 µs under " load ", back to back: new thread from pthread_create -> applied", "create+name -> policy applied under " load, "pthread_create -> new thread runs under " load)
 			row("rule match p99 <= 100 µs under " load ", back to back: new thread created with a matching name, pthread_create -> applied", "created matching -> policy applied under " load)
 			p = " every " pace " us"
 			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: rename -> applied", "rename -> policy applied" p " under " load)
 			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: new thread, its prctl(PR_SET_NAME) -> applied", "new thread named -> policy applied" p " under " load)
-			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: new thread from pthread_create -> applied", "create+name -> policy applied" p " under " load)
+			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: new thread from pthread_create -> applied", "create+name -> policy applied" p " under " load, "pthread_create -> new thread runs" p " under " load)
 			row("rule match p99 <= 100 µs under " load ", one every " pace " µs: new thread created with a matching name, pthread_create -> applied", "created matching -> policy applied" p " under " load)
 		}' "$csv" >"$RESULTS/match-target.md"
 	echo
