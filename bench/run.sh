@@ -1813,6 +1813,7 @@ bench_flood() {
 # without one: the flood spends the loop's budget, and for the rest of
 # each period the loop is SCHED_OTHER among the hundred flooding
 # processes, so the tail is the fair scheduler's (loop-budget's trade).
+# Called from bench_flood (its status_json, on the same socket path).
 flood_unlimited() {
 	local u=$1 flooder=$2 conns=$3 secs=$4 n=$5 idle_row=$6 i row c0 c1 t0 t1 sent=0 v sd0 sd1
 	printf '[daemon]\nlog-level = warning\nfree-rate-limit = 0\nrate-limit = 1000000\n[rule bench-a]\npolicy = fifo\npriority = 10\n[rule bench-b]\npolicy = fifo\npriority = 11\n[user %s]\nmax-priority = 20\npolicies = fifo,other\n' \
@@ -1825,7 +1826,7 @@ flood_unlimited() {
 		userdel "$u" 2>/dev/null
 		return
 	fi
-	sd0=$("$RTSCHEDCTL" --socket "$TMP/flood.sock" --json status | jq -r .loop_stepdowns)
+	sd0=$(status_json | jq -r .loop_stepdowns)
 	c0=$(flood_cpu_ticks "$FLOOD_DPID")
 	t0=$(date +%s.%N)
 	flood_start "$flooder" "$conns" "$secs" flood-off
@@ -1834,7 +1835,7 @@ flood_unlimited() {
 	for i in "${FLOOD_PIDS[@]}"; do wait "$i"; done
 	t1=$(date +%s.%N)
 	c1=$(flood_cpu_ticks "$FLOOD_DPID")
-	sd1=$("$RTSCHEDCTL" --socket "$TMP/flood.sock" --json status | jq -r .loop_stepdowns)
+	sd1=$(status_json | jq -r .loop_stepdowns)
 	kill -0 "$FLOOD_DPID" 2>/dev/null || broken "rtschedd (rate limits off) died in the flood"
 	bg_stop "$FLOOD_DPID"
 	userdel "$u" 2>/dev/null

@@ -145,10 +145,8 @@ static void find_present(struct pmqos *q)
 		char tail;
 		int cpu;
 
-		if (sscanf(e->d_name, "cpu%d%c", &cpu, &tail) != 1 || cpu < 0 || cpu >= CPU_SETSIZE ||
-		    cpu < q->n_present)
-			continue;
-		if (cpu_path(q, cpu, p, sizeof(p)) == 0 && access(p, F_OK) == 0)
+		if (sscanf(e->d_name, "cpu%d%c", &cpu, &tail) == 1 && cpu >= q->n_present && cpu < CPU_SETSIZE &&
+		    cpu_path(q, cpu, p, sizeof(p)) == 0 && access(p, F_OK) == 0)
 			q->n_present = cpu + 1;
 	}
 	closedir(d);
