@@ -27,6 +27,7 @@ START_TEST(test_good)
 	roundtrip("0-7:2/4", "0-1,4-5");
 	roundtrip("3,3,3", "3");
 	roundtrip("1023", "1023");
+	roundtrip("1020-1023,0,5-6", "0,5-6,1020-1023");
 }
 END_TEST
 

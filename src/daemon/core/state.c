@@ -66,35 +66,46 @@ static void fmt_cpus(bool has, const cpu_set_t *set, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
-static void put_req(FILE *f, const struct grant_request *q)
+/* "-" or v, in b (of 12 characters at least). */
+static const char *opt_int(bool has, int v, char *b, size_t len)
 {
-	char cpus[CPUS_TEXT_MAX];
-
-	fmt_cpus(q->has_cpus, &q->cpus, cpus, sizeof(cpus));
-	fprintf(f, " %s", q->role[0] ? q->role : "-");
-	q->has_policy ? fprintf(f, " %d", q->policy) : fprintf(f, " -");
-	q->has_priority ? fprintf(f, " %d", q->priority) : fprintf(f, " -");
-	q->has_nice ? fprintf(f, " %d", q->nice) : fprintf(f, " -");
-	fprintf(f, " %s", cpus);
+	if (!has)
+		return "-";
+	snprintf(b, len, "%d", v);
+	return b;
 }
 
+/* A request's fields, each after a space: role policy priority nice cpus. */
+static void fmt_req(const struct grant_request *q, char *buf, size_t len)
+{
+	char cpus[CPUS_TEXT_MAX], pol[12], prio[12], nice[12];
+
+	fmt_cpus(q->has_cpus, &q->cpus, cpus, sizeof(cpus));
+	snprintf(buf, len, " %s %s %s %s %s", q->role[0] ? q->role : "-",
+		 opt_int(q->has_policy, q->policy, pol, sizeof(pol)),
+		 opt_int(q->has_priority, q->priority, prio, sizeof(prio)),
+		 opt_int(q->has_nice, q->nice, nice, sizeof(nice)), cpus);
+}
+
+/* One line, one stdio call: a grant writes a thread's line before its
+ * reply, so the line's cost is the grant's */
 static void put_thread(FILE *f, const struct reg_thread *t)
 {
-	char cpus[CPUS_TEXT_MAX];
+	char req[CPUS_TEXT_MAX + 128], cpus[CPUS_TEXT_MAX];
 
-	fprintf(f, "T %d %d %" PRIu64 " %u %d %d", (int)t->tid, (int)t->pid, t->starttime, (unsigned)t->owner,
-		(int)t->source, t->proc ? (int)t->proc->pid : 0);
-	put_req(f, &t->req);
+	fmt_req(&t->req, req, sizeof(req));
 	fmt_cpus(true, &t->original.cpus, cpus, sizeof(cpus));
-	fprintf(f, " %d %d %d %d %s %d\n", t->original.policy, t->original.priority, t->original.nice,
-		t->original.reset_on_fork, cpus, t->cpus_changed);
+	fprintf(f, "T %d %d %" PRIu64 " %u %d %d%s %d %d %d %d %s %d\n", (int)t->tid, (int)t->pid, t->starttime,
+		(unsigned)t->owner, (int)t->source, t->proc ? (int)t->proc->pid : 0, req, t->original.policy,
+		t->original.priority, t->original.nice, t->original.reset_on_fork, cpus, t->cpus_changed);
 }
 
 static void put_process(FILE *f, const struct reg_process *p)
 {
-	fprintf(f, "P %d %" PRIu64 " %u", (int)p->pid, p->starttime, (unsigned)p->owner);
-	put_req(f, &p->req);
-	fputc('\n', f);
+	char req[CPUS_TEXT_MAX + 128];
+
+	fmt_req(&p->req, req, sizeof(req));
+	fprintf(f, "P %d %" PRIu64 " %u%s\n", (int)p->pid, p->starttime, (unsigned)p->owner, req);
 }
 
 /* Rewrite the journal from the registry: temporary file, then rename. */

@@ -91,7 +91,9 @@ int cpulist_format(const cpu_set_t *set, char *buf, size_t len)
 	if (len == 0)
 		return -ENOSPC;
 	buf[0] = '\0';
-	for (int c = 0; c < CPU_SETSIZE; c++) {
+	/* up to the last CPU in the set, not CPU_SETSIZE: a grant's journal
+	 * line formats one */
+	for (int c = 0, left = CPU_COUNT(set); left > 0 && c < CPU_SETSIZE; c++) {
 		int end = c;
 		int n;
 
@@ -99,6 +101,7 @@ int cpulist_format(const cpu_set_t *set, char *buf, size_t len)
 			continue;
 		while (end + 1 < CPU_SETSIZE && CPU_ISSET(end + 1, set))
 			end++;
+		left -= end - c + 1;
 		if (end == c)
 			n = snprintf(buf + off, len - off, "%s%d", off ? "," : "", c);
 		else
