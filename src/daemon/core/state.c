@@ -58,6 +58,8 @@ struct state {
  * (1024) takes about 2,000 characters. A shorter buffer wrote "-" for a
  * long list, and the line then failed to parse at the next start. */
 #define CPUS_TEXT_MAX 4096
+/* " role policy priority nice cpus": fmt_req() never truncates */
+#define REQ_TEXT_MAX (1 + CONFIG_NAME_MAX + 3 * 12 + 4 + CPUS_TEXT_MAX)
 
 /* "-" or the CPU list, into a token without spaces. */
 static void fmt_cpus(bool has, const cpu_set_t *set, char *buf, size_t len)
@@ -91,7 +93,7 @@ static void fmt_req(const struct grant_request *q, char *buf, size_t len)
  * reply, so the line's cost is the grant's */
 static void put_thread(FILE *f, const struct reg_thread *t)
 {
-	char req[CPUS_TEXT_MAX + 128], cpus[CPUS_TEXT_MAX];
+	char req[REQ_TEXT_MAX], cpus[CPUS_TEXT_MAX];
 
 	fmt_req(&t->req, req, sizeof(req));
 	fmt_cpus(true, &t->original.cpus, cpus, sizeof(cpus));
@@ -102,7 +104,7 @@ static void put_thread(FILE *f, const struct reg_thread *t)
 
 static void put_process(FILE *f, const struct reg_process *p)
 {
-	char req[CPUS_TEXT_MAX + 128];
+	char req[REQ_TEXT_MAX];
 
 	fmt_req(&p->req, req, sizeof(req));
 	fprintf(f, "P %d %" PRIu64 " %u%s\n", (int)p->pid, p->starttime, (unsigned)p->owner, req);
