@@ -1685,10 +1685,27 @@ flood_start() {
 	done
 }
 
+# flood_totals NAME CONNS: the sums over abuse-client's last lines in
+# $TMP/NAME1..CONNS, in FL_SENT, FL_ANSWERED, FL_LIMITED, and in FL_LOST the
+# connections whose replies fell short (each named on stdout).
+flood_totals() {
+	local i line v fl_sent fl_replies fl_rate_limited
+	FL_SENT=0 FL_ANSWERED=0 FL_LIMITED=0 FL_LOST=0
+	for i in $(seq "$2"); do
+		line=$(tail -1 "$TMP/$1$i")
+		for v in sent replies rate-limited; do
+			declare "fl_${v//-/_}=$(echo "$line" | tr ' ' '\n' | sed -n "s/^$v=//p")"
+		done
+		FL_SENT=$((FL_SENT + ${fl_sent:-0})) FL_ANSWERED=$((FL_ANSWERED + ${fl_replies:-0}))
+		FL_LIMITED=$((FL_LIMITED + ${fl_rate_limited:-0}))
+		[ -n "${fl_sent:-}" ] && [ "${fl_sent:-0}" = "${fl_replies:-x}" ] || { FL_LOST=$((FL_LOST + 1)); echo "$1 $i: $line"; }
+	done
+}
+
 bench_flood() {
 	local u=rtsd-flood$$ flooder=4243 conns=${BENCH_FLOOD_CONNS:-100} secs idle_n n csv=$RESULTS/flood.csv md=$RESULTS/flood.md
 	local i pids=() p live t0 t1 c0 c1 l0 l1 k0 k1 s0 s1 fifo=0 other=0 hz idle_row flood_row
-	local sent=0 answered=0 limited=0 lost=0 line v
+	local sent answered limited lost
 	section "13. Flood: an unprivileged user floods list/status/metrics/jitter over $conns connections"
 	have bench-register || return
 	[ -x "$top_builddir/tests/abuse-client" ] || { skipped "tests/abuse-client is not built (make tests/abuse-client)"; return; }
@@ -1753,15 +1770,8 @@ bench_flood() {
 	echo "flood:  $flood_row"
 	kill -0 "$FLOOD_DPID" 2>/dev/null || broken "rtschedd died in the flood"
 	bg_stop "$FLOOD_DPID"
-	userdel "$u" 2>/dev/null
-	for i in $(seq "$conns"); do
-		line=$(tail -1 "$TMP/flood$i")
-		for v in sent replies rate-limited; do
-			declare "fl_${v//-/_}=$(echo "$line" | tr ' ' '\n' | sed -n "s/^$v=//p")"
-		done
-		sent=$((sent + ${fl_sent:-0})) answered=$((answered + ${fl_replies:-0})) limited=$((limited + ${fl_rate_limited:-0}))
-		[ -n "${fl_sent:-}" ] && [ "${fl_sent:-0}" = "${fl_replies:-x}" ] || { lost=$((lost + 1)); echo "flood $i: $line"; }
-	done
+	flood_totals flood "$conns"
+	sent=$FL_SENT answered=$FL_ANSWERED limited=$FL_LIMITED lost=$FL_LOST
 	echo
 	echo "flood: $sent requests sent in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s, $answered answered ($limited refused by a rate limit), $lost connections lost replies"
 	echo "loop policy samples (every 100 ms): $fifo SCHED_FIFO, $other SCHED_OTHER"
@@ -1793,6 +1803,7 @@ bench_flood() {
 		if (quick) printf "\nBENCH_QUICK=1: a %d s flood (60 s in the default run).\n", secs
 	}' "$csv" >"$md"
 	flood_unlimited "$u" "$flooder" "$conns" "$secs" "$n" "$idle_row" >>"$md"
+	userdel "$u" 2>/dev/null
 	echo
 	cat "$md"
 	{
@@ -1813,17 +1824,16 @@ bench_flood() {
 # without one: the flood spends the loop's budget, and for the rest of
 # each period the loop is SCHED_OTHER among the hundred flooding
 # processes, so the tail is the fair scheduler's (loop-budget's trade).
-# Called from bench_flood (its status_json, on the same socket path).
+# Called from bench_flood (its configuration, user, and status_json on the
+# same socket path).
 flood_unlimited() {
-	local u=$1 flooder=$2 conns=$3 secs=$4 n=$5 idle_row=$6 i row c0 c1 t0 t1 sent=0 v sd0 sd1
-	printf '[daemon]\nlog-level = warning\nfree-rate-limit = 0\nrate-limit = 1000000\n[rule bench-a]\npolicy = fifo\npriority = 10\n[rule bench-b]\npolicy = fifo\npriority = 11\n[user %s]\nmax-priority = 20\npolicies = fifo,other\n' \
-		"$u" >"$TMP/flood-off.conf"
-	useradd -M -N -g nogroup -d / -s /usr/sbin/nologin "$u" || { broken "cannot add the test user $u"; return; }
+	local u=$1 flooder=$2 conns=$3 secs=$4 n=$5 idle_row=$6 i row c0 c1 t0 t1 sd0 sd1
+	# the defaults' configuration (bench_flood's user and rules) with the limits off
+	sed 's/^\[daemon\]$/[daemon]\nfree-rate-limit = 0\nrate-limit = 1000000/' "$TMP/flood.conf" >"$TMP/flood-off.conf"
 	rm -f "$TMP/flood.sock"
 	bg_start FLOOD_DPID "$RTSCHEDD" --config "$TMP/flood-off.conf" --socket "$TMP/flood.sock"
 	if ! wait_for "$TMP/flood.sock" 5; then
 		broken "rtschedd (rate limits off) for the flood did not start"
-		userdel "$u" 2>/dev/null
 		return
 	fi
 	sd0=$(status_json | jq -r .loop_stepdowns)
@@ -1838,13 +1848,9 @@ flood_unlimited() {
 	sd1=$(status_json | jq -r .loop_stepdowns)
 	kill -0 "$FLOOD_DPID" 2>/dev/null || broken "rtschedd (rate limits off) died in the flood"
 	bg_stop "$FLOOD_DPID"
-	userdel "$u" 2>/dev/null
-	for i in $(seq "$conns"); do
-		v=$(tail -1 "$TMP/flood-off$i" | tr ' ' '\n' | sed -n 's/^sent=//p')
-		sent=$((sent + ${v:-0}))
-	done
+	flood_totals flood-off "$conns" >&2
 	echo "flood, rate limits off: $row" >&2
-	echo "$idle_row $row" | awk -v sent="$sent" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v hz="$(getconf CLK_TCK)" \
+	echo "$idle_row $row" | awk -v sent="$FL_SENT" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v hz="$(getconf CLK_TCK)" \
 		-v sd="$(( ${sd1:-0} - ${sd0:-0} ))" '{
 		# bench-register rows: name mode n fail p50 p90 p99 ...; the flood row starts at field 11
 		printf "\nThe same flood with the rate limits off (free-rate-limit = 0): the flood sent %d requests in %.1f s, the daemon used %.1f%% of one CPU, its loop stepped down %d times.\n\n| target | measured | verdict |\n|---|---|---|\n",
