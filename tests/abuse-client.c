@@ -24,6 +24,10 @@
  *                                        0..400 us of it: registration races thread exit
  *   abuse-client churn N                 print "pid P", wait for a line on stdin, create and join N
  *                                        short-lived threads, print "churned N", exit when stdin closes
+ *   abuse-client storm S NAME            for S seconds, as fast as it can: this thread renames itself
+ *                                        NAME0, NAME1, NAME0... (prctl), and a second thread named
+ *                                        NAME creates and joins threads (each inherits its name);
+ *                                        "storm: renames=R threads=T"
  *   abuse-client threads N               N idle threads: print "tids T1 T2 ...", exit when stdin closes
  *                                        ($ABUSE_NAME: the threads are named NAME1, NAME2...)
  *   abuse-client self SOCK K REQ...      K idle threads of this process; each REQ (with @TID@ = @TID1@,
@@ -852,6 +856,66 @@ static int mode_churn(long n)
 	return 0;
 }
 
+/* --- a storm of process events ------------------------------------------------ */
+
+struct storm {
+	const char *name;
+	struct timespec end;
+	unsigned long threads;
+};
+
+static bool storm_over(const struct storm *st)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > st->end.tv_sec || (now.tv_sec == st->end.tv_sec && now.tv_nsec >= st->end.tv_nsec);
+}
+
+static void *storm_nop(void *arg)
+{
+	return arg;
+}
+
+static void *storm_creator(void *arg)
+{
+	struct storm *st = arg;
+
+	prctl(PR_SET_NAME, st->name);
+	while (!storm_over(st)) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, storm_nop, NULL) != 0)
+			break;
+		pthread_join(th, NULL);
+		st->threads++;
+	}
+	return NULL;
+}
+
+/* Renames and new threads as fast as the machine allows: each is a
+ * process event the connector hands to every listener. */
+static int mode_storm(long seconds, const char *name)
+{
+	struct storm st = { .name = name };
+	unsigned long renames = 0;
+	char comm[16];
+	pthread_t th;
+
+	clock_gettime(CLOCK_MONOTONIC, &st.end);
+	st.end.tv_sec += seconds;
+	if (pthread_create(&th, NULL, storm_creator, &st) != 0)
+		return 1;
+	while (!storm_over(&st)) {
+		snprintf(comm, sizeof(comm), "%s%lu", name, renames % 2);
+		prctl(PR_SET_NAME, comm);
+		renames++;
+	}
+	pthread_join(th, NULL);
+	printf("storm: renames=%lu threads=%lu\n", renames, st.threads);
+	return 0;
+}
+
 /* --- idle threads ---------------------------------------------------------- */
 
 static int idle_pipe[2];
@@ -1072,6 +1136,9 @@ int main(int argc, char **argv)
 		return mode_churn(atol(argv[2]));
 	if (strcmp(mode, "threads") == 0 && argc == 3)
 		return mode_threads(atol(argv[2]));
+	if (strcmp(mode, "storm") == 0 && argc == 4 && atol(argv[2]) > 0 && atol(argv[2]) < ALARM_S &&
+	    strlen(argv[3]) <= 14)
+		return mode_storm(atol(argv[2]), argv[3]);
 	if (argc < 4)
 		usage();
 	sock_path = argv[2];

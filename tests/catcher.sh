@@ -28,6 +28,15 @@ for c in setpriv prlimit chrt unshare pgrep; do
 done
 RH="$top_builddir/tests/run-helper"
 [ -x "$RH" ] || { echo "FAIL - tests/run-helper not built"; exit 1; }
+# libbpf reads the syscall tracepoints' ids in tracefs, which systemd mounts
+# at boot (sys-kernel-tracing.mount); a machine without it gets it for the
+# test, as the daemon's message tells an administrator to do
+TR=/sys/kernel/tracing
+if [ ! -e "$TR/events" ] && mount -t tracefs nodev "$TR" 2>/dev/null; then
+	undo_tracefs() { umount "$TR" 2>/dev/null; }
+	at_exit undo_tracefs
+	echo "# mounted tracefs on $TR for the test"
+fi
 run "$RTSCHEDD" --check
 case "$OUT" in
 *"catcher-unavailable"*"without BPF"*) skip "rtschedd was built without BPF (configure --enable-bpf)" ;;

@@ -12,6 +12,10 @@
 # Then the hold of a user over its limit (control.c): with a burst of 1,
 # each refusal is followed by a served request.
 #
+# Last, a storm of process events by the same user (threads and renames a
+# rule matches but may not grant): the log's refusal lines stay within the
+# per-user cap (core/registry.h, registry_may_log_refusal), counted.
+#
 # It must fail without the budget: LOOP_FLOOD_BUDGET=off tests/loop-flood.sh
 # runs it with loop-budget = off, and the loop never steps down (the
 # kernel never shows it SCHED_OTHER, loop_stepdowns stays 0).
@@ -155,5 +159,53 @@ echo "# 2000 pipelined version requests as uid $FLOODER: ${ok:-?} served, ${limi
 [ "${limited:-0}" -ge 1 ] && [ "${ok:-0}" -ge $(( ${limited:-0} - 1 )) ] &&
 	pass "each refusal was followed by a served request: the user's connection waited for its token ($ok served, $limited refused)" ||
 	fail "the daemon kept reading a user over its limit: $ok served, $limited refused"
+
+# --- a storm of process events: bounded log, the daemon serves on -------------------
+# A rule the flooder's threads match but may not have (rr is not in [user *]'s
+# policies). Each refusal of a thread it has not refused the same way before
+# may be logged, at most REG_LOG_BURST (10) at once and then one a second per
+# user, and a notice says how many went unlogged. Without the cap, 200 new
+# threads write 200 lines, and the storm of renames and new threads
+# after them a line per event (hundreds of thousands in 3 s here). The bound
+# is counted, not timed: it only grows with the seconds the part took.
+storm_start=$SECONDS
+printf '[rule storm]\nthread-name = storm-*\npolicy = rr\npriority = 10\n' >>"$CONF"
+"$RTSCHEDCTL" --socket "$SOCK" reload >/dev/null && pass "reloaded with a rule the flooder's threads match but may not have" ||
+	fail "reload with [rule storm] failed"
+log0=$(wc -l <"$DLOG")
+mkfifo "$TMP/storm.in"
+ABUSE_NAME=storm- setpriv --reuid="$FLOODER" --regid="$FLOODER" --clear-groups "$ABUSE" threads 200 \
+	<"$TMP/storm.in" >"$TMP/storm-threads.out" 2>&1 &
+STH=$!
+exec 7>"$TMP/storm.in"
+refused_storm() { "$RTSCHEDCTL" --socket "$SOCK" list --all 2>/dev/null | grep -c ' storm-' || true; }
+wait_for sh -c "[ \$(\"$RTSCHEDCTL\" --socket \"$SOCK\" list --all 2>/dev/null | grep -c ' storm-') -ge 60 ]" &&
+	pass "the rule's refusals of the flooder's 200 threads are kept for list --all ($(refused_storm) shown, the last 64)" ||
+	fail "list --all shows $(refused_storm) refused storm- threads, not 60 or more"
+sleep 1.1   # a token for the next line, which says how many went unlogged
+OUT=$(setpriv --reuid="$FLOODER" --regid="$FLOODER" --clear-groups "$ABUSE" storm 3 storm- 2>&1)
+echo "# as uid $FLOODER: $OUT"
+case "$OUT" in "storm: renames="*) pass "the flooder's storm ran: $OUT" ;; *) fail "abuse-client storm: $OUT" ;; esac
+"$RTSCHEDCTL" --socket "$SOCK" version >/dev/null && pass "the daemon answers after the storm" || fail "no answer after the storm"
+exec 7>&-
+bounded_wait "$STH" "abuse-client threads"
+secs=$((SECONDS - storm_start + 1))
+lines=$(tail -n +"$((log0 + 1))" "$DLOG" | grep -c 'rule storm matched' || true)
+unlogged=$(tail -n +"$((log0 + 1))" "$DLOG" | sed -n 's/.* \([0-9]*\) refusals\{0,1\} for threads of uid '"$FLOODER"' went unlogged.*/\1/p' |
+	awk '{ n += $1 } END { print n + 0 }')
+echo "# the storm part took about $secs s: $lines refusal lines logged, $unlogged said to be unlogged"
+[ "$lines" -ge 1 ] && [ "$lines" -le $((10 + secs)) ] &&
+	pass "$lines refusal lines for 200 threads and a storm of renames and new threads (at most 10 + 1 a second: $((10 + secs)))" ||
+	fail "$lines refusal lines logged in about $secs s (at most $((10 + secs)) allowed)"
+[ "$unlogged" -ge 150 ] && pass "a notice said $unlogged refusals went unlogged" ||
+	fail "the notices account for $unlogged unlogged refusals, not 150 or more of 200 threads"
+over=$(status_field loop_over_max_us)
+[[ "$over" =~ ^[0-9]+$ ]] && pass "status reports the most a period ran beyond the budget: loop_over_max_us $over" ||
+	fail "status lacks loop_over_max_us: '$over'"
+wait_for sh -c "chrt -p $DPID | grep -q 'SCHED_FIFO'" && pass "the loop is SCHED_FIFO again after the storm" ||
+	fail "the loop stayed at $(chrt -p "$DPID" | head -1) after the storm"
+h spawn w3
+h register w3 -
+case "$HR" in ok\ fifo*) pass "nobody's registration after the storm: $HR" ;; *) fail "registration after the storm: $HR" ;; esac
 helper_stop
 finish

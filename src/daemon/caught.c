@@ -94,7 +94,7 @@ static void on_refused(void *ud, const struct catcher_event *ev)
 			  .pidfd = -1 };
 	if (dispatch_register(c->svc, &p, tid, &req, REG_SOURCE_CAUGHT, NULL, &out, msg, sizeof(msg)) != 0) {
 		c->svc->refusals++;
-		if (!logged_once(c, tid, st.starttime))
+		if (!logged_once(c, tid, st.starttime) && registry_may_log_refusal(c->svc->registry, p.account))
 			log_notice("caught a refused %s(%s %d) of tid %d (pid %d, uid %u): not granted: %s",
 				   call_name(ev->call), policy_to_string(policy), ev->priority, (int)tid, (int)ev->tgid,
 				   (unsigned)ev->uid, msg);

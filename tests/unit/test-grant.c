@@ -659,6 +659,35 @@ START_TEST(test_ratelimit)
 }
 END_TEST
 
+/* The counting take (the log's cap on refusal lines): what it refused is
+ * told with the next token, once, per uid. */
+START_TEST(test_ratelimit_counted)
+{
+	struct ratelimit *rl;
+	const uint64_t t0 = 1000000000;
+	unsigned long missed = 99;
+
+	ck_assert_int_eq(ratelimit_new(&rl), 0);
+	ck_assert(ratelimit_take_counted(rl, 7, t0, 1, 2, &missed));
+	ck_assert_uint_eq(missed, 0);
+	ck_assert(ratelimit_take_counted(rl, 7, t0, 1, 2, &missed));
+	for (int i = 0; i < 5; i++) {
+		ck_assert(!ratelimit_take_counted(rl, 7, t0 + 1000, 1, 2, &missed));
+		ck_assert_uint_eq(missed, 0);
+	}
+	ck_assert(!ratelimit_take(rl, 7, t0 + 2000, 1, 2)); /* the plain take counts too */
+	ck_assert(ratelimit_take_counted(rl, 8, t0, 1, 2, &missed)); /* another uid: its own count */
+	ck_assert_uint_eq(missed, 0);
+	ck_assert(ratelimit_take_counted(rl, 7, t0 + 1000000, 1, 2, &missed));
+	ck_assert_uint_eq(missed, 6);
+	ck_assert(ratelimit_take_counted(rl, 7, t0 + 2000000, 1, 2, &missed));
+	ck_assert_uint_eq(missed, 0);   /* told once */
+	ck_assert(ratelimit_take_counted(rl, 7, t0, 0, 0, &missed)); /* rate 0: off */
+	ck_assert_uint_eq(missed, 0);
+	ratelimit_free(rl);
+}
+END_TEST
+
 /* The wire code of every refusal (ops_wire_error(), the one table): what
  * clients have seen since before the core had refusals of its own. A
  * failure (-errno), or anything outside the table, is internal. */
@@ -975,6 +1004,7 @@ int main(void)
 	tcase_add_test(tc, test_first_refusal_named);
 	tcase_add_test(tc, test_owns);
 	tcase_add_test(tc, test_ratelimit);
+	tcase_add_test(tc, test_ratelimit_counted);
 	tcase_add_test(tc, test_wire_codes);
 	tcase_add_test(tc, test_decide_paths_agree);
 	tcase_add_test(tc, test_decide_cooldown);

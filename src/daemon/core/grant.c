@@ -522,6 +522,7 @@ struct bucket {
 	uid_t uid;
 	double tokens;
 	uint64_t last;
+	unsigned long missed;  /* takes refused since the last that was not */
 };
 
 struct ratelimit {
@@ -535,10 +536,13 @@ int ratelimit_new(struct ratelimit **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
-bool ratelimit_take(struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate, unsigned burst)
+bool ratelimit_take_counted(struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate, unsigned burst,
+			    unsigned long *missed)
 {
 	struct bucket *b = NULL;
 
+	if (missed)
+		*missed = 0;
 	if (rate == 0)
 		return true;
 	for (size_t i = 0; i < rl->n; i++)
@@ -556,18 +560,26 @@ bool ratelimit_take(struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate
 			rl->cap = cap;
 		}
 		b = &rl->b[rl->n++];
-		b->uid = uid;
-		b->tokens = burst;
-		b->last = now;
+		*b = (struct bucket){ .uid = uid, .tokens = burst, .last = now };
 	}
 	b->tokens += (double)(now - b->last) * rate / 1e6;
 	if (b->tokens > burst)
 		b->tokens = burst;
 	b->last = now;
-	if (b->tokens < 1.0)
+	if (b->tokens < 1.0) {
+		b->missed++;
 		return false;
+	}
 	b->tokens -= 1.0;
+	if (missed)
+		*missed = b->missed;
+	b->missed = 0;
 	return true;
+}
+
+bool ratelimit_take(struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate, unsigned burst)
+{
+	return ratelimit_take_counted(rl, uid, now, rate, burst, NULL);
 }
 
 uint64_t ratelimit_wait(const struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate)

@@ -171,6 +171,10 @@ struct ratelimit;
 int ratelimit_new(struct ratelimit **ret);
 /* Take one token for uid at time now_usec; false if the bucket is empty. */
 bool ratelimit_take(struct ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned rate, unsigned burst);
+/* The same, counting what it refuses: when it takes a token, *missed is how
+ * many takes for uid it refused since the last one it allowed. */
+bool ratelimit_take_counted(struct ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned rate, unsigned burst,
+			    unsigned long *missed);
 /* Microseconds from now_usec until uid's bucket holds a token again (0: it
  * does, or uid has none yet, or rate is 0). */
 uint64_t ratelimit_wait(const struct ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned rate);

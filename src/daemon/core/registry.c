@@ -48,11 +48,11 @@ void registry_set_admit(struct registry *r, registry_admit_fn fn, void *ud)
 	r->admit_ud = ud;
 }
 
-static uint64_t now_realtime_usec(void)
+static uint64_t clock_usec(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
@@ -359,7 +359,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	t->req = *req;
 	t->proc = proc;
 	t->source = source;
-	t->since_usec = now_realtime_usec();
+	t->since_usec = clock_usec(CLOCK_REALTIME);
 	/* The pidfd first: from here on the thread cannot vanish unnoticed. */
 	tnode(t)->pidfd = open_pidfd(r, tid, true);
 	if (r->admit)
@@ -469,7 +469,7 @@ static struct reg_recent *recent_slot(struct registry *r, pid_t tid, pid_t pid, 
 	e->tid = tid;
 	e->pid = pid;
 	e->starttime = starttime;
-	e->when_usec = now_realtime_usec();
+	e->when_usec = clock_usec(CLOCK_REALTIME);
 	return e;
 }
 
@@ -696,9 +696,7 @@ void registry_remove_process(struct registry *r, struct reg_process *p, bool res
 	free(pnode(p));
 }
 
-/* Whether thread tid, as it is now (its start time), was refused with
- * `code` the last time: a rescan asks again every period, but says so once. */
-static bool refused_before(struct registry *r, pid_t tid, int code)
+bool registry_refused_before(struct registry *r, pid_t tid, enum reg_source source, const char *rule, int code)
 {
 	struct proc_stat st;
 
@@ -706,8 +704,25 @@ static bool refused_before(struct registry *r, pid_t tid, int code)
 		return false;
 	for (size_t i = 0; i < r->n_recent; i++)
 		if (r->recent[i].tid == tid && r->recent[i].starttime == st.starttime)
-			return r->recent[i].code == code;
+			return r->recent[i].code == code && r->recent[i].source == source &&
+			       strcmp(r->recent[i].rule, rule ? rule : "") == 0;
 	return false;
+}
+
+bool registry_may_log_refusal(struct registry *r, uid_t account)
+{
+	unsigned long missed;
+
+	if (!r->log_rl && ratelimit_new(&r->log_rl) < 0)
+		return true;
+	if (!ratelimit_take_counted(r->log_rl, account, clock_usec(CLOCK_MONOTONIC), REG_LOG_RATE, REG_LOG_BURST,
+				    &missed))
+		return false;
+	if (missed)
+		log_notice("%lu refusal%s for threads of uid %u went unlogged (at most %u at once, then %u a second, "
+			   "per user); `rtschedctl list --all` shows the last %d refused threads", missed,
+			   missed == 1 ? "" : "s", (unsigned)account, REG_LOG_BURST, REG_LOG_RATE, REG_RECENT_MAX);
+	return true;
 }
 
 /* Manage tid, a new thread of registered process p, if the owner's limits
@@ -730,14 +745,16 @@ static void process_new_thread(struct registry *r, const struct config *c, struc
 		return;   /* the role is gone: the reload that took it ends the registration */
 	if (e != 0) {
 		grant_decision_text(&d, msg, sizeof(msg));
-		if (!quiet_repeat || !refused_before(r, tid, e))
+		if ((!quiet_repeat || !registry_refused_before(r, tid, REG_SOURCE_PROCESS, p->req.role, e)) &&
+		    registry_may_log_refusal(r, subj.account))
 			log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
 		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
 		return;
 	}
 	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &d.spec, p, NULL, msg, sizeof(msg));
 	if (e != 0 && e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {
-		if (!quiet_repeat || !refused_before(r, tid, e))
+		if ((!quiet_repeat || !registry_refused_before(r, tid, REG_SOURCE_PROCESS, p->req.role, e)) &&
+		    registry_may_log_refusal(r, subj.account))
 			log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
 		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
 	}
@@ -918,5 +935,6 @@ void registry_free(struct registry *r, bool restore)
 	close(r->exit_ep);
 	sd_event_unref(r->event);
 	free(r->holds);
+	ratelimit_free(r->log_rl);
 	free(r);
 }

@@ -237,6 +237,19 @@ size_t registry_promote(struct registry *r);
  * -errno (see struct reg_recent). */
 void registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
 			   const char *rule, int code, const char *why);
+/* Whether thread tid, as it is now (its start time), was the last time
+ * refused the same way (source, rule or role, code): a rename storm or a
+ * rescan asks again and again, but the log says it once. */
+bool registry_refused_before(struct registry *r, pid_t tid, enum reg_source source, const char *rule, int code);
+/* Whether a refusal for a thread of `account` may be logged now: at most
+ * REG_LOG_BURST at once, then REG_LOG_RATE a second, per account. A user
+ * who renames or creates threads as fast as the machine allows would
+ * otherwise write a line per thread, and journald's own per-service rate
+ * limit would then drop the daemon's other messages (a watchdog's trip
+ * among them). When lines were held back, a notice says how many first. */
+#define REG_LOG_BURST 10u
+#define REG_LOG_RATE 1u
+bool registry_may_log_refusal(struct registry *r, uid_t account);
 /* The diagnosis code (diag.h) of the last apply that failed with
  * apply-failed ("" if none found, or it succeeded). */
 const char *registry_last_diag(struct registry *r);

@@ -87,6 +87,7 @@ struct registry {
 	char last_diag[DIAG_CODE_MAX];            /* the diagnosis of the last apply that failed */
 	struct reg_recent recent[REG_RECENT_MAX]; /* a ring; recent_head is the next slot */
 	size_t recent_head, n_recent;
+	struct ratelimit *log_rl;                 /* refusals' log lines per account (NULL until the first) */
 	/* during registry_reapply: the last process whose rlimits were read
 	 * (they are per process; reading /proc/PID/limits per thread was over
 	 * half of a reload of 10,000 threads) */

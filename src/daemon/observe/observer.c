@@ -358,7 +358,8 @@ static void on_record(void *ud, const struct bpfobs_late *ev)
 		budget_log(o, w, o->scratch);
 }
 
-/* The records waiting: now, whatever else the caller wants. */
+/* The records waiting, up to RB_BATCH (the rest on the loop's next turns):
+ * now, whatever else the caller wants. */
 static void read_records(struct observer *o)
 {
 	int r = bpfobs_events_read(o->bpf, on_record, o);

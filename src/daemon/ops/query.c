@@ -68,6 +68,7 @@ void op_status(struct ctx *x)
 				   : ls.realtime ? loopbuf : "other (budget spent)");
 	proto_add_long(&x->out, "loop_budget_pct", ls.budget_pct);
 	proto_add_long(&x->out, "loop_stepdowns", (long)ls.stepdowns);
+	proto_add_long(&x->out, "loop_over_max_us", (long)(ls.over_max_ns / 1000u));
 	proto_add_long(&x->out, "loop_cpu_ms", (long)(ls.cpu_ns / 1000000u));
 	if (s->safety) {
 		struct safety_status ss;

@@ -138,16 +138,27 @@ int procev_dispatch(const struct procev_handlers *h, void *ud, const void *buf, 
 	return n;
 }
 
+/* At most PROCEV_BATCH datagrams (one event each, as the kernel sends
+ * them) per dispatch; the rest wait in the socket, which stays readable,
+ * for the loop's next turn. A user who forks or renames as fast as the
+ * machine allows keeps the socket full: without the bound the loop would
+ * never come back from here, and its budget (rtloop.h), checked between
+ * dispatches, would bound nothing. An overrun ends the batch too: its
+ * rescan is a dispatch's worth of work. */
 static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct procev *p = userdata;
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
 
-	for (;;) {
+	(void)s;
+	(void)revents;
+	for (unsigned i = 0; i < PROCEV_BATCH; i++) {
 		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 
 		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
 				return 0;
 			if (errno == ENOBUFS) {
 				/* The kernel dropped events: whoever listens must rescan. */
@@ -155,7 +166,7 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
 				log_notice("process events connector overrun: rescanning");
 				if (p->h.on_overrun)
 					p->h.on_overrun(p->ud);
-				continue;
+				return 0;
 			}
 			log_warn("process events connector");
 			return 0;
@@ -164,6 +175,7 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
 		if (r > 0)
 			p->events += (unsigned long)r;
 	}
+	return 0;
 }
 
 int procev_new(struct procev **ret, sd_event *e, const struct procev_handlers *h, void *ud)

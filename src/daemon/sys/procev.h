@@ -9,6 +9,11 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+/* Datagrams read per turn of the event loop (procev.c, on_readable): what
+ * one turn may run past the loop's budget, about 64 x 20 us for events
+ * that each apply a rule. */
+#define PROCEV_BATCH 64u
+
 struct procev_handlers {
 	void (*on_fork)(void *ud, pid_t tid, pid_t tgid);       /* new task tid in process tgid */
 	void (*on_exec)(void *ud, pid_t tid, pid_t tgid);

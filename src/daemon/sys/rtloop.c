@@ -24,6 +24,7 @@ struct rtloop {
 	uint64_t period_end;        /* CLOCK_MONOTONIC ns; 0: no period running */
 	uint64_t period_cpu;        /* the loop's CPU time at the period's start */
 	unsigned long stepdowns;
+	uint64_t over_max;          /* the most CPU time a period ran beyond its budget */
 	sd_event_source *post, *restore;
 };
 
@@ -91,12 +92,18 @@ static int on_post(sd_event_source *s, void *userdata)
 	if (!l->realtime || l->stepped || l->p.budget_pct < 0)
 		return 0;
 	now = clock_ns(CLOCK_MONOTONIC);
+	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	budget = RTLOOP_PERIOD_MS * NSEC_PER_MS * (uint64_t)l->p.budget_pct / 100u;
+	/* what the period ran beyond its budget: the part of the last event
+	 * after the budget ran out, also when that event outlasted the period
+	 * (an upper bound: an event that began after the period's end counts
+	 * whole, as if it had begun in it) */
+	if (l->period_end && cpu - l->period_cpu > budget && cpu - l->period_cpu - budget > l->over_max)
+		l->over_max = cpu - l->period_cpu - budget;
 	if (now >= l->period_end) {
 		period_start(l);
 		return 0;
 	}
-	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	budget = RTLOOP_PERIOD_MS * NSEC_PER_MS * (uint64_t)l->p.budget_pct / 100u;
 	if (cpu - l->period_cpu < budget)
 		return 0;
 	r = set_policy(false, 0);
@@ -189,6 +196,7 @@ void rtloop_get_status(const struct rtloop *l, struct rtloop_status *out)
 	out->realtime = l->realtime && !l->stepped;
 	out->error = l->error;
 	out->stepdowns = l->stepdowns;
+	out->over_max_ns = l->over_max;
 	out->cpu_ns = l->tid == gettid() ? clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
 }
 

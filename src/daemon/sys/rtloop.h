@@ -39,6 +39,7 @@ struct rtloop_status {
 	bool realtime;            /* SCHED_FIFO now */
 	int error;                /* the kernel's refusal (-errno), 0 if none */
 	unsigned long stepdowns;  /* periods whose budget was spent */
+	uint64_t over_max_ns;     /* the most a period ran at real-time priority beyond its budget */
 	uint64_t cpu_ns;          /* the loop's CPU time so far */
 };
 

@@ -7,6 +7,7 @@
 #ifndef RTSCHED_BPFLOAD_H
 #define RTSCHED_BPFLOAD_H
 
+#include <errno.h>
 #include <stddef.h>
 
 #include <bpf/libbpf.h>
@@ -18,5 +19,17 @@ int bpfobs_precheck(char *why, size_t len);
 /* A libbpf error at stage ("open", "load", "attach") as bpfobs_new()'s
  * -errno, with why (what libbpf or the verifier said). */
 int bpfobs_load_error(int err, const char *stage, char *why, size_t len);
+
+/* Records read from a ring buffer per turn of the event loop. A user
+ * drives both rings' producers (a refused call retried in a loop, new
+ * threads that each make one), and ring_buffer__consume() (libbpf 1.1 has
+ * no _n variant) reads until the ring is empty, which a producer on
+ * another CPU can put off for as long as it likes: the loop would not come
+ * back to check its budget (sys/rtloop.h). A record callback that returns
+ * RB_BATCH_END ends the read; libbpf has consumed the records up to it, and
+ * the rest wait in the ring, whose descriptor stays readable, for the
+ * loop's next turn. */
+#define RB_BATCH 64u
+#define RB_BATCH_END (-EAGAIN)
 
 #endif

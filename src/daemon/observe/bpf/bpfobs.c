@@ -72,6 +72,7 @@ struct bpfobs {
 	struct ring_buffer *rb;      /* late wake-ups; NULL without culprit tracking */
 	void (*rb_fn)(void *ud, const struct bpfobs_late *ev);
 	void *rb_ud;
+	unsigned rb_n;  /* records handed on in this read */
 	uint64_t epoch;              /* the last one given to the programs */
 	__u16 *filter;               /* mmapped: filter[tid] = slot + 1 */
 	size_t filter_len;
@@ -294,7 +295,7 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(struct bpfobs_late) && o->rb_fn)
 		o->rb_fn(o->rb_ud, data);
-	return 0;
+	return ++o->rb_n >= RB_BATCH ? RB_BATCH_END : 0;
 }
 
 int bpfobs_new(struct bpfobs **ret, unsigned max_threads, bool culprits, char *why, size_t len)
@@ -518,9 +519,10 @@ int bpfobs_events_read(struct bpfobs *o, void (*fn)(void *ud, const struct bpfob
 		return 0;
 	o->rb_fn = fn;
 	o->rb_ud = ud;
+	o->rb_n = 0;
 	r = ring_buffer__consume(o->rb);
 	o->rb_fn = NULL;
-	return r;
+	return r == RB_BATCH_END ? (int)o->rb_n : r;
 }
 
 int bpfobs_read(struct bpfobs *o, pid_t tid, enum bpfobs_kind kind, struct hist *out)

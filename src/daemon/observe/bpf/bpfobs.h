@@ -124,8 +124,8 @@ int bpfobs_late(struct bpfobs *o, pid_t tid, uint64_t late[2], uint64_t *dropped
 /* The descriptor to poll for late wake-ups' records; -1 without culprit
  * tracking. */
 int bpfobs_events_fd(struct bpfobs *o);
-/* Hand every record waiting to fn, oldest first; the number handed, or
- * -errno. A record is valid only during the call. */
+/* Hand the records waiting to fn, oldest first, at most RB_BATCH
+ * (bpfload.h) of them; the number handed, or -errno. A record is valid only during the call. */
 int bpfobs_events_read(struct bpfobs *o, void (*fn)(void *ud, const struct bpfobs_late *ev), void *ud);
 /* Run time and event counts per program (when kernel.bpf_stats_enabled is
  * 1), memory and slots. -EIO if /proc/self/fdinfo could not be read. */

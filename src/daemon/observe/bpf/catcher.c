@@ -20,6 +20,7 @@ struct catcher {
 	struct ring_buffer *rb;
 	void (*fn)(void *ud, const struct catcher_event *ev);
 	void *ud;
+	unsigned n_read;  /* records handed on in this read */
 };
 
 /* ring_buffer's callback: one record, handed on if whole. */
@@ -29,7 +30,7 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(struct catcher_event) && c->fn)
 		c->fn(c->ud, data);
-	return 0;
+	return ++c->n_read >= RB_BATCH ? RB_BATCH_END : 0;
 }
 
 int catcher_new(struct catcher **ret, char *why, size_t len)
@@ -89,7 +90,8 @@ int catcher_read(struct catcher *c, void (*fn)(void *ud, const struct catcher_ev
 
 	c->fn = fn;
 	c->ud = ud;
+	c->n_read = 0;
 	r = ring_buffer__consume(c->rb);
 	c->fn = NULL;
-	return r;
+	return r == RB_BATCH_END ? (int)c->n_read : r;
 }

@@ -29,7 +29,8 @@ int catcher_new(struct catcher **ret, char *why, size_t len);
 void catcher_free(struct catcher *c);
 /* The descriptor to poll for refusals. */
 int catcher_fd(struct catcher *c);
-/* Hand every waiting refusal to fn, oldest first; the number, or -errno. */
+/* Hand the waiting refusals to fn, oldest first, at most RB_BATCH
+ * (bpfload.h) of them; the number, or -errno. */
 int catcher_read(struct catcher *c, void (*fn)(void *ud, const struct catcher_event *ev), void *ud);
 
 #endif
