@@ -24,7 +24,15 @@ struct follow {
 	sd_event_source *rescan_timer;
 	uint64_t scan_usec;             /* duration of the last full /proc scan */
 	size_t scan_tasks;              /* tasks it looked at */
+	struct rules_walk walk;         /* the rescan after lost events, FOLLOW_WALK_TASKS a turn */
+	sd_event_source *walk_src;      /* a defer source: on while the walk goes */
+	bool walk_again;                /* events were lost during it: once more from the start */
 };
+
+/* What a rescan looks at per turn of the loop: as the connector's turn
+ * (sys/procev.h), at most 64 tasks, for at most 200 us, checked every 4. */
+#define FOLLOW_WALK_TASKS PROCEV_BATCH
+#define FOLLOW_WALK_STEP 4u
 
 /* What a rule's grant goes through (rules.h). */
 static struct rules_ctx rules_of(const struct follow *f)
@@ -88,13 +96,49 @@ static void ev_exit(void *ud, pid_t tid, pid_t tgid)
 	jitter_on_exit(f->svc->jitter, tid);
 }
 
+/* What events could have told, looked for again: the registered
+ * processes' task lists now, and /proc for rule matches a few tasks a turn
+ * (on_walk); a walk under way starts over once it ends. */
+static void rescan(struct follow *f)
+{
+	registry_rescan(f->svc->registry, f->svc->config);
+	if (!f->svc->config->n_auto_rules)
+		return;
+	if (sd_event_source_get_enabled(f->walk_src, NULL) > 0)
+		f->walk_again = true;
+	else
+		sd_event_source_set_enabled(f->walk_src, SD_EVENT_ON);
+}
+
+static int on_walk(sd_event_source *s, void *userdata)
+{
+	struct follow *f = userdata;
+	struct rules_ctx x = rules_of(f);
+	struct timespec a, b;
+	bool done = false;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (unsigned n = 0; !done && n < FOLLOW_WALK_TASKS; n += FOLLOW_WALK_STEP) {
+		done = rules_walk_step(&x, &f->walk, FOLLOW_WALK_STEP, false);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if ((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 >= PROCEV_SLICE_US)
+			break;
+	}
+	if (!done)
+		return 0;
+	if (f->walk_again)
+		f->walk_again = false; /* the next turn starts it over */
+	else
+		sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	f->svc->hooks->changed(f->svc->ud);
+	return 0;
+}
+
 static void ev_overrun(void *ud)
 {
 	struct follow *f = ud;
-	struct rules_ctx x = rules_of(f);
 
-	registry_rescan(f->svc->registry, f->svc->config);
-	rules_scan(&x, false);
+	rescan(f);
 	isolate_thread_gone(f->svc->isolate); /* forks were lost too: sweep again */
 }
 
@@ -103,10 +147,8 @@ static void ev_overrun(void *ud)
 static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct follow *f = userdata;
-	struct rules_ctx x = rules_of(f);
 
-	registry_rescan(f->svc->registry, f->svc->config);
-	rules_scan(&x, false);
+	rescan(f);
 	f->svc->hooks->changed(f->svc->ud);
 	return 0;
 }
@@ -132,6 +174,13 @@ int follow_new(struct follow **ret, sd_event *e, struct service *svc)
 			return r;
 		sd_event_source_set_enabled(f->rescan_timer, SD_EVENT_OFF);
 	}
+	r = sd_event_add_defer(e, &f->walk_src, on_walk, f);
+	if (r < 0) {
+		procev_free(f->procev);
+		sd_event_source_disable_unref(f->rescan_timer);
+		return r;
+	}
+	sd_event_source_set_enabled(f->walk_src, SD_EVENT_OFF);
 	*ret = TAKE_PTR(f);
 	return 0;
 }
@@ -202,5 +251,7 @@ void follow_free(struct follow *f)
 		return;
 	procev_free(f->procev);
 	sd_event_source_disable_unref(f->rescan_timer);
+	sd_event_source_disable_unref(f->walk_src);
+	rules_walk_stop(&f->walk);
 	free(f);
 }

@@ -720,7 +720,7 @@ bool registry_may_log_refusal(struct registry *r, uid_t account)
 		return false;
 	if (missed)
 		log_notice("%lu refusal%s for threads of uid %u went unlogged (at most %u at once, then %u a second, "
-			   "per user); `rtschedctl list --all` shows the last %d refused threads", missed,
+			   "per user); `rtschedctl list --all` shows the last %d threads refused or let go", missed,
 			   missed == 1 ? "" : "s", (unsigned)account, REG_LOG_BURST, REG_LOG_RATE, REG_RECENT_MAX);
 	return true;
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,35 +268,62 @@ void rules_on_process(const struct rules_ctx *x, pid_t pid)
 	free(tids);
 }
 
+void rules_walk_stop(struct rules_walk *w)
+{
+	if (w->proc)
+		closedir(w->proc);
+	free(w->tids);
+	*w = (struct rules_walk){ .seen = w->seen };
+}
+
+bool rules_walk_step(const struct rules_ctx *x, struct rules_walk *w, size_t max_tasks, bool force)
+{
+	struct dirent *de;
+	size_t done = 0;
+
+	if (!w->proc) {
+		w->seen = 0;
+		if (!(w->proc = opendir("/proc")))
+			return true;
+	}
+	while (done < max_tasks) {
+		if (w->i < w->n) {
+			rules_on_task(x, w->tids[w->i++], w->pid, NULL, force);
+			done++;
+			continue;
+		}
+		free(w->tids);
+		w->tids = NULL;
+		w->n = w->i = 0;
+		if (!(de = readdir(w->proc))) {
+			w->seen += done;
+			rules_walk_stop(w);
+			return true;
+		}
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || proc_list_tasks((pid_t)pid, &w->tids, &w->n) < 0) {
+			w->n = 0;
+			continue;
+		}
+		w->pid = (pid_t)pid;
+	}
+	w->seen += done;
+	return false;
+}
+
 size_t rules_scan(const struct rules_ctx *x, bool force)
 {
 	struct registry *r = x->registry;
 	const struct config *c = x->config;
 	struct reg_thread *t, *tn;
-	struct dirent *de;
-	size_t seen = 0;
-	DIR *proc;
+	struct rules_walk w = { 0 };
 
 	/* rule-managed threads whose rule is gone or changed are looked at in the walk */
-	if (c->n_auto_rules) {
-		proc = opendir("/proc");
-		if (!proc)
-			return 0;
-		while ((de = readdir(proc))) {
-			char *end;
-			long pid = strtol(de->d_name, &end, 10);
-			pid_t *tids;
-			size_t n;
-
-			if (*end || pid <= 0 || proc_list_tasks((pid_t)pid, &tids, &n) < 0)
-				continue;
-			for (size_t i = 0; i < n; i++)
-				rules_on_task(x, tids[i], (pid_t)pid, NULL, force);
-			seen += n;
-			free(tids);
-		}
-		closedir(proc);
-	}
+	if (c->n_auto_rules)
+		while (!rules_walk_step(x, &w, SIZE_MAX, force))
+			;
 	/* with no rules left, what rules managed goes back */
 	for (t = registry_thread_next(r, NULL); t; t = tn) {
 		tn = registry_thread_next(r, t);
@@ -304,5 +332,5 @@ size_t rules_scan(const struct rules_ctx *x, bool force)
 		else if (t->source == REG_SOURCE_RULE && !c->n_auto_rules)
 			registry_remove_thread(r, t, true);
 	}
-	return seen;
+	return w.seen;
 }

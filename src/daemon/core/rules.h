@@ -35,4 +35,23 @@ void rules_on_process(const struct rules_ctx *x, pid_t pid);
  * (reload). Returns the number of tasks looked at. */
 size_t rules_scan(const struct rules_ctx *x, bool force);
 
+/* The same scan a few tasks at a time, for the event loop's turns: a
+ * rescan after lost process events (which any user can cause) must not
+ * hold a real-time loop for as long as the machine has threads. Zeroed to
+ * start; /proc is read in order of pid, so a walk resumed a turn later
+ * goes on where it stopped (processes born since are the connector's). */
+struct rules_walk {
+	void *proc;      /* DIR of /proc, NULL before the start */
+	pid_t pid;       /* the process whose tasks are being looked at */
+	pid_t *tids;
+	size_t n, i;     /* its tasks, and the next one to look at */
+	size_t seen;     /* tasks looked at so far */
+};
+/* Look at up to max_tasks more tasks. True when the walk has reached the
+ * end of /proc (or cannot open it): it is closed then, and may start
+ * again; w->seen says how many tasks it looked at. */
+bool rules_walk_step(const struct rules_ctx *x, struct rules_walk *w, size_t max_tasks, bool force);
+/* Stop a walk anywhere (nothing to do for one at the start or the end). */
+void rules_walk_stop(struct rules_walk *w);
+
 #endif

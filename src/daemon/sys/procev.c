@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/sys/log.h"
@@ -138,21 +139,30 @@ int procev_dispatch(const struct procev_handlers *h, void *ud, const void *buf, 
 	return n;
 }
 
+static uint64_t mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 /* At most PROCEV_BATCH datagrams (one event each, as the kernel sends
- * them) per dispatch; the rest wait in the socket, which stays readable,
- * for the loop's next turn. A user who forks or renames as fast as the
- * machine allows keeps the socket full: without the bound the loop would
- * never come back from here, and its budget (rtloop.h), checked between
- * dispatches, would bound nothing. An overrun ends the batch too: its
+ * them) per dispatch, for at most PROCEV_SLICE_US; the rest wait in the
+ * socket, which stays readable, for the loop's next turn. A user who forks
+ * or renames as fast as the machine allows keeps the socket full: without
+ * the bound the loop would never come back from here, and its budget
+ * (rtloop.h), checked between dispatches, would bound nothing. An overrun ends the batch too: its
  * rescan is a dispatch's worth of work. */
 static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct procev *p = userdata;
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	uint64_t end = mono_usec() + PROCEV_SLICE_US;
 
 	(void)s;
 	(void)revents;
-	for (unsigned i = 0; i < PROCEV_BATCH; i++) {
+	for (unsigned i = 0; i < PROCEV_BATCH && (i == 0 || mono_usec() < end); i++) {
 		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 
 		if (n < 0) {

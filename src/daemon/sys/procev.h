@@ -9,10 +9,14 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
-/* Datagrams read per turn of the event loop (procev.c, on_readable): what
- * one turn may run past the loop's budget, about 64 x 20 us for events
- * that each apply a rule. */
+/* What one turn of the event loop reads (procev.c, on_readable): at most
+ * PROCEV_BATCH datagrams, and no more once PROCEV_SLICE_US have passed
+ * since the turn began: what a turn may run past the loop's budget. A rule
+ * refused to a thread costs some 50 us (its name, owner, the user's entry,
+ * the refusal noted), so 64 of them would be 3 ms; events that match no
+ * rule cost about 1 us and fill the batch. */
 #define PROCEV_BATCH 64u
+#define PROCEV_SLICE_US 200u
 
 struct procev_handlers {
 	void (*on_fork)(void *ud, pid_t tid, pid_t tgid);       /* new task tid in process tgid */

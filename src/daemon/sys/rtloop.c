@@ -145,8 +145,14 @@ int rtloop_new(struct rtloop **ret, sd_event *e)
 	}
 	sd_event_source_set_enabled(l->post, SD_EVENT_OFF);
 	sd_event_source_set_enabled(l->restore, SD_EVENT_OFF);
-	/* the restore is what lets the loop be real-time again: before the requests */
+	/* the restore is what lets the loop be real-time again: before the
+	 * requests; and the check right after each event, before any other
+	 * that was pending at the same priority (sd-event dispatches one
+	 * source per iteration, so a post source of the default priority
+	 * waits behind them, and the budget would be checked only after
+	 * several events) */
 	sd_event_source_set_priority(l->restore, SD_EVENT_PRIORITY_IMPORTANT);
+	sd_event_source_set_priority(l->post, SD_EVENT_PRIORITY_IMPORTANT);
 	*ret = l;
 	return 0;
 }
