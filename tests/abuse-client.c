@@ -27,7 +27,8 @@
  *   abuse-client storm S NAME            for S seconds, as fast as it can: this thread renames itself
  *                                        NAME0, NAME1, NAME0... (prctl), and a second thread named
  *                                        NAME creates and joins threads (each inherits its name);
- *                                        "storm: renames=R threads=T"
+ *                                        "storm: renames=R threads=T" ($ABUSE_IDLE=N: N idle threads
+ *                                        first, as the threads mode makes them)
  *   abuse-client threads N               N idle threads: print "tids T1 T2 ...", exit when stdin closes
  *                                        ($ABUSE_NAME: the threads are named NAME1, NAME2...)
  *   abuse-client self SOCK K REQ...      K idle threads of this process; each REQ (with @TID@ = @TID1@,
@@ -893,6 +894,8 @@ static void *storm_creator(void *arg)
 	return NULL;
 }
 
+static int idle_start(long n);
+
 /* Renames and new threads as fast as the machine allows: each is a
  * process event the connector hands to every listener. */
 static int mode_storm(long seconds, const char *name)
@@ -902,6 +905,8 @@ static int mode_storm(long seconds, const char *name)
 	char comm[16];
 	pthread_t th;
 
+	if (getenv("ABUSE_IDLE") && idle_start(atol(getenv("ABUSE_IDLE"))) < 0)
+		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &st.end);
 	st.end.tv_sec += seconds;
 	if (pthread_create(&th, NULL, storm_creator, &st) != 0)

@@ -204,6 +204,30 @@ over=$(status_field loop_over_max_us)
 	fail "status lacks loop_over_max_us: '$over'"
 wait_for sh -c "chrt -p $DPID | grep -q 'SCHED_FIFO'" && pass "the loop is SCHED_FIFO again after the storm" ||
 	fail "the loop stayed at $(chrt -p "$DPID" | head -1) after the storm"
+# A renamed process's threads are looked at a few a turn (follow.c, the
+# walk): a rule on the process name still reaches them while its main
+# thread renames itself as fast as it can (each rename used to look at
+# every thread of the process in one turn). Only its idle threads, which
+# kept the name abuse-client, match: not the renaming (spinning) thread.
+printf '[rule pname]\nprocess-name = pstorm-*\nthread-name = abuse-client\npolicy = fifo\npriority = 5\n' >>"$CONF"
+"$RTSCHEDCTL" --socket "$SOCK" reload >/dev/null && pass "reloaded with a rule on the process name pstorm-*" ||
+	fail "reload with [rule pname] failed"
+ABUSE_IDLE=200 setpriv --reuid="$FLOODER" --regid="$FLOODER" --clear-groups "$ABUSE" storm 4 pstorm- \
+	>"$TMP/pstorm.out" 2>&1 &
+PS=$!
+most=0
+while kill -0 "$PS" 2>/dev/null; do
+	n=0
+	for t in /proc/"$PS"/task/*; do
+		[ "$(sed 's/.*) //' "$t/stat" 2>/dev/null | awk '{ print $39 " " $38 }')" = "1 5" ] && n=$((n + 1))
+	done
+	[ "$n" -gt "$most" ] && most=$n
+	sleep 0.1
+done
+bounded_wait "$PS" "abuse-client storm (pstorm)"
+echo "# $(tail -1 "$TMP/pstorm.out"); at most $most of its threads seen SCHED_FIFO 5 at once"
+[ "$most" -ge 20 ] && pass "the rule on the renaming process's name reached its threads ($most seen FIFO 5 at once)" ||
+	fail "only $most threads of the renaming process were seen FIFO 5 (want 20 or more of 200)"
 h spawn w3
 h register w3 -
 case "$HR" in ok\ fifo*) pass "nobody's registration after the storm: $HR" ;; *) fail "registration after the storm: $HR" ;; esac

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "daemon/config/config.h"
@@ -16,6 +17,14 @@
 #include "daemon/sys/procev.h"
 #include "shared/cleanup.h"
 
+/* What the walks look at per turn of the loop: as the connector's turn
+ * (sys/procev.h), at most 64 tasks, for at most 200 us, checked every 4. */
+#define FOLLOW_WALK_TASKS PROCEV_BATCH
+#define FOLLOW_WALK_STEP 4u
+/* Renamed processes waiting for their walk; more than this, and the whole
+ * of /proc is walked instead. */
+#define FOLLOW_PENDING_MAX 64u
+
 struct follow {
 	sd_event *event;
 	struct service *svc;
@@ -25,14 +34,13 @@ struct follow {
 	uint64_t scan_usec;             /* duration of the last full /proc scan */
 	size_t scan_tasks;              /* tasks it looked at */
 	struct rules_walk walk;         /* the rescan after lost events, FOLLOW_WALK_TASKS a turn */
-	sd_event_source *walk_src;      /* a defer source: on while the walk goes */
-	bool walk_again;                /* events were lost during it: once more from the start */
+	bool walking, walk_again;       /* it goes; events were lost during it: once more from the start */
+	struct rules_walk pwalk;        /* a renamed process's tasks, the same way */
+	bool pwalking;
+	pid_t pending[FOLLOW_PENDING_MAX]; /* renamed processes whose tasks wait for their walk */
+	size_t n_pending;
+	sd_event_source *walk_src;      /* a timer due at once, armed while a walk goes or waits */
 };
-
-/* What a rescan looks at per turn of the loop: as the connector's turn
- * (sys/procev.h), at most 64 tasks, for at most 200 us, checked every 4. */
-#define FOLLOW_WALK_TASKS PROCEV_BATCH
-#define FOLLOW_WALK_STEP 4u
 
 /* What a rule's grant goes through (rules.h). */
 static struct rules_ctx rules_of(const struct follow *f)
@@ -76,16 +84,45 @@ static void ev_exec(void *ud, pid_t tid, pid_t tgid)
 	rules_on_process(&x, tgid);
 }
 
-/* A thread renamed itself; the main thread's name is the process name too. */
+/* The walks' next turn, after whatever else is waiting: a timer due at
+ * once, not a defer source, which sd-event keeps pending from when it was
+ * first enabled and so runs before anything that became ready since: a
+ * long walk would hold every request and event until it ended. */
+static void walk_kick(struct follow *f)
+{
+	sd_event_source_set_enabled(f->walk_src, SD_EVENT_ONESHOT);
+}
+
+/* The full walk of /proc from the start at the next turns; one under way
+ * starts over once it ends. */
+static void walk_all(struct follow *f)
+{
+	if (f->walking)
+		f->walk_again = true;
+	f->walking = true;
+	walk_kick(f);
+}
+
+/* A thread renamed itself; the main thread's name is the process name too,
+ * and every thread of the process is looked at again: in the walk's turns,
+ * once however often it renames meanwhile. */
 static void ev_comm(void *ud, pid_t tid, pid_t tgid, const char *comm)
 {
 	struct follow *f = ud;
 	struct rules_ctx x = rules_of(f);
 
-	if (tid == tgid && (f->svc->config->match_needs & MATCH_NEED_PROCESS_NAME))
-		rules_on_process(&x, tgid);
-	else
+	if (tid != tgid || !(f->svc->config->match_needs & MATCH_NEED_PROCESS_NAME)) {
 		rules_on_task(&x, tid, tgid, comm, false);
+		return;
+	}
+	for (size_t i = 0; i < f->n_pending; i++)
+		if (f->pending[i] == tgid)
+			return;
+	if (f->n_pending == FOLLOW_PENDING_MAX)
+		walk_all(f);
+	else
+		f->pending[f->n_pending++] = tgid;
+	walk_kick(f);
 }
 
 static void ev_exit(void *ud, pid_t tid, pid_t tgid)
@@ -102,34 +139,55 @@ static void ev_exit(void *ud, pid_t tid, pid_t tgid)
 static void rescan(struct follow *f)
 {
 	registry_rescan(f->svc->registry, f->svc->config);
-	if (!f->svc->config->n_auto_rules)
-		return;
-	if (sd_event_source_get_enabled(f->walk_src, NULL) > 0)
-		f->walk_again = true;
-	else
-		sd_event_source_set_enabled(f->walk_src, SD_EVENT_ON);
+	if (f->svc->config->n_auto_rules)
+		walk_all(f);
 }
 
-static int on_walk(sd_event_source *s, void *userdata)
+/* Some steps of the walks: a renamed process's first, then the full one.
+ * False when there is nothing left to walk. */
+static bool walk_steps(struct follow *f, const struct rules_ctx *x)
+{
+	if (!f->pwalking && f->n_pending) {
+		pid_t pid = f->pending[0];
+
+		memmove(f->pending, f->pending + 1, --f->n_pending * sizeof(*f->pending));
+		f->pwalking = rules_walk_process(&f->pwalk, pid) == 0;
+		return true;
+	}
+	if (f->pwalking) {
+		f->pwalking = !rules_walk_step(x, &f->pwalk, FOLLOW_WALK_STEP, false);
+		return true;
+	}
+	if (f->walking) {
+		if (rules_walk_step(x, &f->walk, FOLLOW_WALK_STEP, false)) {
+			f->walking = f->walk_again; /* once more from the start */
+			f->walk_again = false;
+		}
+		return true;
+	}
+	return false;
+}
+
+static int on_walk(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct follow *f = userdata;
 	struct rules_ctx x = rules_of(f);
 	struct timespec a, b;
-	bool done = false;
+	bool more = true;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (unsigned n = 0; !done && n < FOLLOW_WALK_TASKS; n += FOLLOW_WALK_STEP) {
-		done = rules_walk_step(&x, &f->walk, FOLLOW_WALK_STEP, false);
+	for (unsigned n = 0; more && n < FOLLOW_WALK_TASKS; n += FOLLOW_WALK_STEP) {
+		more = walk_steps(f, &x);
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		if ((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 >= PROCEV_SLICE_US)
 			break;
 	}
-	if (!done)
+	(void)s;
+	(void)usec;
+	if (more && (f->walking || f->pwalking || f->n_pending)) {
+		walk_kick(f);
 		return 0;
-	if (f->walk_again)
-		f->walk_again = false; /* the next turn starts it over */
-	else
-		sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	}
 	f->svc->hooks->changed(f->svc->ud);
 	return 0;
 }
@@ -174,7 +232,7 @@ int follow_new(struct follow **ret, sd_event *e, struct service *svc)
 			return r;
 		sd_event_source_set_enabled(f->rescan_timer, SD_EVENT_OFF);
 	}
-	r = sd_event_add_defer(e, &f->walk_src, on_walk, f);
+	r = sd_event_add_time(e, &f->walk_src, CLOCK_MONOTONIC, 0, 0, on_walk, f);
 	if (r < 0) {
 		procev_free(f->procev);
 		sd_event_source_disable_unref(f->rescan_timer);
@@ -253,5 +311,6 @@ void follow_free(struct follow *f)
 	sd_event_source_disable_unref(f->rescan_timer);
 	sd_event_source_disable_unref(f->walk_src);
 	rules_walk_stop(&f->walk);
+	rules_walk_stop(&f->pwalk);
 	free(f);
 }

@@ -256,16 +256,13 @@ void rules_on_task(const struct rules_ctx *x, pid_t tid, pid_t pid, const char *
 
 void rules_on_process(const struct rules_ctx *x, pid_t pid)
 {
-	pid_t *tids;
-	size_t n;
+	struct rules_walk w;
 
 	if (!x->config->n_auto_rules && !registry_n_threads(x->registry))
 		return;
-	if (proc_list_tasks(pid, &tids, &n) < 0)
-		return;
-	for (size_t i = 0; i < n; i++)
-		rules_on_task(x, tids[i], pid, NULL, false);
-	free(tids);
+	if (rules_walk_process(&w, pid) == 0)
+		while (!rules_walk_step(x, &w, SIZE_MAX, false))
+			;
 }
 
 void rules_walk_stop(struct rules_walk *w)
@@ -276,12 +273,22 @@ void rules_walk_stop(struct rules_walk *w)
 	*w = (struct rules_walk){ .seen = w->seen };
 }
 
+int rules_walk_process(struct rules_walk *w, pid_t pid)
+{
+	int r;
+
+	*w = (struct rules_walk){ .one = true, .pid = pid };
+	if ((r = proc_list_tasks(pid, &w->tids, &w->n)) < 0)
+		*w = (struct rules_walk){ 0 };
+	return r;
+}
+
 bool rules_walk_step(const struct rules_ctx *x, struct rules_walk *w, size_t max_tasks, bool force)
 {
 	struct dirent *de;
 	size_t done = 0;
 
-	if (!w->proc) {
+	if (!w->proc && !w->one) {
 		w->seen = 0;
 		if (!(w->proc = opendir("/proc")))
 			return true;
@@ -295,7 +302,7 @@ bool rules_walk_step(const struct rules_ctx *x, struct rules_walk *w, size_t max
 		free(w->tids);
 		w->tids = NULL;
 		w->n = w->i = 0;
-		if (!(de = readdir(w->proc))) {
+		if (w->one || !(de = readdir(w->proc))) {
 			w->seen += done;
 			rules_walk_stop(w);
 			return true;

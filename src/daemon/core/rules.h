@@ -42,15 +42,22 @@ size_t rules_scan(const struct rules_ctx *x, bool force);
  * goes on where it stopped (processes born since are the connector's). */
 struct rules_walk {
 	void *proc;      /* DIR of /proc, NULL before the start */
+	bool one;        /* a walk of one process's tasks (rules_walk_process) */
 	pid_t pid;       /* the process whose tasks are being looked at */
 	pid_t *tids;
 	size_t n, i;     /* its tasks, and the next one to look at */
 	size_t seen;     /* tasks looked at so far */
 };
 /* Look at up to max_tasks more tasks. True when the walk has reached the
- * end of /proc (or cannot open it): it is closed then, and may start
- * again; w->seen says how many tasks it looked at. */
+ * end of /proc (or cannot open it), or of its one process: it is closed
+ * then, and may start again; w->seen says how many tasks it looked at. */
 bool rules_walk_step(const struct rules_ctx *x, struct rules_walk *w, size_t max_tasks, bool force);
+/* Make w (not walking) a walk of the tasks of process pid, as
+ * rules_on_process() would look at them at once: 0, or -errno if pid is
+ * gone. The main thread of a process with thousands of threads renaming
+ * itself in a loop would otherwise hold the loop for thousands of tasks an
+ * event, when a rule matches process names. */
+int rules_walk_process(struct rules_walk *w, pid_t pid);
 /* Stop a walk anywhere (nothing to do for one at the start or the end). */
 void rules_walk_stop(struct rules_walk *w);
 
