@@ -274,6 +274,13 @@ START_TEST(test_builtin_limits)
 	/* the default role's policy is named as "the [daemon] default" */
 	memset(&q, 0, sizeof(q));
 	expect(&s, &q, REFUSE_POLICY, "policy fifo (the [daemon] default)", NULL, NULL);
+	/* a uid without a passwd entry is named by its number, not by "" */
+	grant_subject_init(&s, c, 4243, 4243, getpid());
+	ck_assert_msg(s.user[0] == '\0' && !s.subordinate, "uid 4243 (the tests' uid without an entry) is %s",
+		      s.user);
+	q = req_policy(SCHED_FIFO, 10);
+	expect(&s, &q, REFUSE_POLICY, "policy fifo (requested) is not allowed for uid 4243 by built-in default",
+	       NULL, NULL);
 }
 END_TEST
 

@@ -183,14 +183,27 @@ void grant_limits_get(const struct config *c, const struct grant_subject *s, str
 			merge(l, &c->principals[i], true);
 }
 
+/* Whom a message names: "user alice", or "uid 4243" for a uid without a
+ * passwd entry (no name to give). */
+static const char *subject_who(const struct grant_subject *s, char *buf, size_t len)
+{
+	if (s->user[0])
+		snprintf(buf, len, "user %s", s->user);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)s->uid);
+	return buf;
+}
+
 /* " ([user *] does not apply: session = active, and USER has no active local
  * session)", or "" */
 static const char *skipped_note(const struct grant_limits *l, const struct grant_subject *s, char *buf, size_t len)
 {
+	char who[CONFIG_NAME_MAX + 8];
+
 	if (!l->skipped[0])
 		return "";
-	snprintf(buf, len, " (%s not counted: session = active there, and user %s has no active session on a "
-		 "local seat)", l->skipped, s->user);
+	snprintf(buf, len, " (%s not counted: session = active there, and %s has no active session on a "
+		 "local seat)", l->skipped, subject_who(s, who, sizeof(who)));
 	return buf;
 }
 
@@ -240,6 +253,7 @@ static int cap_lookup(const struct config *c, const struct grant_subject *s, pid
 	}
 	struct limits_who who;
 	struct limits_answer a;
+	char name[CONFIG_NAME_MAX + 8];
 	int r = limits_who_from_user(s->user, &who);
 
 	if (r < 0)
@@ -250,8 +264,8 @@ static int cap_lookup(const struct config *c, const struct grant_subject *s, pid
 		return r;
 	if (a.soft.value == LIMITS_UNSET) {
 		cap->cap = 0;
-		snprintf(cap->from, sizeof(cap->from), "limits.conf (%s, %s/*.conf): no rtprio line for user %s",
-			 c->limits_conf, c->limits_dir, s->user);
+		snprintf(cap->from, sizeof(cap->from), "limits.conf (%s, %s/*.conf): no rtprio line for %s",
+			 c->limits_conf, c->limits_dir, subject_who(s, name, sizeof(name)));
 	} else {
 		cap->cap = a.soft.value;
 		snprintf(cap->from, sizeof(cap->from), "limits.conf soft rtprio at %s:%u", a.soft.file, a.soft.line);
@@ -306,15 +320,16 @@ static int check_limits(const struct config *c, const struct grant_ask *a, struc
 	const char *what = req->role[0] ? req->role : "the [daemon] default";
 	struct sched_spec *spec = &d->spec;
 	struct grant_limits l;
-	char note[512];
+	char note[512], who[CONFIG_NAME_MAX + 8];
 	int e;
 
 	grant_limits_get(c, s, &l);
+	subject_who(s, who, sizeof(who));
 	if (!(l.policies & (1u << spec->policy))) {
 		char allowed[64];
 		policy_mask_to_string(l.policies, allowed, sizeof(allowed));
-		snprintf(d->msg, sizeof(d->msg), "policy %s (%s) is not allowed for user %s by %s (policies = %s)%s",
-			 policy_to_string(spec->policy), req->has_policy ? "requested" : what, s->user,
+		snprintf(d->msg, sizeof(d->msg), "policy %s (%s) is not allowed for %s by %s (policies = %s)%s",
+			 policy_to_string(spec->policy), req->has_policy ? "requested" : what, who,
 			 l.policies_from, allowed, skipped_note(&l, s, note, sizeof(note)));
 		snprintf(d->fix, sizeof(d->fix), "ask for one of those, or add %s to policies in a [user] or [group] "
 			 "section for this user", policy_to_string(spec->policy));
@@ -327,15 +342,15 @@ static int check_limits(const struct config *c, const struct grant_ask *a, struc
 		snprintf(l.nice_from, sizeof(l.nice_from), "[rtkit] min-nice-level");
 	}
 	if (spec->nice < l.min_nice) {
-		snprintf(d->msg, sizeof(d->msg), "nice %d (%s) is below min-nice %d for user %s set by %s%s", spec->nice,
-			 req->has_nice ? "requested" : what, l.min_nice, s->user, l.nice_from,
+		snprintf(d->msg, sizeof(d->msg), "nice %d (%s) is below min-nice %d for %s set by %s%s", spec->nice,
+			 req->has_nice ? "requested" : what, l.min_nice, who, l.nice_from,
 			 skipped_note(&l, s, note, sizeof(note)));
 		snprintf(d->fix, sizeof(d->fix), "ask for %d or more, or lower min-nice there", l.min_nice);
 		return REFUSE_NICE;
 	}
 	if (spec->priority > l.max_priority) {
-		snprintf(d->msg, sizeof(d->msg), "priority %d (%s) is above max-priority %d for user %s set by %s%s",
-			 spec->priority, req->has_priority ? "requested" : what, l.max_priority, s->user, l.prio_from,
+		snprintf(d->msg, sizeof(d->msg), "priority %d (%s) is above max-priority %d for %s set by %s%s",
+			 spec->priority, req->has_priority ? "requested" : what, l.max_priority, who, l.prio_from,
 			 skipped_note(&l, s, note, sizeof(note)));
 		snprintf(d->fix, sizeof(d->fix), "ask for %d or less, or raise max-priority there (or in a [group] "
 			 "section of one of the user's groups)", l.max_priority);
@@ -350,8 +365,8 @@ static int check_limits(const struct config *c, const struct grant_ask *a, struc
 		if (CPU_COUNT(&extra) > 0) {
 			cpulist_format(&extra, ex, sizeof(ex));
 			cpulist_format(&l.cpus, allowed, sizeof(allowed));
-			snprintf(d->msg, sizeof(d->msg), "CPU %s (%s) is outside the CPUs %s allowed for user %s by %s",
-				 ex, req->has_cpus ? "requested" : what, allowed, s->user, l.cpus_from);
+			snprintf(d->msg, sizeof(d->msg), "CPU %s (%s) is outside the CPUs %s allowed for %s by %s",
+				 ex, req->has_cpus ? "requested" : what, allowed, who, l.cpus_from);
 			snprintf(d->fix, sizeof(d->fix), "ask for CPUs among %s, or widen cpus in %s", allowed,
 				 l.cpus_from);
 			return REFUSE_CPUS;
@@ -363,8 +378,8 @@ static int check_limits(const struct config *c, const struct grant_ask *a, struc
 	 * threads go, never by taking back what was granted (a reload, a
 	 * registration again, an adoption add nothing) */
 	if (a->adding > 0 && a->held + a->adding > (size_t)l.max_threads) {
-		snprintf(d->msg, sizeof(d->msg), "user %s holds %zu thread%s and may hold %d (max-threads in %s)%s",
-			 s->user, a->held, a->held == 1 ? "" : "s", l.max_threads, l.threads_from,
+		snprintf(d->msg, sizeof(d->msg), "%s holds %zu thread%s and may hold %d (max-threads in %s)%s",
+			 who, a->held, a->held == 1 ? "" : "s", l.max_threads, l.threads_from,
 			 s->subordinate ? "; its subordinate uids count as the user" : "");
 		snprintf(d->fix, sizeof(d->fix), "unregister one first, or raise max-threads in %s", l.threads_from);
 		return REFUSE_QUOTA;
