@@ -1600,7 +1600,18 @@ if [ -x "$B/bench-rtwatch" ]; then
 	bg_start RTW "$B/bench-rtwatch" $$ "$TMP/rtwatch.log" 500
 fi
 # --- 12. caught refusals: refused call -> applied ----------------------------------------
+# libbpf reads the syscall tracepoints' ids in tracefs, which systemd mounts
+# at boot (sys-kernel-tracing.mount): a machine without it gets it for the
+# section, as tests/catcher.sh does, and loses it again after
 bench_caught() {
+	local tr=/sys/kernel/tracing mounted=
+	[ ! -e "$tr/events" ] && mount -t tracefs nodev "$tr" 2>/dev/null && mounted=1 &&
+		echo "mounted tracefs on $tr for the section"
+	bench_caught_run
+	[ -z "$mounted" ] || umount "$tr" 2>/dev/null || true
+}
+
+bench_caught_run() {
 	local u=rtsd-bench$$ rounds csv=$RESULTS/caught.csv md=$RESULTS/caught.md
 	section "12. Caught refusals: sched_setscheduler(FIFO 10) refused (RLIMIT_RTPRIO 0) -> FIFO 10 applied by the catcher"
 	have bench-caught || return
