@@ -1890,7 +1890,7 @@ flood_unlimited() {
 # of each period the loop is SCHED_OTHER beside the storm's threads).
 # Called from bench_flood, as flood_unlimited.
 flood_storm() {
-	local u=$1 flooder=$2 secs=$3 n=$4 idle_row=$5 row sp t0 t1 c0 c1 s0 s1 lines unlogged storm
+	local u=$1 flooder=$2 secs=$3 n=$4 idle_row=$5 row sp t0 t1 c0 c1 s0 s1 lines unlogged storm over sd ev ovr
 	sed 's/^log-level = warning$/log-level = notice/' "$TMP/flood.conf" >"$TMP/storm.conf"
 	printf '[rule storm]\nthread-name = storm-*\npolicy = rr\npriority = 10\n' >>"$TMP/storm.conf"
 	rm -f "$TMP/flood.sock"
@@ -1918,11 +1918,11 @@ flood_storm() {
 	unlogged=$(sed -n 's/.* \([0-9]*\) refusals\{0,1\} for threads of uid '"$flooder"' went unlogged.*/\1/p' "$TMP/storm.log" |
 		awk '{ n += $1 } END { print n + 0 }')
 	echo "storm: $storm; registrations meanwhile: $row" >&2
+	read -r over sd ev ovr < <(jq -n -r --argjson a "$s0" --argjson b "$s1" '[$b.loop_over_max_us,
+		(["loop_stepdowns", "connector_events", "connector_overruns"][] as $k | ($b[$k]|tonumber) - ($a[$k]|tonumber))] | map(tostring) | join(" ")')
 	echo "$idle_row $row" | awk -v storm="$storm" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v hz="$(getconf CLK_TCK)" \
 		-v lines="$lines" -v unlogged="$unlogged" \
-		-v over="$(echo "$s1" | jq -r .loop_over_max_us)" -v sd="$(jq -n -r --argjson a "$s0" --argjson b "$s1" '($b.loop_stepdowns|tonumber) - ($a.loop_stepdowns|tonumber)')" \
-		-v ev="$(jq -n -r --argjson a "$s0" --argjson b "$s1" '($b.connector_events|tonumber) - ($a.connector_events|tonumber)')" \
-		-v ovr="$(jq -n -r --argjson a "$s0" --argjson b "$s1" '($b.connector_overruns|tonumber) - ($a.connector_overruns|tonumber)')" '{
+		-v over="$over" -v sd="$sd" -v ev="$ev" -v ovr="$ovr" '{
 		w = t1 - t0
 		sub(/^storm: /, "", storm)
 		printf "\nA storm of process events by the same user for %.1f s (%s; a rule matches every thread, rr, which the user may not have): the daemon handled %d events (%d connector overruns), used %.1f%% of one CPU, its loop stepped down %d times.\n\n| target | measured | verdict |\n|---|---|---|\n",

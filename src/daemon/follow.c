@@ -175,6 +175,8 @@ static int on_walk(sd_event_source *s, uint64_t usec, void *userdata)
 	struct timespec a, b;
 	bool more = true;
 
+	(void)s;
+	(void)usec;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (unsigned n = 0; more && n < FOLLOW_WALK_TASKS; n += FOLLOW_WALK_STEP) {
 		more = walk_steps(f, &x);
@@ -182,8 +184,6 @@ static int on_walk(sd_event_source *s, uint64_t usec, void *userdata)
 		if ((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 >= PROCEV_SLICE_US)
 			break;
 	}
-	(void)s;
-	(void)usec;
 	if (more && (f->walking || f->pwalking || f->n_pending)) {
 		walk_kick(f);
 		return 0;

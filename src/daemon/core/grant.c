@@ -324,12 +324,12 @@ static int check_limits(const struct config *c, const struct grant_ask *a, struc
 	int e;
 
 	grant_limits_get(c, s, &l);
-	subject_who(s, who, sizeof(who));
 	if (!(l.policies & (1u << spec->policy))) {
 		char allowed[64];
 		policy_mask_to_string(l.policies, allowed, sizeof(allowed));
 		snprintf(d->msg, sizeof(d->msg), "policy %s (%s) is not allowed for %s by %s (policies = %s)%s",
-			 policy_to_string(spec->policy), req->has_policy ? "requested" : what, who,
+			 policy_to_string(spec->policy), req->has_policy ? "requested" : what,
+			 subject_who(s, who, sizeof(who)),
 			 l.policies_from, allowed, skipped_note(&l, s, note, sizeof(note)));
 		snprintf(d->fix, sizeof(d->fix), "ask for one of those, or add %s to policies in a [user] or [group] "
 			 "section for this user", policy_to_string(spec->policy));
@@ -343,14 +343,16 @@ static int check_limits(const struct config *c, const struct grant_ask *a, struc
 	}
 	if (spec->nice < l.min_nice) {
 		snprintf(d->msg, sizeof(d->msg), "nice %d (%s) is below min-nice %d for %s set by %s%s", spec->nice,
-			 req->has_nice ? "requested" : what, l.min_nice, who, l.nice_from,
+			 req->has_nice ? "requested" : what, l.min_nice,
+			 subject_who(s, who, sizeof(who)), l.nice_from,
 			 skipped_note(&l, s, note, sizeof(note)));
 		snprintf(d->fix, sizeof(d->fix), "ask for %d or more, or lower min-nice there", l.min_nice);
 		return REFUSE_NICE;
 	}
 	if (spec->priority > l.max_priority) {
 		snprintf(d->msg, sizeof(d->msg), "priority %d (%s) is above max-priority %d for %s set by %s%s",
-			 spec->priority, req->has_priority ? "requested" : what, l.max_priority, who, l.prio_from,
+			 spec->priority, req->has_priority ? "requested" : what, l.max_priority,
+			 subject_who(s, who, sizeof(who)), l.prio_from,
 			 skipped_note(&l, s, note, sizeof(note)));
 		snprintf(d->fix, sizeof(d->fix), "ask for %d or less, or raise max-priority there (or in a [group] "
 			 "section of one of the user's groups)", l.max_priority);
@@ -366,7 +368,8 @@ static int check_limits(const struct config *c, const struct grant_ask *a, struc
 			cpulist_format(&extra, ex, sizeof(ex));
 			cpulist_format(&l.cpus, allowed, sizeof(allowed));
 			snprintf(d->msg, sizeof(d->msg), "CPU %s (%s) is outside the CPUs %s allowed for %s by %s",
-				 ex, req->has_cpus ? "requested" : what, allowed, who, l.cpus_from);
+				 ex, req->has_cpus ? "requested" : what, allowed,
+				 subject_who(s, who, sizeof(who)), l.cpus_from);
 			snprintf(d->fix, sizeof(d->fix), "ask for CPUs among %s, or widen cpus in %s", allowed,
 				 l.cpus_from);
 			return REFUSE_CPUS;
@@ -379,7 +382,7 @@ static int check_limits(const struct config *c, const struct grant_ask *a, struc
 	 * registration again, an adoption add nothing) */
 	if (a->adding > 0 && a->held + a->adding > (size_t)l.max_threads) {
 		snprintf(d->msg, sizeof(d->msg), "%s holds %zu thread%s and may hold %d (max-threads in %s)%s",
-			 who, a->held, a->held == 1 ? "" : "s", l.max_threads, l.threads_from,
+			 subject_who(s, who, sizeof(who)), a->held, a->held == 1 ? "" : "s", l.max_threads, l.threads_from,
 			 s->subordinate ? "; its subordinate uids count as the user" : "");
 		snprintf(d->fix, sizeof(d->fix), "unregister one first, or raise max-threads in %s", l.threads_from);
 		return REFUSE_QUOTA;

@@ -473,20 +473,26 @@ static struct reg_recent *recent_slot(struct registry *r, pid_t tid, pid_t pid, 
 	return e;
 }
 
-void registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+bool registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
 			   const char *rule, int code, const char *why)
 {
 	struct proc_stat st;
 	struct reg_recent *e;
+	bool same = false;
 
 	if (proc_read_stat(tid, &st) < 0)
-		return;   /* gone: nothing to explain */
+		return false;   /* gone: nothing to explain */
+	for (size_t i = 0; i < r->n_recent; i++)
+		if (r->recent[i].tid == tid && r->recent[i].starttime == st.starttime)
+			same = r->recent[i].code == code && r->recent[i].source == source &&
+			       strcmp(r->recent[i].rule, rule ? rule : "") == 0;
 	e = recent_slot(r, tid, pid, st.starttime);
 	e->owner = owner;
 	e->source = source;
 	e->code = code;
 	snprintf(e->rule, sizeof(e->rule), "%s", rule ? rule : "");
 	snprintf(e->why, sizeof(e->why), "%s", why);
+	return same;
 }
 
 const char *registry_last_diag(struct registry *r)
@@ -696,19 +702,6 @@ void registry_remove_process(struct registry *r, struct reg_process *p, bool res
 	free(pnode(p));
 }
 
-bool registry_refused_before(struct registry *r, pid_t tid, enum reg_source source, const char *rule, int code)
-{
-	struct proc_stat st;
-
-	if (proc_read_stat(tid, &st) < 0)
-		return false;
-	for (size_t i = 0; i < r->n_recent; i++)
-		if (r->recent[i].tid == tid && r->recent[i].starttime == st.starttime)
-			return r->recent[i].code == code && r->recent[i].source == source &&
-			       strcmp(r->recent[i].rule, rule ? rule : "") == 0;
-	return false;
-}
-
 bool registry_may_log_refusal(struct registry *r, uid_t account)
 {
 	unsigned long missed;
@@ -745,18 +738,16 @@ static void process_new_thread(struct registry *r, const struct config *c, struc
 		return;   /* the role is gone: the reload that took it ends the registration */
 	if (e != 0) {
 		grant_decision_text(&d, msg, sizeof(msg));
-		if ((!quiet_repeat || !registry_refused_before(r, tid, REG_SOURCE_PROCESS, p->req.role, e)) &&
-		    registry_may_log_refusal(r, subj.account))
+		if ((!registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg) ||
+		     !quiet_repeat) && registry_may_log_refusal(r, subj.account))
 			log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
-		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
 		return;
 	}
 	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &d.spec, p, NULL, msg, sizeof(msg));
 	if (e != 0 && e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {
-		if ((!quiet_repeat || !registry_refused_before(r, tid, REG_SOURCE_PROCESS, p->req.role, e)) &&
-		    registry_may_log_refusal(r, subj.account))
+		if ((!registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg) ||
+		     !quiet_repeat) && registry_may_log_refusal(r, subj.account))
 			log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
-		registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg);
 	}
 }
 

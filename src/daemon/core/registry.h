@@ -234,13 +234,12 @@ void registry_holds_text(struct registry *r, char *buf, size_t len);
  * real-time settings back. Returns how many got them. */
 size_t registry_promote(struct registry *r);
 /* Remember that a grant for tid was refused with `code`, a refusal or
- * -errno (see struct reg_recent). */
-void registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
+ * -errno (see struct reg_recent). True when the thread, as it is now (its
+ * start time), had been refused the same way the last time (source, rule
+ * or role, code): a rename storm or a rescan asks again and again, but the
+ * log says it once. One read of the thread's stat for both. */
+bool registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enum reg_source source,
 			   const char *rule, int code, const char *why);
-/* Whether thread tid, as it is now (its start time), was the last time
- * refused the same way (source, rule or role, code): a rename storm or a
- * rescan asks again and again, but the log says it once. */
-bool registry_refused_before(struct registry *r, pid_t tid, enum reg_source source, const char *rule, int code);
 /* Whether a refusal for a thread of `account` may be logged now: at most
  * REG_LOG_BURST at once, then REG_LOG_RATE a second, per account. A user
  * who renames or creates threads as fast as the machine allows would

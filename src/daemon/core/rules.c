@@ -235,17 +235,16 @@ void rules_on_task(const struct rules_ctx *x, pid_t tid, pid_t pid, const char *
 		if (e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {
 			bool managed = (t = registry_find(r, tid)) && t->source == REG_SOURCE_RULE;
 
-			/* losing a grant is news every time; the same refusal of the
-			 * same thread, renamed back and forth, is said once */
-			if ((managed || !registry_refused_before(r, tid, REG_SOURCE_RULE, rl->name, e)) &&
-			    registry_may_log_refusal(r, subj.account))
-				log_warnx("rule %s matched tid %d (%s) but could not apply: %s", rl->name, (int)tid, b.comm,
-					  msg);
 			/* a thread it managed before (another rule, or limits since
 			 * shrunk) goes back to what it had */
 			if (managed)
 				registry_remove_thread(r, t, true);
-			registry_note_refused(r, tid, pid, subj.uid, REG_SOURCE_RULE, rl->name, e, msg);
+			/* losing a grant is news every time; the same refusal of the
+			 * same thread, renamed back and forth, is said once */
+			if ((!registry_note_refused(r, tid, pid, subj.uid, REG_SOURCE_RULE, rl->name, e, msg) || managed) &&
+			    registry_may_log_refusal(r, subj.account))
+				log_warnx("rule %s matched tid %d (%s) but could not apply: %s", rl->name, (int)tid, b.comm,
+					  msg);
 		}
 		return;
 	}

@@ -152,8 +152,8 @@ static uint64_t mono_usec(void)
  * socket, which stays readable, for the loop's next turn. A user who forks
  * or renames as fast as the machine allows keeps the socket full: without
  * the bound the loop would never come back from here, and its budget
- * (rtloop.h), checked between dispatches, would bound nothing. An overrun ends the batch too: its
- * rescan is a dispatch's worth of work. */
+ * (rtloop.h), checked between dispatches, would bound nothing. An overrun
+ * ends the turn too (its rescan goes on in the loop's next turns). */
 static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct procev *p = userdata;
