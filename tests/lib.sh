@@ -28,6 +28,18 @@ cleanup() {
 	# ("fatal error") too: a process it cannot scan is one whose leaks go
 	# unseen. It cannot scan a process under ptrace (strace): a test that
 	# traces an instrumented program sets detect_leaks=0 for that run.
+	# One line is not a finding: "Unable to get registers from thread N"
+	# says LeakSanitizer skipped that thread's registers and stack as roots
+	# (the thread had left its ptrace stop), which can only add leak
+	# reports, never hide one; LLVM prints it only at verbosity 1 since
+	# llvm-project#116555 as it "may rarely fail". A file with nothing else
+	# is noted and removed; a leak or error report beside it still fails.
+	for f in "$TMP"/sanitizer/*; do
+		[ -f "$f" ] || continue
+		grep -Evq '^==[0-9]+==Unable to get registers from thread [0-9]+\.$|^$' "$f" && continue
+		echo "# note: ${f##*/}: LeakSanitizer could not read $(grep -c . "$f") thread(s)' registers; no leak reported"
+		rm -f "$f"
+	done
 	if [ -n "$(ls -A "$TMP/sanitizer" 2>/dev/null)" ]; then
 		echo "FAIL - sanitizer reports:"
 		for f in "$TMP"/sanitizer/*; do
