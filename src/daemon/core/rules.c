@@ -140,8 +140,14 @@ static int rule_grant(const struct rules_ctx *x, const struct rule *rl, struct r
 	if (!subj->privileged && !*exempt && !again && x->ratelimit && c->rate_limit &&
 	    !ratelimit_take(x->ratelimit, subj->account, now_monotonic_usec(), c->rate_limit, c->rate_burst)) {
 		d->verdict = GRANT_REFUSE;
-		snprintf(d->msg, sizeof(d->msg), "more than %u grants per second (burst %u) for user %s (uid %u)",
-			 c->rate_limit, c->rate_burst, subj->user[0] ? subj->user : "?", (unsigned)subj->account);
+		char who[sizeof(subj->user) + 32];
+		/* a uid without a passwd entry has no name to give: "for uid N" */
+		if (subj->user[0])
+			snprintf(who, sizeof(who), "user %s (uid %u)", subj->user, (unsigned)subj->account);
+		else
+			snprintf(who, sizeof(who), "uid %u", (unsigned)subj->account);
+		snprintf(d->msg, sizeof(d->msg), "more than %u grants per second (burst %u) for %s", c->rate_limit,
+			 c->rate_burst, who);
 		snprintf(d->fix, sizeof(d->fix), "the rule is tried again when the thread is next seen (renamed, "
 			 "reload); raise rate-limit in [daemon]");
 		return d->code = REFUSE_RATE_LIMITED;
