@@ -54,7 +54,7 @@ static int rate(struct service *s, uid_t uid, char *msg, size_t len)
 {
 	const struct config *c = s->config;
 
-	if (ratelimit_take(s->ratelimit, uid, now_usec(CLOCK_MONOTONIC), c->rate_limit, c->rate_burst))
+	if (ratelimit_take(s->ratelimit, uid, clock_usec(CLOCK_MONOTONIC), c->rate_limit, c->rate_burst))
 		return 0;
 	snprintf(msg, len, "more than %u requests per second (burst %u) from uid %u; "
 		 "slow down or raise rate-limit in [daemon]", c->rate_limit, c->rate_burst, (unsigned)uid);
@@ -69,7 +69,7 @@ static int free_rate(struct service *s, const struct peer *p, char *msg, size_t 
 	const struct config *c = s->config;
 
 	if (p->uid == 0 ||
-	    ratelimit_take(s->free_ratelimit, p->account, now_usec(CLOCK_MONOTONIC), c->free_rate_limit,
+	    ratelimit_take(s->free_ratelimit, p->account, clock_usec(CLOCK_MONOTONIC), c->free_rate_limit,
 			   c->free_rate_burst))
 		return 0;
 	snprintf(msg, len, "more than %u version/status/list requests per second (burst %u) from uid %u; "
@@ -84,7 +84,7 @@ static int free_rate(struct service *s, const struct peer *p, char *msg, size_t 
  * other user's request wait behind them). */
 static uint64_t hold_until(const struct ratelimit *rl, uid_t account, unsigned rate)
 {
-	uint64_t now = now_usec(CLOCK_MONOTONIC);
+	uint64_t now = clock_usec(CLOCK_MONOTONIC);
 
 	return now + ratelimit_wait(rl, account, now, rate);
 }

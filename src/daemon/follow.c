@@ -14,6 +14,7 @@
 #include "daemon/observe/jitter.h"
 #include "daemon/service.h"
 #include "daemon/sys/log.h"
+#include "daemon/sys/clock.h"
 #include "daemon/sys/procev.h"
 #include "shared/cleanup.h"
 
@@ -172,16 +173,14 @@ static int on_walk(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct follow *f = userdata;
 	struct rules_ctx x = rules_of(f);
-	struct timespec a, b;
+	uint64_t end = clock_usec(CLOCK_MONOTONIC) + PROCEV_SLICE_US;
 	bool more = true;
 
 	(void)s;
 	(void)usec;
-	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (unsigned n = 0; more && n < FOLLOW_WALK_TASKS; n += FOLLOW_WALK_STEP) {
 		more = walk_steps(f, &x);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		if ((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 >= PROCEV_SLICE_US)
+		if (clock_usec(CLOCK_MONOTONIC) >= end)
 			break;
 	}
 	if (more && (f->walking || f->pwalking || f->n_pending)) {
@@ -247,13 +246,11 @@ void follow_scan(struct follow *f, bool force)
 {
 	const struct config *c = f->svc->config;
 	struct rules_ctx x = rules_of(f);
+	uint64_t t0 = clock_usec(CLOCK_MONOTONIC);
 	size_t n;
-	struct timespec a, b;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
 	f->scan_tasks = rules_scan(&x, force);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	f->scan_usec = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000);
+	f->scan_usec = clock_usec(CLOCK_MONOTONIC) - t0;
 	n = registry_n_threads(f->svc->registry);
 	if (c->n_auto_rules)
 		log_info("scanned %zu tasks for %zu matching rule%s in %.1f ms, %zu thread%s managed", f->scan_tasks,

@@ -19,6 +19,7 @@
 #include "daemon/sys/proc.h"
 #include "daemon/core/registry.h"
 #include "daemon/core/registry_int.h"
+#include "daemon/sys/clock.h"
 #include "shared/cleanup.h"
 
 #ifndef SCHED_DEADLINE
@@ -46,14 +47,6 @@ void registry_set_admit(struct registry *r, registry_admit_fn fn, void *ud)
 {
 	r->admit = fn;
 	r->admit_ud = ud;
-}
-
-static uint64_t clock_usec(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 static int open_pidfd(struct registry *r, pid_t id, bool thread);

@@ -21,14 +21,7 @@
 #include "daemon/core/registry.h"
 #include "daemon/core/rlimit.h"
 #include "daemon/core/rules.h"
-
-static uint64_t now_monotonic_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+#include "daemon/sys/clock.h"
 
 struct subject_buf {
 	struct match_subject s;
@@ -138,7 +131,7 @@ static int rule_grant(const struct rules_ctx *x, const struct rule *rl, struct r
 	again = t && t->source == REG_SOURCE_RULE && t->account == subj->account && !t->exempt &&
 		strcmp(t->req.role, rl->name) == 0;
 	if (!subj->privileged && !*exempt && !again && x->ratelimit && c->rate_limit &&
-	    !ratelimit_take(x->ratelimit, subj->account, now_monotonic_usec(), c->rate_limit, c->rate_burst)) {
+	    !ratelimit_take(x->ratelimit, subj->account, clock_usec(CLOCK_MONOTONIC), c->rate_limit, c->rate_burst)) {
 		d->verdict = GRANT_REFUSE;
 		char who[sizeof(subj->user) + 32];
 		/* a uid without a passwd entry has no name to give: "for uid N" */

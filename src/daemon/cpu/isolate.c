@@ -23,17 +23,10 @@
 #include "daemon/sys/kfile.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/proc.h"
+#include "daemon/sys/clock.h"
 #include "shared/protocol.h"
 
 #define WQ_MASK "/sys/devices/virtual/workqueue/cpumask"
-
-static uint64_t mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 void iso_fail(struct isolate *m, const char *code, int err, const char *fmt, ...)
 {
@@ -496,7 +489,7 @@ static bool leftovers(const struct isolate *m)
 
 static void release(struct isolate *m)
 {
-	uint64_t t0 = mono_usec();
+	uint64_t t0 = clock_usec(CLOCK_MONOTONIC);
 	bool was = CPU_COUNT(&m->active) > 0;
 	char cpus[256];
 
@@ -521,7 +514,7 @@ static void release(struct isolate *m)
 	m->stay[0] = '\0';
 	if (!was)
 		return;
-	m->release_usec = mono_usec() - t0;
+	m->release_usec = clock_usec(CLOCK_MONOTONIC) - t0;
 	log_info("isolation of CPU %s released in %.1f ms", cpus, m->release_usec / 1000.0);
 }
 
@@ -561,7 +554,7 @@ void isolate_update(struct isolate *m, const struct config *c)
 	}
 	if (CPU_EQUAL(&want, &m->active) && !m->dirty)
 		return;
-	uint64_t t0 = mono_usec();
+	uint64_t t0 = clock_usec(CLOCK_MONOTONIC);
 	bool first = CPU_COUNT(&m->active) == 0;
 	m->stay[0] = '\0';
 	m->code = NULL;
@@ -583,7 +576,7 @@ void isolate_update(struct isolate *m, const struct config *c)
 		m->irq_fn(m->irq_ud, &want);
 	m->dirty = false;
 	if (first || m->code) {
-		m->apply_usec = mono_usec() - t0;
+		m->apply_usec = clock_usec(CLOCK_MONOTONIC) - t0;
 		log_info("CPU %s isolated for %s in %.1f ms: %zu tasks in the housekeeping CPUs, %zu kernel threads "
 			 "moved by affinity, %zu other groups narrowed%s%s", cpus, m->who, m->apply_usec / 1000.0,
 			 m->moved, m->kthreads, m->groups, m->stay[0] ? "; staying (per-CPU kernel threads): " : "",

@@ -26,6 +26,7 @@
 #include "daemon/sys/cpulist.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/policy.h"
+#include "daemon/sys/clock.h"
 
 /* uevents come in bursts (a USB audio device: the device, its interfaces,
  * the sound card, its PCM devices): one sync after the burst settles */
@@ -35,14 +36,6 @@
 #define HOTPLUG_RECHECK_USEC 250000
 /* sd-event's default timer slack is 250 ms: a device must not wait for it */
 #define HOTPLUG_ACCURACY_USEC 1000
-
-static uint64_t mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 
 /* --- IRQs -------------------------------------------------------------------------- */
@@ -239,7 +232,7 @@ int irqmgr_sync(struct irqmgr *m)
 {
 	const struct config *c = m->config;
 	struct irq_snapshot s;
-	uint64_t t0 = mono_usec();
+	uint64_t t0 = clock_usec(CLOCK_MONOTONIC);
 	int r;
 
 	bool any = c->n_irqs || c->n_kthreads || c->irq_avoid.mode != IRQ_AVOID_OFF || CPU_COUNT(&m->isolated) ||
@@ -473,7 +466,7 @@ int irqmgr_sync(struct irqmgr *m)
 		irqmgr_kt_drop(m, pp, irqmgr_kt_alive(m, k));
 	}
 	irqinfo_free(&s);
-	m->last_sync_usec = mono_usec() - t0;
+	m->last_sync_usec = clock_usec(CLOCK_MONOTONIC) - t0;
 	return 0;
 }
 
@@ -489,7 +482,7 @@ static int on_later(sd_event_source *src, uint64_t usec, void *userdata)
 	m->pending_since = 0;
 	irqmgr_sync(m);
 	if (since) {
-		m->last_hotplug_usec = mono_usec() - since;
+		m->last_hotplug_usec = clock_usec(CLOCK_MONOTONIC) - since;
 		log_info("hotplug: interrupts synced %.1f ms after the device event",
 			 m->last_hotplug_usec / 1000.0);
 	}
@@ -523,7 +516,7 @@ static void on_hotplug(void *ud, const char *action, const char *devpath)
 
 	log_debug("hotplug: %s %s", action, devpath);
 	if (!m->pending_since)
-		m->pending_since = mono_usec();
+		m->pending_since = clock_usec(CLOCK_MONOTONIC);
 	if (strcmp(action, "remove") == 0 || strcmp(action, "unbind") == 0)
 		m->recheck = true;
 	sync_later(m, HOTPLUG_SETTLE_USEC);

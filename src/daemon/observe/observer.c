@@ -11,6 +11,7 @@
 #include "daemon/sys/log.h"
 #include "daemon/sys/proc.h"
 #include "daemon/observe/observer.h"
+#include "daemon/sys/clock.h"
 
 /* The records are read at most every RATE_US, a burst of RATE_BURST
  * wake-ups within it aside: a storm of late wake-ups costs the daemon a
@@ -57,14 +58,6 @@ struct observer {
 	observer_irq_section_fn irq_section;
 	void *irq_section_ud;
 };
-
-static uint64_t now_us(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 int observer_new(struct observer **ret, unsigned max_threads, bool culprits, char *why, size_t len)
 {
@@ -188,7 +181,7 @@ void observer_unwatch(struct observer *o, pid_t tid)
 
 	if (!w || (n = bpfobs_slot(o->bpf, tid)) < 0 || bpfobs_unwatch(o->bpf, tid) < 0)
 		return;
-	o->gone[o->ngone % OBSERVER_GONE_MAX] = (struct gone){ .tid = tid, .when_us = now_us(CLOCK_REALTIME) };
+	o->gone[o->ngone % OBSERVER_GONE_MAX] = (struct gone){ .tid = tid, .when_us = clock_usec(CLOCK_REALTIME) };
 	memcpy(o->gone[o->ngone % OBSERVER_GONE_MAX].comm, w->comm, sizeof(w->comm));
 	o->ngone++;
 	watched_free(w);
@@ -314,7 +307,7 @@ void observer_label(struct observer *o, const struct culprit_key *k, char *buf, 
 static void budget_log(struct observer *o, struct watched *w, const struct culprit_window *win)
 {
 	const struct culprit_entry *top = NULL;
-	uint64_t now = now_us(CLOCK_MONOTONIC);
+	uint64_t now = clock_usec(CLOCK_MONOTONIC);
 	char label[200] = "not known (culprits = no)", comm[PROC_COMM_MAX + 1];
 	struct proc_stat st;
 
@@ -345,7 +338,7 @@ static void on_record(void *ud, const struct bpfobs_late *ev)
 {
 	struct observer *o = ud;
 	struct watched *w = ev->slot < o->max ? o->slot[ev->slot] : NULL;
-	uint64_t mono = now_us(CLOCK_MONOTONIC), real = now_us(CLOCK_REALTIME), at;
+	uint64_t mono = clock_usec(CLOCK_MONOTONIC), real = clock_usec(CLOCK_REALTIME), at;
 
 	if (!w || w->tid != ev->tid || culprit_window(ev, o->scratch) < 0)
 		return;

@@ -17,6 +17,7 @@
 #include "daemon/diag/diag.h"
 #include "daemon/frontend.h"
 #include "daemon/service.h"
+#include "daemon/sys/clock.h"
 
 /* What dispatch.c checks and parses before an op runs, from the op's flags
  * in its table; what it parsed is in struct ctx. */
@@ -48,14 +49,6 @@ struct ctx {
 };
 
 /* Microseconds on clock clk. */
-static inline uint64_t now_usec(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* reply.c: the wire code of an answer of the core (core/refusal.h): a
  * refusal by the one table of them, a failure (-errno) as internal. */
 enum proto_error ops_wire_error(int r);

@@ -45,7 +45,7 @@ void op_status(struct ctx *x)
 	proto_add(&x->out, "version", PACKAGE_VERSION);
 	proto_add_long(&x->out, "proto", PROTO_VERSION);
 	proto_add_long(&x->out, "pid", getpid());
-	proto_add_long(&x->out, "uptime_s", (long)((now_usec(CLOCK_MONOTONIC) - st.start_usec) / 1000000u));
+	proto_add_long(&x->out, "uptime_s", (long)((clock_usec(CLOCK_MONOTONIC) - st.start_usec) / 1000000u));
 	proto_add_long(&x->out, "threads", (long)registry_n_threads(s->registry));
 	proto_add_long(&x->out, "processes", (long)registry_n_processes(s->registry));
 	proto_add_long(&x->out, "clients", st.clients);

@@ -38,7 +38,7 @@ static int find_target(struct ctx *x, const char *want, pid_t *tid)
 		if (registry_find(s->registry, *tid) || jitter_probe_name(s->jitter, *tid))
 			return 0;
 		if (observer_gone(s->observer, *tid, comm, sizeof(comm), &when) == 0) {
-			uint64_t now = now_usec(CLOCK_REALTIME);
+			uint64_t now = clock_usec(CLOCK_REALTIME);
 			refuse(x, PE_NO_SUCH_THREAD, "tid %ld (%s) is not managed any more: it exited or was let go "
 			       "%llu s ago, and rtschedd keeps nothing of its late wake-ups", n, comm,
 			       (unsigned long long)(now > when ? (now - when) / 1000000u : 0));

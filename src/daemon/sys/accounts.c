@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "daemon/sys/accounts.h"
+#include "daemon/sys/clock.h"
 
 #define GROUPS_MAX 65536 /* NGROUPS_MAX of the kernel */
 
@@ -119,10 +120,7 @@ static int nss_group_gid(const char *name, gid_t *gid)
 
 static uint64_t mono_usec(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	return clock_usec(CLOCK_MONOTONIC);
 }
 
 static const struct accounts_source nss = {

@@ -15,6 +15,7 @@
 
 #include "daemon/sys/log.h"
 #include "daemon/sys/procev.h"
+#include "daemon/sys/clock.h"
 
 struct procev {
 	bool active;  /* false: a socket filter drops every event */
@@ -139,14 +140,6 @@ int procev_dispatch(const struct procev_handlers *h, void *ud, const void *buf, 
 	return n;
 }
 
-static uint64_t mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* At most PROCEV_BATCH datagrams (one event each, as the kernel sends
  * them) per dispatch, for at most PROCEV_SLICE_US; the rest wait in the
  * socket, which stays readable, for the loop's next turn. A user who forks
@@ -158,11 +151,11 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
 {
 	struct procev *p = userdata;
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
-	uint64_t end = mono_usec() + PROCEV_SLICE_US;
+	uint64_t end = clock_usec(CLOCK_MONOTONIC) + PROCEV_SLICE_US;
 
 	(void)s;
 	(void)revents;
-	for (unsigned i = 0; i < PROCEV_BATCH && (i == 0 || mono_usec() < end); i++) {
+	for (unsigned i = 0; i < PROCEV_BATCH && (i == 0 || clock_usec(CLOCK_MONOTONIC) < end); i++) {
 		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 
 		if (n < 0) {

@@ -11,6 +11,7 @@
 
 #include "daemon/sys/log.h"
 #include "daemon/sys/rtloop.h"
+#include "daemon/sys/clock.h"
 
 #define NSEC_PER_MS 1000000ull
 
@@ -28,14 +29,6 @@ struct rtloop {
 	sd_event_source *post, *restore;
 };
 
-static uint64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Set the calling thread (the loop) to SCHED_FIFO p->priority or back to
  * SCHED_OTHER, reset-on-fork both ways: threads the loop starts begin
  * SCHED_OTHER. 0 or -errno. */
@@ -51,8 +44,8 @@ static int set_policy(bool rt, int priority)
 /* A new period from now. */
 static void period_start(struct rtloop *l)
 {
-	l->period_end = clock_ns(CLOCK_MONOTONIC) + RTLOOP_PERIOD_MS * NSEC_PER_MS;
-	l->period_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	l->period_end = clock_nsec(CLOCK_MONOTONIC) + RTLOOP_PERIOD_MS * NSEC_PER_MS;
+	l->period_cpu = clock_nsec(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* The period is over: real-time again. */
@@ -91,8 +84,8 @@ static int on_post(sd_event_source *s, void *userdata)
 	(void)s;
 	if (!l->realtime || l->stepped || l->p.budget_pct < 0)
 		return 0;
-	now = clock_ns(CLOCK_MONOTONIC);
-	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	now = clock_nsec(CLOCK_MONOTONIC);
+	cpu = clock_nsec(CLOCK_THREAD_CPUTIME_ID);
 	budget = RTLOOP_PERIOD_MS * NSEC_PER_MS * (uint64_t)l->p.budget_pct / 100u;
 	/* what the period ran beyond its budget: the part of the last event
 	 * after the budget ran out, also when that event outlasted the period
@@ -203,7 +196,7 @@ void rtloop_get_status(const struct rtloop *l, struct rtloop_status *out)
 	out->error = l->error;
 	out->stepdowns = l->stepdowns;
 	out->over_max_ns = l->over_max;
-	out->cpu_ns = l->tid == gettid() ? clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
+	out->cpu_ns = l->tid == gettid() ? clock_nsec(CLOCK_THREAD_CPUTIME_ID) : 0;
 }
 
 void rtloop_free(struct rtloop *l)
