@@ -14,6 +14,8 @@
 #      escape it
 #   E  a rule's hold is per rule and uid: another user's thread the same rule
 #      matches still gets real-time
+#   F  a runaway in step with the canary: 150 ms bursts, 10 ms gaps, timed so
+#      that a canary re-armed at its wake-up would never wait past the floor
 #
 # Every assertion about scheduling reads the kernel. The bounds of the waits
 # (HANG_S) only end a hang; how long each took is printed, never judged.
@@ -186,6 +188,21 @@ case "$k2" in *"policy=fifo priority=50"*) pass "E: root's new thread [rule runa
 *) fail "E: root's new thread [rule runaway] matches is held by nobody's runaway: $k2" ;; esac
 case "$k3" in *"policy=other"*) pass "E: nobody's new process [rule runaway] matches is held ($k3)" ;;
 *) fail "E: nobody's new process [rule runaway] matches is not held: $k3" ;; esac
+
+# --- F. a runaway in step with the canary ----------------------------------------------------
+# 150 ms of every 160 ms, one thread: a canary re-armed at its wake-up +
+# 125 ms wakes as each burst ends and ticks 115 ms into the next, so it waits
+# 35 ms (under the 50 ms floor) every time and never counts CPU 0 taken 94%
+# of the time. Its ticks are spread at random, so some land early in a
+# burst, and after such a wait it ticks every 10 ms.
+restart
+spin f nobody --name lockstep --mode duty --busy-ms 150 --period-ms 160 --register - --seconds 120
+F=$(started f)
+wait_for is_sched "$F" fifo
+wait_for trip_seen || fail "F: no trip while a 150 ms-of-160 runaway kept CPU 0: $(grep watchdog "$DLOG" | tail -2)"
+wait_for is_sched "$F" other
+expect_sched "$F" "policy=other" "F: the runaway in step with the canary's ticks is demoted"
+echo "# F: $(grep -m1 -o 'watchdog: CPU 0: .*' "$DLOG" | cut -c1-200)"
 
 spin_stop
 daemon_stop

@@ -90,12 +90,13 @@ START_TEST(test_window)
 END_TEST
 
 /* A CPU simulated in 1 ms steps: busy(t) says whether real-time threads hold
- * it at t ms; the canary runs whenever it is free and due, the watchdog
- * samples every tick as safety.c does. Returns the ms of the trip, or -1. */
-static long simulate(bool (*busy)(long t), unsigned threshold_ms, long for_ms)
+ * it at t ms; the canary runs whenever it is free and due and ticks as
+ * canary.c does (seeded with `seed`), the watchdog samples every tick as
+ * safety.c does. Returns the ms of the trip, or -1. */
+static long simulate_seed(bool (*busy)(long t), unsigned threshold_ms, long for_ms, uint64_t seed)
 {
 	uint64_t tick = threshold_ms * MS / SAFETY_TICKS_PER_THRESHOLD, floor = SAFETY_FLOOR_MS * MS;
-	uint64_t deadline = tick, stall = 0, next_check = tick;
+	uint64_t deadline = tick, stall = 0, next_check = tick, alert = 0, rng = seed | 1;
 	struct safety_window w;
 	long trip = -1;
 
@@ -104,9 +105,11 @@ static long simulate(bool (*busy)(long t), unsigned threshold_ms, long for_ms)
 	for (long t = 0; t < for_ms && trip < 0; t++) {
 		uint64_t now = (uint64_t)t * MS;
 		if (now >= deadline && !busy(t)) {
-			if (now - deadline > floor)
-				stall += now - deadline;
-			deadline = now + tick;
+			uint64_t late = now - deadline;
+			if (late > floor)
+				stall += late;
+			deadline = safety_canary_next(now, late, tick, threshold_ms * MS * SAFETY_WINDOW_FACTOR,
+						      &alert, &rng);
 		}
 		if (now >= next_check) {
 			if (safety_window_push(&w, safety_stall_now(stall, deadline, 0, now, floor)) >= threshold_ms * MS)
@@ -116,6 +119,34 @@ static long simulate(bool (*busy)(long t), unsigned threshold_ms, long for_ms)
 	}
 	safety_window_done(&w);
 	return trip;
+}
+
+/* The same load with 16 seeds of the canary's ticks: the latest trip (-1
+ * if any seed did not trip), or with `any`, -1 only if no seed tripped. */
+static long simulate_seeds(bool (*busy)(long t), unsigned threshold_ms, long for_ms, bool any)
+{
+	long worst = 0;
+
+	for (uint64_t seed = 1; seed <= 16; seed++) {
+		long t = simulate_seed(busy, threshold_ms, for_ms, seed * 0x9E3779B97F4A7C15ull);
+		if (any && t >= 0)
+			return t;
+		if (!any && t < 0)
+			return -1;
+		if (t > worst)
+			worst = t;
+	}
+	return any ? -1 : worst;
+}
+/* every seed trips: the latest trip, or -1 */
+static long simulate(bool (*busy)(long t), unsigned threshold_ms, long for_ms)
+{
+	return simulate_seeds(busy, threshold_ms, for_ms, false);
+}
+/* no seed trips */
+static bool never_trips(bool (*busy)(long t), unsigned threshold_ms, long for_ms)
+{
+	return simulate_seeds(busy, threshold_ms, for_ms, true) < 0;
 }
 
 /* rt throttling: the spinner runs 950 ms of each second */
@@ -130,6 +161,13 @@ static bool duty(long t) { return t % 20 < 10; }
 static bool hiccup(long t) { return t % 10000 < 900; }
 /* two 600 ms bursts a second apart: 1.2 s within the window */
 static bool two_bursts(long t) { return (t >= 1000 && t < 1600) || (t >= 2600 && t < 3200); }
+/* serial spinners whose gaps a canary re-armed at wake-up + tick would lock
+ * onto (threshold 1 s, tick 125 ms): 150 ms on, 10 off (it would wait 35 ms
+ * at each tick, under the floor); 95 on, 25 off (each tick in a gap) */
+static bool locked_150(long t) { return t % 160 < 150; }
+static bool locked_95(long t) { return t % 120 < 95; }
+/* tests/watchdog-attacks.sh part B on a busy machine: 95 on, 20 off */
+static bool serial_95(long t) { return t % 115 < 95; }
 
 START_TEST(test_simulated_loads)
 {
@@ -143,12 +181,19 @@ START_TEST(test_simulated_loads)
 	ck_assert_msg(t > 0 && t <= 8000, "spinner with a fair server tripped at %ld ms", t);
 	t = simulate(served_spinner, 1000, 60000);
 	ck_assert_msg(t > 0 && t <= 4000, "threshold 1 s: tripped at %ld ms", t);
-	ck_assert_int_eq(simulate(duty, 2000, 60000), -1);
-	ck_assert_int_eq(simulate(duty, SAFETY_THRESHOLD_MS_MIN, 60000), -1);
-	ck_assert_int_eq(simulate(hiccup, 2000, 60000), -1);
-	ck_assert_int_eq(simulate(hiccup, 1000, 60000), -1);
+	ck_assert(never_trips(duty, 2000, 60000));
+	ck_assert(never_trips(duty, SAFETY_THRESHOLD_MS_MIN, 60000));
+	ck_assert(never_trips(hiccup, 2000, 60000));
+	ck_assert(never_trips(hiccup, 1000, 60000));
 	t = simulate(two_bursts, 1000, 10000);
 	ck_assert_msg(t > 0 && t <= 3300, "two bursts: tripped at %ld ms", t);
+	/* periodic bursts longer than the floor trip whatever their phase */
+	t = simulate(locked_150, 1000, 60000);
+	ck_assert_msg(t > 0 && t <= 4000, "150 on, 10 off: tripped at %ld ms", t);
+	t = simulate(locked_95, 1000, 60000);
+	ck_assert_msg(t > 0 && t <= 4000, "95 on, 25 off: tripped at %ld ms", t);
+	t = simulate(serial_95, 1000, 60000);
+	ck_assert_msg(t > 0 && t <= 4000, "95 on, 20 off: tripped at %ld ms", t);
 }
 END_TEST
 

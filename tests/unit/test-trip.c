@@ -141,8 +141,8 @@ static void publish(struct spinner **sp, const int *cpu, size_t n, size_t stale)
 	s.scan = calloc(1, sizeof(*s.scan));
 	ck_assert_ptr_nonnull(s.scan);
 	ck_assert_int_eq(safety_scan_init(s.scan), 0);
-	safety_scan_begin(s.scan, safety_now_ns(CLOCK_MONOTONIC),
-			  safety_now_ns(CLOCK_BOOTTIME) / (NSEC / (uint64_t)s.clk_tck));
+	safety_scan_begin(s.scan, clock_nsec(CLOCK_MONOTONIC),
+			  clock_nsec(CLOCK_BOOTTIME) / (NSEC / (uint64_t)s.clk_tck));
 	safety_scan_run(s.scan);   /* the baseline: what ran before does not count */
 }
 
@@ -190,7 +190,7 @@ START_TEST(test_culprits)
 
 	CPU_ZERO(&starved);
 	CPU_SET(0, &starved);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, safety_now_ns(CLOCK_MONOTONIC));
+	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
 	ck_assert_int_eq(atomic_load(&s.trip_state), TRIP_READY);
 	ck_assert_int_eq(read(s.notify, &v, sizeof(v)), (ssize_t)sizeof(v));   /* the main loop is told */
 	ck_assert_uint_eq(s.trip.n_demoted, 1);
@@ -232,7 +232,7 @@ START_TEST(test_no_culprit)
 	publish(all, cpus, 1, SIZE_MAX);
 	CPU_ZERO(&starved);
 	CPU_SET(0, &starved);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, safety_now_ns(CLOCK_MONOTONIC));
+	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
 	ck_assert_uint_eq(s.trip.n_demoted, 0);
 	ck_assert_ptr_null(culprit_of(idle.tid));
 	ck_assert_uint_eq(s.trip.n_cpu_sum, 1);
@@ -258,7 +258,7 @@ START_TEST(test_two_culprits)
 	spinner_spin(&b);
 	CPU_ZERO(&starved);
 	CPU_SET(0, &starved);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, safety_now_ns(CLOCK_MONOTONIC));
+	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
 	ck_assert_uint_eq(s.trip.n_demoted, 2);
 	ck_assert_ptr_nonnull(culprit_of(a.tid));
 	const struct safety_culprit *cb = culprit_of(b.tid);

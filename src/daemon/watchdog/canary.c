@@ -1,7 +1,19 @@
 /* canary.c: the per-CPU SCHED_OTHER canaries of the watchdog (see
- * safety_int.h): each is pinned to one CPU, ticks every threshold/8 and
- * adds each wait past a tick to its `stall`, which the watchdog thread
- * samples. */
+ * safety_int.h): each is pinned to one CPU, ticks every threshold/8 on
+ * average and adds each wait past a tick to its `stall`, which the
+ * watchdog thread samples.
+ *
+ * When it ticks matters as much as how often. A canary that re-armed at
+ * exactly its wake-up + tick would lock onto a periodic load's phase: it
+ * wakes as a burst ends, so its next tick falls at the same point of the
+ * next burst, every time. With 150 ms bursts and 10 ms gaps it would wait
+ * 35 ms at each tick, under the floor, and never count the CPU taken 94%
+ * of the time; 95 ms bursts with 20-30 ms gaps put every tick in a gap. So
+ * its ticks are spread at random over half to one and a half ticks, which
+ * no load can follow, and once a wait has counted it ticks every
+ * SAFETY_ALERT_TICK_MS until a window passes with none: then each burst
+ * longer than the floor is counted nearly whole, however the bursts and
+ * gaps are timed. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -17,6 +29,7 @@ static void *canary_main(void *arg)
 {
 	struct canary *c = arg;
 	struct safety *s = c->s;
+	uint64_t alert_until = 0;   /* CLOCK_MONOTONIC ns: tick fast until then */
 	char name[16];
 
 	snprintf(name, sizeof(name), "rtsd-canary/%d", c->cpu);
@@ -56,7 +69,9 @@ static void *canary_main(void *arg)
 		}
 		/* deadline before stall: the watchdog reads stall first, so it
 		 * may briefly miss this wait but never count it twice */
-		atomic_store(&c->deadline, now.mono + safety_tick_ns(s));
+		atomic_store(&c->deadline, safety_canary_next(now.mono, late, safety_tick_ns(s),
+							      atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR,
+							      &alert_until, &c->rng));
 		if (late > SAFETY_FLOOR_MS * MSEC) {
 			atomic_fetch_add(&c->stall, late);
 			atomic_fetch_add(&c->late, 1);
@@ -81,6 +96,8 @@ int safety_canary_get(struct safety *s, int cpu, struct canary **ret)
 		return -ENOMEM;
 	c->s = s;
 	c->cpu = cpu;
+	/* any non-zero seed: the ticks need only be unforeseeable by a load */
+	c->rng = (clock_nsec(CLOCK_MONOTONIC) ^ ((uint64_t)cpu + 1) * 0x9E3779B97F4A7C15ull) | 1;
 	c->w.kick = -1;
 	atomic_store(&c->w.want, WANT_PARK);
 	atomic_store(&c->deadline, UINT64_MAX);

@@ -23,18 +23,10 @@
 
 /* --- clocks and the module's threads ------------------------------------------ */
 
-uint64_t safety_now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-}
-
 void safety_clocks_now(struct safety_clocks *c)
 {
-	c->mono = safety_now_ns(CLOCK_MONOTONIC);
-	c->boot = safety_now_ns(CLOCK_BOOTTIME);
+	c->mono = clock_nsec(CLOCK_MONOTONIC);
+	c->boot = clock_nsec(CLOCK_BOOTTIME);
 }
 
 uint64_t safety_tick_ns(struct safety *s)
@@ -330,7 +322,7 @@ int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n
  * restart would empty. A timer parks the rest when their window is over. */
 static void canaries_update(struct safety *s)
 {
-	uint64_t now = safety_now_ns(CLOCK_MONOTONIC), keep = atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR;
+	uint64_t now = clock_nsec(CLOCK_MONOTONIC), keep = atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR;
 	uint64_t park_at = UINT64_MAX;
 
 	s->canary_error = 0;
@@ -360,7 +352,7 @@ static void canaries_update(struct safety *s)
 		}
 		/* the first tick is due now + tick even if the canary cannot run
 		 * to set it: a canary starved from the start still counts */
-		atomic_store(&c->deadline, safety_now_ns(CLOCK_MONOTONIC) + safety_tick_ns(s));
+		atomic_store(&c->deadline, clock_nsec(CLOCK_MONOTONIC) + safety_tick_ns(s));
 		atomic_fetch_add(&c->epoch, 1);
 		safety_worker_steer(&c->w, WANT_RUN);
 		CPU_SET(cpu, &s->running);

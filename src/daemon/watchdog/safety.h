@@ -2,7 +2,9 @@
  *
  * While managed real-time threads exist, a SCHED_OTHER canary thread runs on
  * each CPU they may use and a SCHED_FIFO 99 watchdog thread watches how long
- * each canary was kept waiting past its ticks. When a CPU's canary was kept
+ * each canary was kept waiting past its ticks (spread at random, and every
+ * SAFETY_ALERT_TICK_MS for a window after a wait that counted: canary.c).
+ * When a CPU's canary was kept
  * waiting for threshold_ms in total within the last SAFETY_WINDOW_FACTOR x
  * threshold_ms (only waits over SAFETY_FLOOR_MS count), the watchdog thread
  * itself sets the culprits to SCHED_OTHER, then tells the main loop, which
@@ -65,6 +67,7 @@
 #define SAFETY_WINDOW_FACTOR 4u      /* the window is this many thresholds */
 #define SAFETY_TICKS_PER_THRESHOLD 8u /* canary tick and watchdog check: threshold / 8 */
 #define SAFETY_FLOOR_MS 50u          /* shorter waits are ordinary scheduling latency */
+#define SAFETY_ALERT_TICK_MS 10u     /* a canary's tick for a window after a wait that counted */
 #define SAFETY_SUSPEND_MARGIN_MS 100u /* BOOTTIME ahead of MONOTONIC by more: a suspend */
 #define SAFETY_WATCHDOG_PRIORITY 99   /* above every managed thread: max-priority must be <= 98 */
 
@@ -199,6 +202,15 @@ enum safety_clock_verdict safety_clock_check(const struct safety_clocks *prev, c
  * measured from max(deadline, since) and count only past floor_ns. */
 uint64_t safety_stall_now(uint64_t stall_total, uint64_t deadline, uint64_t since, uint64_t now,
 			  uint64_t floor_ns);
+
+/* A canary's ticks: the next after a wake-up at `now` that waited `late`
+ * ns past its last one (canary.c says why they are spread at random). A
+ * wait past SAFETY_FLOOR_MS makes it alert for a window (*alert_until);
+ * while alert it ticks every SAFETY_ALERT_TICK_MS, otherwise at random
+ * within half to one and a half `tick`. *rng is its xorshift64* state (not
+ * 0). */
+uint64_t safety_canary_next(uint64_t now, uint64_t late, uint64_t tick, uint64_t window,
+			    uint64_t *alert_until, uint64_t *rng);
 
 /* The watchdog's history of one canary: cumulative stall sampled each check. */
 struct safety_window {

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <systemd/sd-event.h>
 
+#include "daemon/sys/clock.h"
 #include "daemon/watchdog/safety.h"
 
 #define NSEC 1000000000ull
@@ -101,6 +102,7 @@ struct canary {
 	_Atomic uint64_t stall;     /* ns it was kept waiting past its ticks, in total */
 	_Atomic uint64_t late;      /* ticks it woke more than SAFETY_FLOOR_MS late (in `stall`) */
 	_Atomic unsigned epoch;     /* bumped at each start: the watchdog restarts its window */
+	uint64_t rng;               /* the canary thread's own: its ticks' spread (canary.c) */
 	/* the watchdog thread's own */
 	struct safety_window win;
 	unsigned seen_epoch;
@@ -168,8 +170,6 @@ struct safety {
 
 /* safety.c: clocks and the module's threads */
 
-/* clk now, in ns. */
-uint64_t safety_now_ns(clockid_t clk);
 /* CLOCK_MONOTONIC and CLOCK_BOOTTIME, read together. */
 void safety_clocks_now(struct safety_clocks *c);
 /* The canary tick and watchdog check period: threshold / 8. */

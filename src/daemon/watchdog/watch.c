@@ -40,6 +40,22 @@ uint64_t safety_stall_now(uint64_t stall_total, uint64_t deadline, uint64_t sinc
 	return stall_total;
 }
 
+uint64_t safety_canary_next(uint64_t now, uint64_t late, uint64_t tick, uint64_t window,
+			    uint64_t *alert_until, uint64_t *rng)
+{
+	uint64_t x = *rng;
+
+	if (late > SAFETY_FLOOR_MS * MSEC)
+		*alert_until = now + window;
+	if (now < *alert_until)
+		return now + SAFETY_ALERT_TICK_MS * MSEC;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*rng = x;
+	return now + tick / 2 + (tick ? (x * 0x2545F4914F6CDD1Dull) % tick : 0);
+}
+
 int safety_window_init(struct safety_window *w, size_t checks)
 {
 	w->size = checks + 1;   /* the baseline, then one sample per check */
@@ -100,10 +116,10 @@ static uint64_t boot_ticks(const struct safety *s, uint64_t boot_ns)
 static void scan_now(struct safety *s)
 {
 	struct scan *sc = s->scan;
-	uint64_t t0 = safety_now_ns(CLOCK_MONOTONIC), took, gap = safety_tick_ns(s) / 4;
+	uint64_t t0 = clock_nsec(CLOCK_MONOTONIC), took, gap = safety_tick_ns(s) / 4;
 
 	safety_scan_run(sc);
-	took = safety_now_ns(CLOCK_MONOTONIC) - t0;
+	took = clock_nsec(CLOCK_MONOTONIC) - t0;
 	sc->next_scan = t0 + (gap > 20 * took ? gap : 20 * took);
 }
 
@@ -184,7 +200,7 @@ void *safety_watch_main(void *arg)
 			watchdog_restart(s, prev.mono);
 			next = prev.mono + period;
 		}
-		t = safety_now_ns(CLOCK_MONOTONIC);
+		t = clock_nsec(CLOCK_MONOTONIC);
 		if (t < next && s->scan->on && t >= s->scan->next_scan) {
 			scan_now(s);   /* between two checks, during an episode */
 			continue;
