@@ -274,6 +274,22 @@ def check_limits(docs, limits):
                  (page, "; ".join(hits)))
 
 
+def check_watchdog(docs, limits):
+    """rtschedd(8) SAFETY WATCHDOG: how the canaries tick and what counts,
+    as watchdog/safety.h has it."""
+    text = re.sub(r"\s+", " ", man_text(os.path.join(docs, "man/rtschedd.8")))
+    want = ["Each canary ticks every watchdog-threshold / %s on average" % limits["watchdog-ticks-per-threshold"],
+            "a tick longer than %s ms counts as starvation" % limits["watchdog-floor-ms"],
+            "ticks every %s ms until a window" % limits["watchdog-alert-tick-ms"],
+            "Bursts shorter than %s ms never count" % limits["watchdog-floor-ms"],
+            "within the last %s x watchdog-threshold" % limits["watchdog-window-factor"]]
+    bad = [w for w in want if w not in text]
+    if bad:
+        fail("rtschedd(8) SAFETY WATCHDOG: does not say %s (watchdog/safety.h)" % "; ".join(bad))
+    else:
+        ok("rtschedd(8) SAFETY WATCHDOG: the canary's tick, floor, alert tick and window of watchdog/safety.h")
+
+
 def check_kinds(docs, kinds):
     """Every kind of jitter row, where the pages describe the rows."""
     for page, sh, ss, tag in (("man/rtschedd-protocol.7", "OPERATIONS", "jitter", "kind"),
@@ -614,6 +630,7 @@ def main():
     check_errors(docs, errors)
     check_keys(docs, keys)
     check_limits(docs, limits)
+    check_watchdog(docs, limits)
     check_kinds(docs, kinds)
     check_exits(facts, docs)
     check_json_numbers(src, docs)

@@ -2,8 +2,9 @@
  * own tables, for tests/docs.sh: the protocol's error codes with the errno
  * librtsched returns for each (shared/protocol.c), every key of
  * rtschedd.conf per section kind with its type, range and built-in default
- * (config/keys.c), the kinds of `jitter` rows (observe/jitter.c) and the
- * control socket's connection limits (control.h). One fact per line, fields
+ * (config/keys.c), the kinds of `jitter` rows (observe/jitter.c), the
+ * control socket's connection limits (control.h) and the watchdog's
+ * numbers (watchdog/safety.h). One fact per line, fields
  * separated by tabs:
  *     error   CODE   ERRNO-NAME
  *     key     SECTION   NAME   TYPE   MIN   MAX   DEFAULT
@@ -21,6 +22,7 @@
 #include "daemon/config/keys.h"
 #include "daemon/control.h"
 #include "daemon/observe/jitter.h"
+#include "daemon/watchdog/safety.h"
 #include "shared/protocol.h"
 
 /* The section kinds as rtschedd.conf spells them (config/parse.c); a kind
@@ -93,5 +95,9 @@ int main(void)
 	printf("limit\tmax-per-uid\t%d\n", MAX_PER_UID);
 	printf("limit\tqueue-pause-kib\t%u\n", QUEUE_PAUSE >> 10);
 	printf("limit\tmax-queued-mib\t%u\n", MAX_QUEUED >> 20);
+	printf("limit\twatchdog-ticks-per-threshold\t%u\n", SAFETY_TICKS_PER_THRESHOLD);
+	printf("limit\twatchdog-floor-ms\t%u\n", SAFETY_FLOOR_MS);
+	printf("limit\twatchdog-alert-tick-ms\t%u\n", SAFETY_ALERT_TICK_MS);
+	printf("limit\twatchdog-window-factor\t%u\n", SAFETY_WINDOW_FACTOR);
 	return 0;
 }
