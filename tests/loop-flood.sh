@@ -14,7 +14,9 @@
 #
 # Last, a storm of process events by the same user (threads and renames a
 # rule matches but may not grant): the log's refusal lines stay within the
-# per-user cap (core/registry.h, registry_may_log_refusal), counted.
+# per-user cap (core/registry.h, registry_may_log_refusal), counted. And a
+# rule's grants take the owner's rate-limit tokens: a refusal over it names
+# a uid without a passwd entry as "uid N".
 #
 # It must fail without the budget: LOOP_FLOOD_BUDGET=off tests/loop-flood.sh
 # runs it with loop-budget = off, and the loop never steps down (the
@@ -228,6 +230,34 @@ bounded_wait "$PS" "abuse-client storm (pstorm)"
 echo "# $(tail -1 "$TMP/pstorm.out"); at most $most of its threads seen SCHED_FIFO 5 at once"
 [ "$most" -ge 20 ] && pass "the rule on the renaming process's name reached its threads ($most seen FIFO 5 at once)" ||
 	fail "only $most threads of the renaming process were seen FIFO 5 (want 20 or more of 200)"
+# A rule's grants take the owner's rate-limit tokens, as its own requests
+# do: with one token a second (burst 1), of three threads a rule matches at
+# once one becomes real-time, and the refusal names a uid without a passwd
+# entry by its number. Another such uid than the flooder's, whose refusal
+# lines the storms above have used up (the per-user cap).
+RLIM_UID=4244
+sed -i 's/^\[daemon\]$/[daemon]\nrate-limit = 1\nrate-burst = 1/' "$CONF"
+printf '[rule rlim]\nthread-name = rlim-*\npolicy = fifo\npriority = 6\n' >>"$CONF"
+"$RTSCHEDCTL" --socket "$SOCK" reload >/dev/null && pass "reloaded with rate-limit 1, burst 1 and [rule rlim]" ||
+	fail "reload with rate-limit 1 failed"
+mkfifo "$TMP/rlim.in"
+ABUSE_NAME=rlim- setpriv --reuid="$RLIM_UID" --regid="$RLIM_UID" --clear-groups "$ABUSE" threads 3 \
+	<"$TMP/rlim.in" >"$TMP/rlim.out" 2>&1 &
+RP=$!
+exec 8>"$TMP/rlim.in"
+wait_for grep -q "rule rlim matched.*more than 1 grants per second (burst 1) for uid $RLIM_UID;" "$DLOG" &&
+	pass "the rule's refusal over the rate limit names uid $RLIM_UID: $(grep -m1 -o 'more than 1 grants[^;]*' "$DLOG")" ||
+	fail "no rate-limit refusal of [rule rlim] for uid $RLIM_UID: $(grep 'rule rlim' "$DLOG" | tail -2)"
+rt=0
+for t in $(sed -n 's/^tids //p' "$TMP/rlim.out"); do
+	[ "$(sed 's/.*) //' "/proc/$RP/task/$t/stat" 2>/dev/null | awk '{ print $39 " " $38 }')" = "1 6" ] && rt=$((rt + 1))
+done
+[ "$rt" = 1 ] && pass "of 3 threads matched at once, 1 got FIFO 6 (one token)" ||
+	fail "$rt of 3 threads got FIFO 6 with one token a second"
+exec 8>&-
+bounded_wait "$RP" "abuse-client threads (rlim)"
+sed -i '/^rate-limit = 1$/d; /^rate-burst = 1$/d' "$CONF"
+"$RTSCHEDCTL" --socket "$SOCK" reload >/dev/null || fail "reload without the rate limit failed"
 h spawn w3
 h register w3 -
 case "$HR" in ok\ fifo*) pass "nobody's registration after the storm: $HR" ;; *) fail "registration after the storm: $HR" ;; esac
