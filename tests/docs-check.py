@@ -244,6 +244,15 @@ LIMIT_PHRASE = re.compile(r"(\d[\d,]*)\s+(?:connections|clients)\b|(?:connection
                           r"|(\d+)\s*(?:KiB|MiB) of (?:unread )?repl")
 
 
+def says(text, want, where, source, what):
+    """Each phrase of `want` (numbers from `source`) is in `text`."""
+    bad = [w for w in want if w not in text]
+    if bad:
+        fail("%s: does not say %s (%s)" % (where, "; ".join(bad), source))
+    else:
+        ok("%s: %s" % (where, what))
+
+
 def check_limits(docs, limits):
     text = man_text(os.path.join(docs, "man/rtschedd-protocol.7"))
     m = re.search(r"^Connections$(.*?)^Clients$", text, re.S | re.M)
@@ -256,11 +265,7 @@ def check_limits(docs, limits):
             "may hold at most %s" % limits["max-per-uid"],
             "more than %s KiB" % limits["queue-pause-kib"],
             "over %s MiB" % limits["max-queued-mib"]]
-    bad = [w for w in want if w not in sec]
-    if bad:
-        fail("rtschedd-protocol(7) Connections: does not say %s (control.h)" % "; ".join(bad))
-    else:
-        ok("rtschedd-protocol(7) Connections: the limits of control.h")
+    says(sec, want, "rtschedd-protocol(7) Connections", "control.h", "the limits of control.h")
     # one home for these numbers: elsewhere they drifted (4096 clients, 64 MiB)
     pages = {"man/rtschedd-protocol.7": text[:m.start()] + text[m.end():]}
     for page in ["man/rtschedd.8", "man/librtsched.3", "man/rtschedctl.1", "man/rtschedd.conf.5"]:
@@ -283,11 +288,8 @@ def check_watchdog(docs, limits):
             "ticks every %s ms until a window" % limits["watchdog-alert-tick-ms"],
             "Bursts shorter than %s ms never count" % limits["watchdog-floor-ms"],
             "within the last %s x watchdog-threshold" % limits["watchdog-window-factor"]]
-    bad = [w for w in want if w not in text]
-    if bad:
-        fail("rtschedd(8) SAFETY WATCHDOG: does not say %s (watchdog/safety.h)" % "; ".join(bad))
-    else:
-        ok("rtschedd(8) SAFETY WATCHDOG: the canary's tick, floor, alert tick and window of watchdog/safety.h")
+    says(text, want, "rtschedd(8) SAFETY WATCHDOG", "watchdog/safety.h",
+         "the canary's tick, floor, alert tick and window of watchdog/safety.h")
 
 
 def check_kinds(docs, kinds):
