@@ -51,8 +51,11 @@ policies = fifo,other
 EOC
 daemon_start "$CONF"
 
-# field 41 of /proc/PID/task/TID/stat: the thread's policy (0 OTHER, 1 FIFO)
-policy_of() { sed 's/.*) //' "/proc/$DPID/task/$DPID/stat" 2>/dev/null | awk '{ print $39 }'; }
+# task_sched DIR: policy and real-time priority (fields 41 and 40 of stat)
+# of the task whose /proc directory is DIR, e.g. "1 5" for FIFO 5
+task_sched() { sed 's/.*) //' "$1/stat" 2>/dev/null | awk '{ print $39 " " $38 }'; }
+# policy_of: the loop thread's policy (0 OTHER, 1 FIFO)
+policy_of() { task_sched "/proc/$DPID/task/$DPID" | cut -d' ' -f1; }
 status_field() { "$RTSCHEDCTL" --socket "$SOCK" status | awk -v k="$1" '$1 == k { print $2 }'; }
 
 # --- the kernel's view of the loop --------------------------------------------------
@@ -66,7 +69,7 @@ for t in /proc/"$DPID"/task/*; do
 	tid=${t##*/}
 	[ "$tid" = "$DPID" ] && continue
 	case "$(cat "$t/comm")" in rtsd-watchdog | rtsd-canary*) continue ;; esac
-	p=$(sed 's/.*) //' "$t/stat" | awk '{ print $39 }')
+	p=$(task_sched "$t" | cut -d' ' -f1)
 	[ "$p" = 0 ] || fail "thread $tid ($(cat "$t/comm")) inherited policy $p from the loop"
 done
 
@@ -221,7 +224,7 @@ most=0
 while kill -0 "$PS" 2>/dev/null; do
 	n=0
 	for t in /proc/"$PS"/task/*; do
-		[ "$(sed 's/.*) //' "$t/stat" 2>/dev/null | awk '{ print $39 " " $38 }')" = "1 5" ] && n=$((n + 1))
+		[ "$(task_sched "$t")" = "1 5" ] && n=$((n + 1))
 	done
 	[ "$n" -gt "$most" ] && most=$n
 	sleep 0.1
@@ -250,7 +253,7 @@ wait_for grep -q "rule rlim matched.*more than 1 grants per second (burst 1) for
 	fail "no rate-limit refusal of [rule rlim] for uid $RLIM_UID: $(grep 'rule rlim' "$DLOG" | tail -2)"
 rt=0
 for t in $(sed -n 's/^tids //p' "$TMP/rlim.out"); do
-	[ "$(sed 's/.*) //' "/proc/$RP/task/$t/stat" 2>/dev/null | awk '{ print $39 " " $38 }')" = "1 6" ] && rt=$((rt + 1))
+	[ "$(task_sched "/proc/$RP/task/$t")" = "1 6" ] && rt=$((rt + 1))
 done
 [ "$rt" = 1 ] && pass "of 3 threads matched at once, 1 got FIFO 6 (one token)" ||
 	fail "$rt of 3 threads got FIFO 6 with one token a second"

@@ -444,14 +444,20 @@ int registry_adopt_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner,
 	return thread_add(r, tid, pid, owner, source, req, spec, proc, saved, 0, NULL, msg, len);
 }
 
-/* The ring slot for tid (its old entry if it has one), filled with who it is. */
-static struct reg_recent *recent_slot(struct registry *r, pid_t tid, pid_t pid, uint64_t starttime)
+/* tid's entry in the ring, as the thread it is now (its start time), or NULL. */
+static struct reg_recent *recent_find(struct registry *r, pid_t tid, uint64_t starttime)
 {
-	struct reg_recent *e = NULL;
-
-	for (size_t i = 0; i < r->n_recent && !e; i++)
+	for (size_t i = 0; i < r->n_recent; i++)
 		if (r->recent[i].tid == tid && r->recent[i].starttime == starttime)
-			e = &r->recent[i];
+			return &r->recent[i];
+	return NULL;
+}
+
+/* The ring slot for tid (e: its old entry, or NULL for a new one), filled
+ * with who it is. */
+static struct reg_recent *recent_fill(struct registry *r, struct reg_recent *e, pid_t tid, pid_t pid,
+				      uint64_t starttime)
+{
 	if (!e) {
 		e = &r->recent[r->recent_head];
 		r->recent_head = (r->recent_head + 1) % REG_RECENT_MAX;
@@ -471,15 +477,13 @@ bool registry_note_refused(struct registry *r, pid_t tid, pid_t pid, uid_t owner
 {
 	struct proc_stat st;
 	struct reg_recent *e;
-	bool same = false;
+	bool same;
 
 	if (proc_read_stat(tid, &st) < 0)
 		return false;   /* gone: nothing to explain */
-	for (size_t i = 0; i < r->n_recent; i++)
-		if (r->recent[i].tid == tid && r->recent[i].starttime == st.starttime)
-			same = r->recent[i].code == code && r->recent[i].source == source &&
-			       strcmp(r->recent[i].rule, rule ? rule : "") == 0;
-	e = recent_slot(r, tid, pid, st.starttime);
+	e = recent_find(r, tid, st.starttime);
+	same = e && e->code == code && e->source == source && strcmp(e->rule, rule ? rule : "") == 0;
+	e = recent_fill(r, e, tid, pid, st.starttime);
 	e->owner = owner;
 	e->source = source;
 	e->code = code;
@@ -503,7 +507,7 @@ const struct reg_recent *registry_recent(struct registry *r, size_t i)
 void registry_remove_thread(struct registry *r, struct reg_thread *t, bool restore)
 {
 	if (restore) {
-		struct reg_recent *e = recent_slot(r, t->tid, t->pid, t->starttime);
+		struct reg_recent *e = recent_fill(r, recent_find(r, t->tid, t->starttime), t->tid, t->pid, t->starttime);
 		e->owner = t->owner;
 		e->source = t->source;
 		e->code = 0;

@@ -48,7 +48,6 @@ struct ctx {
 	uint64_t hold_until;         /* refused by a rate limit: the account's next token (CLOCK_MONOTONIC µs) */
 };
 
-/* Microseconds on clock clk. */
 /* reply.c: the wire code of an answer of the core (core/refusal.h): a
  * refusal by the one table of them, a failure (-errno) as internal. */
 enum proto_error ops_wire_error(int r);
