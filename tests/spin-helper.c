@@ -2,6 +2,7 @@
  *
  *   spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] [--seconds S]
  *               [--register ROLE|-] [--busy-ms B] [--period-ms P] [--serial MS]
+ *               [--workers W] [--move-to M] [--register-process ROLE|-]
  *   spin-helper query TID    print what the kernel reports for TID
  *
  * One worker thread named NAME ("runaway"), pinned to CPU N (0), prints
@@ -13,6 +14,13 @@
  * through librtsched (ROLE "-": the daemon's default) and prints
  * "registered POLICY PRIO" or "err ERRNO". Whatever happens, the process
  * exits after S seconds (60): a test that dies cannot leave a spinner behind.
+ *
+ * --workers W: W such workers, the i-th pinned to CPU N + i, each announced
+ * ("tid ...") and doing the same work. --move-to M: each worker, once
+ * announced (and registered), pins itself to CPU M instead and prints
+ * "moved M" before it starts its work. --register-process: once every
+ * worker spins, the main thread registers the whole process in one request
+ * (pid=) and prints "registered process N" or "err ERRNO".
  *
  * --serial MS: the watchdog dodge of issue 23. One worker after another,
  * each new (its own tid), pinned, registered as above (it prints "tid",
@@ -26,6 +34,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +46,9 @@
 enum { MODE_IDLE, MODE_SPIN, MODE_DUTY };
 
 static atomic_int mode = MODE_SPIN;
-static int cpu;
+static int cpu, n_workers = 1, move_to = -1;
+static const char *proc_role;
+static atomic_int n_spinning;
 static double seconds = 60;
 static const char *name = "runaway";
 static const char *role;
@@ -57,17 +68,22 @@ static void on_usr(int sig)
 	atomic_store(&mode, sig == SIGUSR1 ? MODE_SPIN : MODE_IDLE);
 }
 
-/* Pin, name, announce and (with --register) register the calling thread. */
-static void worker_start(void)
+static void pin(int c)
 {
 	cpu_set_t one;
 
 	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
+	CPU_SET(c, &one);
 	if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one)) {
 		printf("err affinity\n");
 		exit(2);
 	}
+}
+
+/* Pin, name, announce and (with --register) register the calling thread. */
+static void worker_start(int c)
+{
+	pin(c);
 	pthread_setname_np(pthread_self(), name);
 	printf("tid %d pid %d\n", gettid(), getpid());
 	if (role) {
@@ -82,6 +98,10 @@ static void worker_start(void)
 		else
 			printf("registered %s %d\n", g.policy, g.priority);
 	}
+	if (move_to >= 0) {
+		pin(move_to);
+		printf("moved %d\n", move_to);
+	}
 }
 
 /* --serial: one short-lived spinner. */
@@ -89,7 +109,7 @@ static void *serial_worker(void *arg)
 {
 	double end;
 
-	worker_start();
+	worker_start(cpu);
 	end = now_s() + serial_s;
 	while (now_s() < end)
 		;
@@ -109,13 +129,14 @@ static void *worker(void *arg)
 		}
 		exit(0);
 	}
-	worker_start();
+	worker_start(cpu + (int)(intptr_t)arg);
 	while (now_s() < end) {
 		int m = atomic_load(&mode);
 		double t = now_s();
 
 		if (m == MODE_SPIN) {
 			printf("spinning\n");
+			atomic_fetch_add(&n_spinning, 1);
 			while (atomic_load(&mode) == MODE_SPIN && now_s() < end)
 				;
 		} else if (m == MODE_DUTY) {
@@ -157,7 +178,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v) {
 			fprintf(stderr, "usage: spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] "
-				"[--seconds S] [--register ROLE|-] [--busy-ms B] [--period-ms P] [--serial MS] | query TID\n");
+				"[--seconds S] [--register ROLE|-] [--busy-ms B] [--period-ms P] [--serial MS] [--workers W] [--move-to M] [--register-process ROLE|-] | query TID\n");
 			return 64;
 		}
 		if (strcmp(a, "--cpu") == 0)
@@ -174,6 +195,12 @@ int main(int argc, char **argv)
 			period_s = atof(v) / 1e3;
 		else if (strcmp(a, "--serial") == 0)
 			serial_s = atof(v) / 1e3;
+		else if (strcmp(a, "--register-process") == 0)
+			proc_role = v;
+		else if (strcmp(a, "--workers") == 0)
+			n_workers = atoi(v);
+		else if (strcmp(a, "--move-to") == 0)
+			move_to = atoi(v);
 		else if (strcmp(a, "--mode") == 0)
 			atomic_store(&mode, strcmp(v, "duty") == 0 ? MODE_DUTY : strcmp(v, "idle") == 0 ? MODE_IDLE : MODE_SPIN);
 		else {
@@ -193,9 +220,25 @@ int main(int argc, char **argv)
 	sigaddset(&usr, SIGUSR1);
 	sigaddset(&usr, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &usr, NULL);
-	if (pthread_create(&th, NULL, worker, NULL))
-		return 1;
+	for (int i = 0; i < n_workers; i++)
+		if (pthread_create(&th, NULL, worker, (void *)(intptr_t)i))
+			return 1;
 	pthread_sigmask(SIG_UNBLOCK, &usr, NULL);
+	if (proc_role) {
+		struct rtsched_request req = RTSCHED_REQUEST_INIT;
+		struct rtsched_grant g;
+		int r;
+
+		while (atomic_load(&n_spinning) < n_workers)
+			usleep(1000);
+		req.pid = getpid();
+		req.role = strcmp(proc_role, "-") ? proc_role : NULL;
+		r = rtsched_register(&req, &g);
+		if (r < 0)
+			printf("err %d %s\n", -r, rtsched_last_message());
+		else
+			printf("registered process %d\n", g.threads);
+	}
 	for (;;)
 		pause();
 }

@@ -16,6 +16,12 @@
 #      matches still gets real-time
 #   F  a runaway in step with the canary: 150 ms bursts, 10 ms gaps, timed so
 #      that a canary re-armed at its wake-up would never wait past the floor
+#   G  a thread registered on CPU 1 moves itself to CPU 0 and spins there: the
+#      canaries must watch every CPU, not the CPUs a thread had at its grant
+#   H  the watchdog parked (nothing real-time for a while), then one request
+#      makes two spinners real-time, one per CPU, at once: they starve the
+#      FIFO 1 main loop at once, so the watchdog must be watching before the
+#      kernel write, not from the main loop's next publication
 #
 # Every assertion about scheduling reads the kernel. The bounds of the waits
 # (HANG_S) only end a hang; how long each took is printed, never judged.
@@ -203,6 +209,41 @@ wait_for trip_seen || fail "F: no trip while a 150 ms-of-160 runaway kept CPU 0:
 wait_for is_sched "$F" other
 expect_sched "$F" "policy=other" "F: the runaway in step with the canary's ticks is demoted"
 echo "# F: $(grep -m1 -o 'watchdog: CPU 0: .*' "$DLOG" | cut -c1-200)"
+
+# --- G. a thread that moves itself off the CPUs it was granted on -------------------------------
+restart
+spin g nobody --cpu 1 --move-to 0 --name hop --mode spin --register - --seconds 120
+G=$(started g)
+wait_for grep -q '^moved' "$TMP/g.out"
+expect_in "$(grep -m1 '^registered\|^err' "$TMP/g.out")" "registered fifo" "G: nobody's thread registered on CPU 1 (default fifo 10), then moved itself to CPU 0"
+wait_for trip_seen || fail "G: no trip while the thread that moved itself kept CPU 0: $(grep watchdog "$DLOG" | tail -2)"
+wait_for is_sched "$G" other
+expect_sched "$G" "policy=other" "G: the thread that moved itself to CPU 0 and spins there is demoted"
+
+# --- H. spinners on every CPU at once, the watchdog parked -----------------------------------
+restart
+watching && fail "H: the watchdog is watching with nothing real-time"
+# two workers spinning from the start (SCHED_OTHER: ordinary load), one per
+# CPU; then one request (pid=) makes every thread of the process real-time in
+# one turn of the loop, which is starved from the second write on: its reply
+# may never come, and no later publication of the loop's would start the
+# watchdog
+spin h nobody --workers 2 --name pair --mode spin --register-process - --seconds 60
+two_tids() { [ "$(grep -c '^tid ' "$TMP/h.out")" -ge 2 ]; }
+wait_for two_tids
+# the worker on CPU 0, then the one on CPU 1 (they announce in any order)
+read -r H1 H2 < <(for t in $(awk '/^tid / { print $2 }' "$TMP/h.out"); do
+	echo "$(awk '{ print $39 }' "/proc/$t/stat") $t"; done | sort -n | awk '{ printf "%s ", $2 }')
+# one trip for both CPUs or one each: either names each CPU's spinner
+both_cpus() { grep -q "CPU 0: tid $H1 " "$DLOG" && grep -q "CPU 1: tid $H2 " "$DLOG"; }
+wait_for both_cpus && pass "H: the trip names each CPU's spinner: CPU 0 tid $H1, CPU 1 tid $H2" ||
+	fail "H: no trip named the spinners $H1 (CPU 0) and $H2 (CPU 1): $(grep watchdog "$DLOG" | tail -2)"
+# demoted, not never granted: a demotion keeps the grant's reset-on-fork
+wait_for is_sched "$H1" other
+wait_for is_sched "$H2" other
+expect_sched "$H1" "policy=other priority=0 cpus=0 rfork=1" "H: the spinner on CPU 0, real-time from the request on, is demoted"
+expect_sched "$H2" "policy=other priority=0 cpus=1 rfork=1" "H: the spinner on CPU 1 too: the watchdog was watching before the main loop was starved"
+echo "# H: $(grep -m2 'watchdog: CPU' "$DLOG" | cut -c1-240 | tr '\n' ' ')"
 
 spin_stop
 daemon_stop

@@ -229,11 +229,13 @@ static void on_registry_change(void *ud, int ev, struct reg_thread *t, struct re
 {
 	struct daemon *d = ud;
 
+	/* before the write: the watchdog may demote the thread before the next
+	 * publication (at most 100 ms away) lists it, and watches from now on */
+	if (ev == REG_EV_THREAD_ARM) {
+		safety_arm(d->svc.safety, t->tid, t->pid, t->starttime);
+		return;
+	}
 	state_observe(d->state, ev, t, p);
-	/* the watchdog may demote a new real-time thread before the next
-	 * publication (at most 100 ms away) lists it */
-	if (t && ev == REG_EV_THREAD_SET && policy_is_realtime(t->applied.policy))
-		safety_granted(d->svc.safety, t->tid, t->pid, t->starttime);
 	if (t)
 		observing_thread(&d->svc, ev, t);
 	if (t && ev == REG_EV_THREAD_GONE)
@@ -540,6 +542,11 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	/* threads only now: capabilities are per thread, and a thread started
 	 * before the drop would keep every one of them */
 	jitter_apply_config(d->svc.jitter, d->svc.config);
+	/* the watchdog before the loop turns real-time: threads that kept a
+	 * real-time grant across a restart (the journal's) and spin would
+	 * starve a FIFO 1 loop before it could start the watchdog; then again
+	 * once the loop is bounded, which the watchdog leaves out of blame */
+	guard_configure(d->guard);
 	loop_configure(d);
 	guard_configure(d->guard);
 	d->started = true;

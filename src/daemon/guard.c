@@ -35,7 +35,7 @@ static void publish(struct guard *g)
 		return;
 	REGISTRY_FOREACH_THREAD(t, r)
 		if (policy_is_realtime(t->applied.policy))
-			v[n++] = (struct safety_thread){ t->tid, t->pid, t->starttime, t->applied.cpus };
+			v[n++] = (struct safety_thread){ t->tid, t->pid, t->starttime };
 	safety_set_threads(g->svc->safety, v, n);
 	free(v);
 }

@@ -34,6 +34,8 @@ static struct registry *r;
 static struct event {
 	int ev;
 	pid_t id;
+	uint64_t starttime;   /* REG_EV_THREAD_ARM: the thread's, and its policy then */
+	int policy;
 } events[EVENTS_MAX];
 static size_t n_events;
 
@@ -43,6 +45,10 @@ static void on_change(void *ud, int e, struct reg_thread *t, struct reg_process 
 	ck_assert_uint_lt(n_events, EVENTS_MAX);
 	events[n_events].ev = e;
 	events[n_events].id = t ? t->tid : p->pid;
+	if (e == REG_EV_THREAD_ARM) {   /* what the kernel has at that instant */
+		events[n_events].starttime = t->starttime;
+		events[n_events].policy = sched_getscheduler(t->tid) & ~SCHED_RESET_ON_FORK;
+	}
 	n_events++;
 }
 
@@ -908,31 +914,44 @@ START_TEST(test_observer)
 	struct reg_process *p;
 	struct reg_thread *t;
 	struct worker wk;
+	struct proc_stat st;
 	size_t n;
 	char msg[512];
 
 	worker_start(&wk);
+	ck_assert_int_eq(proc_read_stat(wk.tid, &st), 0);
 	registry_set_observer(r, on_change, &events);
 	t = add(wk.tid, 0, &s);
-	ck_assert_uint_eq(n_events, 1);
-	ck_assert_int_eq(events[0].ev, REG_EV_THREAD_SET);
-	ck_assert_int_eq(events[0].id, wk.tid);
-	add(wk.tid, 0, &s);                          /* asked again: set again */
+	/* a real-time grant is announced before the kernel write (the watchdog
+	 * must watch first), with the start time that pins the thread */
 	ck_assert_uint_eq(n_events, 2);
+	ck_assert_int_eq(events[0].ev, REG_EV_THREAD_ARM);
+	ck_assert_int_eq(events[0].id, wk.tid);
+	ck_assert_uint_eq(events[0].starttime, st.starttime);
+	ck_assert_int_eq(events[0].policy, SCHED_OTHER);
 	ck_assert_int_eq(events[1].ev, REG_EV_THREAD_SET);
+	ck_assert_int_eq(events[1].id, wk.tid);
+	add(wk.tid, 0, &s);                          /* asked again: set again */
+	ck_assert_uint_eq(n_events, 4);
+	ck_assert_int_eq(events[2].ev, REG_EV_THREAD_ARM);
+	ck_assert_int_eq(events[3].ev, REG_EV_THREAD_SET);
 	registry_remove_thread(r, t, true);
-	ck_assert_uint_eq(n_events, 3);
-	ck_assert_int_eq(events[2].ev, REG_EV_THREAD_GONE);
-	ck_assert_int_eq(events[2].id, wk.tid);
+	ck_assert_uint_eq(n_events, 5);
+	ck_assert_int_eq(events[4].ev, REG_EV_THREAD_GONE);
+	ck_assert_int_eq(events[4].id, wk.tid);
 
 	n_events = 0;
 	n = own_threads();
 	ck_assert_int_eq(registry_add_process(r, getpid(), 0, &q, &s, &p, msg, sizeof(msg)), 0);
-	ck_assert_uint_eq(n_events, 1 + n);
+	ck_assert_uint_eq(n_events, 1 + 2 * n);
 	ck_assert_int_eq(events[0].ev, REG_EV_PROC_SET);   /* the process before its threads */
 	ck_assert_int_eq(events[0].id, getpid());
-	for (size_t i = 1; i <= n; i++)
-		ck_assert_int_eq(events[i].ev, REG_EV_THREAD_SET);
+	for (size_t i = 1; i <= 2 * n; i += 2) {
+		ck_assert_int_eq(events[i].ev, REG_EV_THREAD_ARM);
+		ck_assert_int_eq(events[i].policy, SCHED_OTHER);
+		ck_assert_int_eq(events[i + 1].ev, REG_EV_THREAD_SET);
+		ck_assert_int_eq(events[i + 1].id, events[i].id);
+	}
 	n_events = 0;
 	registry_remove_process(r, p, true);
 	ck_assert_uint_eq(n_events, 1 + n);

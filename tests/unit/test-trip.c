@@ -104,12 +104,11 @@ static int policy_of(pid_t tid)
 	return sched_getscheduler(tid) & ~SCHED_RESET_ON_FORK;
 }
 
-/* A watchdog that has published `sp` (each on `cpu[i]`'s CPU set), its
- * scan started now and a first reading taken: just what trip.c reads. */
+/* A watchdog that has published `sp`, its scan started now and a first
+ * reading taken: just what trip.c reads. */
 static struct safety s;
 static struct snapshot snap;
 static struct safety_entry entries[8];
-static cpu_set_t sets[8];
 
 static int by_tid(const void *a, const void *b)
 {
@@ -118,7 +117,7 @@ static int by_tid(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static void publish(struct spinner **sp, const int *cpu, size_t n, size_t stale)
+static void publish(struct spinner **sp, size_t n, size_t stale)
 {
 	struct proc_stat st;
 	long tck = sysconf(_SC_CLK_TCK);
@@ -131,12 +130,10 @@ static void publish(struct spinner **sp, const int *cpu, size_t n, size_t stale)
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_int_eq(proc_read_stat_at(NULL, getpid(), sp[i]->tid, &st), 0);
 		/* the stale one: its tid names another thread now */
-		entries[i] = (struct safety_entry){ sp[i]->tid, getpid(), st.starttime + (i == stale), i };
-		CPU_ZERO(&sets[i]);
-		CPU_SET(cpu[i], &sets[i]);
+		entries[i] = (struct safety_entry){ sp[i]->tid, getpid(), st.starttime + (i == stale) };
 	}
 	qsort(entries, n, sizeof(entries[0]), by_tid);
-	snap = (struct snapshot){ .n = n, .n_cpusets = n, .threads = entries, .cpusets = sets };
+	snap = (struct snapshot){ .n = n, .threads = entries };
 	atomic_store(&s.snap, &snap);
 	s.scan = calloc(1, sizeof(*s.scan));
 	ck_assert_ptr_nonnull(s.scan);
@@ -171,7 +168,6 @@ START_TEST(test_culprits)
 {
 	struct spinner culprit, idle, elsewhere, other, stale;
 	struct spinner *all[] = { &culprit, &idle, &elsewhere, &other, &stale };
-	int cpus[] = { 0, 0, 1, 0, 0 };
 	const struct safety_culprit *c;
 	cpu_set_t starved;
 	uint64_t v;
@@ -182,7 +178,7 @@ START_TEST(test_culprits)
 	spinner_start(&other, 0, SCHED_OTHER, 0);
 	spinner_start(&stale, 0, SCHED_FIFO, 4);
 	spinner_spin(&idle);   /* before the window: not counted */
-	publish(all, cpus, 5, 4);
+	publish(all, 5, 4);
 	spinner_spin(&culprit);
 	spinner_spin(&elsewhere);
 	spinner_spin(&other);
@@ -224,12 +220,11 @@ END_TEST
 START_TEST(test_no_culprit)
 {
 	struct spinner idle, *all[] = { &idle };
-	int cpus[] = { 0 };
 	cpu_set_t starved;
 
 	spinner_start(&idle, 0, SCHED_FIFO, 2);
 	spinner_spin(&idle);   /* before the window */
-	publish(all, cpus, 1, SIZE_MAX);
+	publish(all, 1, SIZE_MAX);
 	CPU_ZERO(&starved);
 	CPU_SET(0, &starved);
 	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
@@ -248,12 +243,11 @@ END_TEST
 START_TEST(test_two_culprits)
 {
 	struct spinner a, b, *all[] = { &a, &b };
-	int cpus[] = { 0, 0 };
 	cpu_set_t starved;
 
 	spinner_start(&a, 0, SCHED_FIFO, 1);
 	spinner_start(&b, 0, SCHED_RR, 5);
-	publish(all, cpus, 2, SIZE_MAX);
+	publish(all, 2, SIZE_MAX);
 	spinner_spin(&a);
 	spinner_spin(&b);
 	CPU_ZERO(&starved);

@@ -85,8 +85,11 @@ struct reg_recent {
 	uint64_t when_usec;          /* CLOCK_REALTIME */
 };
 
-/* Changes, for the state journal. */
-enum { REG_EV_THREAD_SET, REG_EV_THREAD_GONE, REG_EV_PROC_SET, REG_EV_PROC_GONE };
+/* Changes, for the state journal; REG_EV_THREAD_ARM comes before the
+ * kernel write that makes a thread real-time (a grant, or a promotion after
+ * the watchdog's cooldown), with its tid and start time pinned: the
+ * watchdog must be watching before the thread can starve the main loop. */
+enum { REG_EV_THREAD_SET, REG_EV_THREAD_GONE, REG_EV_PROC_SET, REG_EV_PROC_GONE, REG_EV_THREAD_ARM };
 typedef void (*registry_observer)(void *ud, int event, struct reg_thread *t, struct reg_process *p);
 void registry_set_observer(struct registry *r, registry_observer fn, void *ud);
 

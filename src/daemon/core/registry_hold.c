@@ -179,7 +179,11 @@ size_t registry_promote(struct registry *r)
 		back.priority = t->demoted_from.priority;
 		back.nice = t->demoted_from.nice;
 		back.reset_on_fork = t->demoted_from.reset_on_fork;
-		if (!registry_same_thread(t) || task_sched_write(t->tid, &back, false, &what) < 0)
+		if (!registry_same_thread(t))
+			continue;
+		if (policy_is_realtime(back.policy))
+			registry_notify(r, REG_EV_THREAD_ARM, t, NULL);
+		if (task_sched_write(t->tid, &back, false, &what) < 0)
 			continue;
 		task_sched_read(t->tid, &t->applied);
 		registry_notify(r, REG_EV_THREAD_SET, t, NULL);

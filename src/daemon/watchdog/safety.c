@@ -148,7 +148,6 @@ static void snap_reclaim(struct safety *s)
 		}
 		*pp = p->retired_next;
 		free(p->threads);
-		free(p->cpusets);
 		free(p);
 	}
 }
@@ -185,9 +184,11 @@ bool safety_is_managed(struct safety *s, const struct snapshot *snap, pid_t tid,
 	return false;
 }
 
-void safety_granted(struct safety *s, pid_t tid, pid_t pid, uint64_t starttime)
+static void canaries_update(struct safety *s);
+
+void safety_arm(struct safety *s, pid_t tid, pid_t pid, uint64_t starttime)
 {
-	uint64_t k;
+	uint64_t k, now;
 	struct ring_slot *r;
 
 	if (!s || !s->params.enabled)
@@ -199,6 +200,16 @@ void safety_granted(struct safety *s, pid_t tid, pid_t pid, uint64_t starttime)
 	atomic_store(&r->starttime, starttime);
 	atomic_store(&r->seq, 2 * k + 2);
 	atomic_store(&s->ring_next, k + 1);
+	if (CPU_EQUAL(&s->running, &s->allowed) && atomic_load(&s->wd.want) == WANT_RUN)
+		return;
+	/* the canaries and the watchdog run before the thread is real-time:
+	 * a thread that spins from its grant on can starve the main loop
+	 * before any later publication would start them */
+	now = clock_nsec(CLOCK_MONOTONIC);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &s->allowed))
+			s->wanted_at[cpu] = now;
+	canaries_update(s);
 }
 
 static int cmp_entry_tid(const void *a, const void *b)
@@ -208,76 +219,9 @@ static int cmp_entry_tid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static uint64_t cpuset_hash(const cpu_set_t *c)
-{
-	const unsigned long *w = (const unsigned long *)c;
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < sizeof(*c) / sizeof(*w); i++)
-		h = (h ^ w[i]) * 1099511628211ull;
-	return h;
-}
-
-/* Give every published thread the index of its CPU set in *sets, which gets
- * each distinct set once (a hash on the set: O(n) however many there are).
- * Returns 0 or -ENOMEM. */
-static int intern_cpusets(const struct safety_thread *t, size_t n, struct safety_entry *out, cpu_set_t **sets,
-			  size_t *n_sets)
-{
-	size_t cap = 16, mask, n_set = 0, cap_set = 4, last = SIZE_MAX;
-	size_t *slot;
-	cpu_set_t *set;
-
-	while (cap < 2 * n)
-		cap *= 2;
-	mask = cap - 1;
-	slot = malloc(cap * sizeof(*slot));
-	set = malloc(cap_set * sizeof(*set));
-	if (!slot || !set) {
-		free(slot);
-		free(set);
-		return -ENOMEM;
-	}
-	memset(slot, 0xff, cap * sizeof(*slot));   /* SIZE_MAX: empty */
-	for (size_t i = 0; i < n; i++) {
-		size_t h;
-
-		/* threads registered together mostly share the set of the one before */
-		if (last != SIZE_MAX && CPU_EQUAL(&t[i].cpus, &set[last])) {
-			out[i].cpus = last;
-			continue;
-		}
-		for (h = cpuset_hash(&t[i].cpus) & mask; slot[h] != SIZE_MAX; h = (h + 1) & mask)
-			if (CPU_EQUAL(&t[i].cpus, &set[slot[h]]))
-				break;
-		if (slot[h] == SIZE_MAX) {
-			if (n_set == cap_set) {
-				cpu_set_t *grown = realloc(set, 2 * cap_set * sizeof(*set));
-				if (!grown) {
-					free(slot);
-					free(set);
-					return -ENOMEM;
-				}
-				set = grown;
-				cap_set *= 2;
-			}
-			set[n_set] = t[i].cpus;
-			slot[h] = n_set++;
-		}
-		out[i].cpus = last = slot[h];
-	}
-	free(slot);
-	*sets = set;
-	*n_sets = n_set;
-	return 0;
-}
-
-static void canaries_update(struct safety *s);
-
 int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n)
 {
 	struct snapshot *snap, *old;
-	cpu_set_t want;
 
 	if (!s || !s->params.enabled)
 		return 0;
@@ -286,23 +230,15 @@ int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n
 		return -ENOMEM;
 	if (n) {
 		snap->threads = malloc(n * sizeof(*snap->threads));
-		if (!snap->threads || intern_cpusets(t, n, snap->threads, &snap->cpusets, &snap->n_cpusets) < 0) {
-			free(snap->threads);
+		if (!snap->threads) {
 			free(snap);
 			return -ENOMEM;
 		}
-		for (size_t i = 0; i < n; i++) {
-			snap->threads[i].tid = t[i].tid;
-			snap->threads[i].pid = t[i].pid;
-			snap->threads[i].starttime = t[i].starttime;
-		}
+		for (size_t i = 0; i < n; i++)
+			snap->threads[i] = (struct safety_entry){ t[i].tid, t[i].pid, t[i].starttime };
 		qsort(snap->threads, n, sizeof(*snap->threads), cmp_entry_tid);
 		snap->n = n;
 	}
-	CPU_ZERO(&want);
-	for (size_t i = 0; i < snap->n_cpusets; i++)
-		CPU_OR(&want, &want, &snap->cpusets[i]);
-	CPU_AND(&want, &want, &s->allowed);
 	old = atomic_exchange(&s->snap, snap);
 	if (old) {
 		old->retired_next = s->retired;
@@ -310,7 +246,12 @@ int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n
 	}
 	snap_reclaim(s);
 
-	s->wanted = want;
+	/* every CPU the daemon may use, not only the threads' CPUs at their
+	 * grant: a thread may move itself to any CPU it likes afterwards */
+	if (n)
+		s->wanted = s->allowed;
+	else
+		CPU_ZERO(&s->wanted);
 	canaries_update(s);
 	return s->canary_error;
 }

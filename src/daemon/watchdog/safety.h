@@ -86,7 +86,6 @@ struct safety_params {
 struct safety_thread {
 	pid_t tid, pid;
 	uint64_t starttime;   /* field 22 of /proc/TID/stat: pins the tid */
-	cpu_set_t cpus;       /* where it may run: its CPUs get a canary */
 };
 
 #define SAFETY_CULPRITS_MAX 1024
@@ -166,11 +165,16 @@ int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, 
  * left to the process exit); NULL is fine. Demoted threads stay demoted. */
 void safety_free(struct safety *s);
 /* Publish the managed real-time threads (a copy is taken). Canaries run on
- * the union of their CPUs; with n == 0 everything sleeps. Returns 0 or -errno. */
+ * every CPU the daemon may use while there is one (a thread may move itself
+ * to any CPU after its grant); with n == 0 they park once their window is
+ * over. Returns 0 or -errno. */
 int safety_set_threads(struct safety *s, const struct safety_thread *t, size_t n);
-/* A thread was granted real-time just now: the watchdog may demote it before
- * the next safety_set_threads() publishes it (a ring of the latest grants). */
-void safety_granted(struct safety *s, pid_t tid, pid_t pid, uint64_t starttime);
+/* A thread is about to be made real-time (called before the kernel write):
+ * the watchdog may demote it before the next safety_set_threads() publishes
+ * it (a ring of the latest grants), and the canaries and the watchdog run
+ * from now on, so that a thread that spins from its grant on and starves
+ * the main loop before that publication is still caught. */
+void safety_arm(struct safety *s, pid_t tid, pid_t pid, uint64_t starttime);
 /* New threshold, cooldown, demote_all and loop_tid (on reload); the enabled flag is kept. */
 void safety_set_params(struct safety *s, const struct safety_params *p);
 /* True while real-time grants must be refused after a trip. */

@@ -55,14 +55,12 @@ enum { TRIP_FREE, TRIP_READY };
 struct safety_entry {
 	pid_t tid, pid;
 	uint64_t starttime;
-	size_t cpus;
 };
 
 /* What the main loop published, immutable once published; sorted by tid. */
 struct snapshot {
-	size_t n, n_cpusets;
+	size_t n;
 	struct safety_entry *threads;
-	cpu_set_t *cpusets;
 	struct snapshot *retired_next;   /* the main loop's list of ones to free */
 };
 
