@@ -20,6 +20,9 @@
 #   7  ownership checked before the thread is pinned; a registered process
 #      that execs a setuid program keeps its grant
 #   8  the shipped configuration grants real-time to every uid
+#   9  (the audit of the grant paths, F1) a rule takes nobody's setuid-root
+#      program started under the rule's name for root's; a thread a rule
+#      manages for root keeps root's grant once it runs as nobody
 . "$(dirname "$0")/lib.sh"
 need_root
 ABUSE="$top_builddir/tests/abuse-client"
@@ -428,6 +431,76 @@ set -- $THR; S8=$2
 ctl reload   # a reload rescans every task before it answers: a match is applied by then
 [ "$(kern "$S8")" = other/0 ] && pass "8: a thread of nobody named rt-demo-1 is no one's by name: other/0" ||
 	fail "8: nobody's thread named rt-demo-1 became $(kern "$S8") under the shipped configuration"
+daemon_stop
+bg_stop
+
+# --- 9. a setuid program started under a rule's name -------------------------------------------
+# audit of the grant paths, F1: a rule judged a thread as its /proc owner, the
+# effective uid, so nobody's setuid-root program behind a symlink named like
+# the rule was root's: the rule's fifo 30 past nobody's limits, and with
+# grant-rlimit its RLIMIT_RTPRIO raised (kept when such a program drops back
+# to nobody and execs a shell). The same rule on root's own program: granted.
+cat >"$CONF" <<EOC
+[daemon]
+rate-limit = 0
+watchdog = no
+[rule suid-name]
+process-name = rt-suid
+policy = fifo
+priority = 30
+reset-on-fork = no
+grant-rlimit = yes
+[user nobody]
+policies = other
+EOC
+mkdir -m 755 "$TMP/s9u" "$TMP/s9r" "$TMP/s9p"
+ln -s "$SETUIDP" "$TMP/s9u/rt-suid"                  # nobody's way in: comm is the link's name
+ln -s "$(command -v sleep)" "$TMP/s9r/rt-suid"       # root's own, not setuid
+ln -s "$PY" "$TMP/s9p/rt-suid"
+rtprio() { awk '/^Max realtime priority/ { print $4 ":" $5 }' "/proc/$1/limits"; }
+daemon_start "$CONF"
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$TMP/s9u/rt-suid" 3600 &   # not as_nobody: $! is the program
+SU=$!; BG="$BG $SU"
+wait_for sh -c "awk '/^Uid:/ { exit !(\$2 == $NOBODY && \$3 == 0) }' /proc/$SU/status && grep -qx rt-suid /proc/$SU/comm"
+ctl reload   # a reload rescans every task before it answers: a match is decided by then
+[ "$(kern "$SU")" = other/0 ] && pass "9: nobody's setuid-root sleep named rt-suid (uid $NOBODY, euid 0) is not root's to the rule: other/0" ||
+	fail "9: nobody's setuid-root program under the rule's name became $(kern "$SU")"
+code=$(row "$SU" | jq -r '.state_code // empty')
+[ "$code" = not-own-thread ] && pass "9: listed as refused, not-own-thread" || fail "9: its row: $(row "$SU")"
+grep "rule suid-name matched tid $SU " "$DLOG" | grep -q "runs as uid $NOBODY (effective 0)" &&
+	pass "9: the log says why: $(grep "rule suid-name matched tid $SU " "$DLOG" | head -1 | sed 's/.*rule suid/rule suid/' | cut -c1-150)" ||
+	fail "9: no log line naming uid $NOBODY (effective 0)"
+# grant-rlimit: only raised where rtschedd holds CAP_SYS_RESOURCE (the qemu
+# guest of make check-kernels; not this VM, where this check cannot fail)
+[ "$(rtprio "$SU")" = "$(rtprio $$)" ] && pass "9: its RLIMIT_RTPRIO was not raised: $(rtprio "$SU") as the shell's" ||
+	fail "9: its RLIMIT_RTPRIO became $(rtprio "$SU") (the shell's: $(rtprio $$))"
+# the positive control: root's own program under the same name
+"$TMP/s9r/rt-suid" 3600 &
+RS=$!; BG="$BG $RS"
+wait_for sh -c "[ \"\$(cat /proc/$RS/comm)\" = rt-suid ]"
+wait_for sh -c "chrt -p $RS | grep -q SCHED_FIFO"
+[ "$(kern "$RS")" = fifo/30 ] && pass "9: root's own sleep named rt-suid gets the rule's fifo/30" ||
+	fail "9: root's own program under the rule's name is $(kern "$RS")"
+# a thread the rule manages for root, whose owner then changes: root's
+# python named rt-suid (granted as root) drops to nobody and execs nobody's
+# program under the same name; an exec of root's entry was not re-checked, and
+# the same rule returned early: nobody's program kept root's fifo 30
+mkfifo "$TMP/s9p.in"
+"$TMP/s9p/rt-suid" -c 'import os, sys
+sys.stdin.readline()
+os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
+os.execv(sys.argv[1], [sys.argv[1], "3600"])' "$TMP/s9r/rt-suid" <"$TMP/s9p.in" &
+PP=$!; BG="$BG $PP"
+exec {s9fd}>"$TMP/s9p.in"
+wait_for sh -c "chrt -p $PP | grep -q SCHED_FIFO"
+[ "$(kern "$PP")" = fifo/30 ] && pass "9: root's python named rt-suid gets fifo/30" || fail "9: root's python is $(kern "$PP")"
+echo go >&$s9fd
+SLEEP=$(readlink -f "$(command -v sleep)")
+wait_for sh -c "awk '/^Uid:/ { exit !(\$3 == $NOBODY) }' /proc/$PP/status && [ \"\$(readlink /proc/$PP/exe)\" = $SLEEP ]"
+wait_for sh -c "chrt -p $PP | grep -q SCHED_OTHER"
+[ "$(kern "$PP")" = other/0 ] && pass "9: once it runs as nobody under the same name, decided again as nobody's: other/0" ||
+	fail "9: root's entry, now nobody's program under the rule's name, is $(kern "$PP") ($(row "$PP"))"
+exec {s9fd}>&-
 daemon_stop
 bg_stop
 

@@ -344,6 +344,15 @@ START_TEST(test_task_owner)
 	ck_assert_int_eq(proc_task_owner(getpid(), 0x3fffffff, &owner), -ESRCH);
 	ck_assert_int_eq(proc_task_owner(getppid(), gettid(), &owner), -ESRCH);
 	ck_assert_int_eq(proc_task_owner(0, gettid(), &owner), -ESRCH);
+
+	/* the thread's status, by the same path */
+	struct proc_status ps;
+	ck_assert_int_eq(proc_read_task_status(getpid(), gettid(), &ps), 0);
+	ck_assert_int_eq(ps.pid, gettid());
+	ck_assert_uint_eq(ps.uid, getuid());
+	ck_assert_uint_eq(ps.euid, geteuid());
+	ck_assert_int_eq(proc_read_task_status(getpid(), 0x3fffffff, &ps), -ESRCH);
+	ck_assert_int_eq(proc_read_task_status(0, gettid(), &ps), -ESRCH);
 }
 END_TEST
 
@@ -464,10 +473,16 @@ START_TEST(test_pin)
 	}
 	ck_assert_int_eq(proc_pin_open(&pin, child), 0);
 	ck_assert_int_eq(proc_pin_read_limits(&pin, child, &l, &owner), 0);
+	struct proc_status ps;
+	ck_assert_int_eq(proc_pin_read_status(&pin, &ps), 0);
+	ck_assert_int_eq(ps.tgid, child);
+	ck_assert_uint_eq(ps.euid, geteuid());
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	ck_assert_int_eq(proc_pin_read_limits(&pin, child, &l, &owner), -ESRCH);
+	ck_assert_int_eq(proc_pin_read_status(&pin, &ps), -ESRCH);
 	proc_pin_close(&pin);
+	ck_assert_int_eq(proc_pin_read_status(&pin, &ps), -ESRCH);   /* not open */
 }
 END_TEST
 

@@ -2,7 +2,8 @@
  * (daemon/core/rlimit.c) on real child processes of the test's own uid,
  * judged by what /proc/PID/limits then says: a soft limit raised up to the
  * hard one (which needs no CAP_SYS_RESOURCE), never a limit lowered, the
- * process refused when it is not the owner's or gone (the raising cases
+ * process refused when it is not the owner's or gone, or runs a set-user-ID
+ * program (as root only; the raising cases
  * need CAP_SYS_RESOURCE or a hard RLIMIT_RTPRIO of 20, else they are
  * skipped: not on this project's VM); and the diagnosis,
  * rlimit-grant and rlimit-grant-no-cap, only where a rule has the key. The
@@ -127,6 +128,39 @@ START_TEST(test_refused)
 }
 END_TEST
 
+/* A set-user-ID program (real uid 65534, effective uid ours, root's as
+ * make check runs) is never raised, capability or not: the limit would
+ * outlive its drop back to the user who started it. */
+START_TEST(test_setuid)
+{
+	struct rlimit_change ch;
+	int p[2];
+	char c;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit a = { 0, 0 };
+		if (setrlimit(RLIMIT_RTPRIO, &a) < 0 || setresuid(65534, (uid_t)-1, (uid_t)-1) < 0)
+			_exit(1);
+		close(p[0]);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	ck_assert_int_eq(read(p[0], &c, 1), 1);
+	close(p[0]);
+	ck_assert_int_eq(rlimit_grant(pid, geteuid(), 10, 200000, &ch), -EACCES);
+	ck_assert(!ch.raised);
+	ck_assert_uint_eq(limits(pid).rtprio_soft, 0);
+	ck_assert_uint_eq(limits(pid).rtprio_hard, 0);
+	reap(pid);
+}
+END_TEST
+
 /* The hard limit: only with CAP_SYS_RESOURCE; without it prlimit's EPERM,
  * and the limit unchanged. */
 START_TEST(test_hard)
@@ -193,6 +227,10 @@ int main(void)
 	else
 		unit_skip("test_raise_soft: needs CAP_SYS_RESOURCE or a hard RLIMIT_RTPRIO of 20 at least");
 	tcase_add_test(tc, test_refused);
+	if (geteuid() == 0)
+		tcase_add_test(tc, test_setuid);
+	else
+		unit_skip("test_setuid: needs root (a child with real uid 65534 and effective uid 0)");
 	tcase_add_test(tc, test_hard);
 	tcase_add_test(tc, test_check);
 	suite_add_tcase(s, tc);

@@ -35,6 +35,22 @@ static int set_limit(pid_t pid, int resource, rlim_t soft, rlim_t hard)
 	return prlimit(pid, resource, &rl, NULL) < 0 ? -errno : 0;
 }
 
+/* Does the pinned process run as owner, real and effective uid alike?
+ * -EACCES if its real uid differs (a set-user-ID program: the limit would
+ * outlive its drop back to whoever started it, and be theirs), -ESRCH if
+ * it no longer runs as owner or is gone. */
+static int runs_as(const struct proc_pin *pin, uid_t owner)
+{
+	struct proc_status ps;
+	int r;
+
+	if ((r = proc_pin_read_status(pin, &ps)) < 0)
+		return r;
+	if (ps.euid != owner)
+		return -ESRCH;
+	return ps.uid == owner ? 0 : -EACCES;
+}
+
 int rlimit_grant(pid_t pid, uid_t owner, int prio, int rttime_us, struct rlimit_change *ch)
 {
 	struct proc_pin pin = PROC_PIN_NONE;
@@ -53,6 +69,8 @@ int rlimit_grant(pid_t pid, uid_t owner, int prio, int rttime_us, struct rlimit_
 		r = -ESRCH;
 		goto out;
 	}
+	if ((r = runs_as(&pin, owner)) < 0)
+		goto out;
 	ch->rtprio_soft = before.rtprio_soft;
 	ch->rtprio_hard = before.rtprio_hard;
 	ch->rttime_soft = before.rttime_soft;
@@ -80,9 +98,10 @@ int rlimit_grant(pid_t pid, uid_t owner, int prio, int rttime_us, struct rlimit_
 	 * along) and still owner's: else what was raised goes back */
 	if ((r = proc_pin_read_limits(&pin, pid, &after, &who)) < 0)
 		goto out;
-	if (who == owner)
+	if (who == owner && (r = runs_as(&pin, owner)) == 0)
 		goto out;
-	r = -ESRCH;
+	if (who != owner)
+		r = -ESRCH;
 undo:
 	set_limit(pid, RLIMIT_RTPRIO, before.rtprio_soft, before.rtprio_hard);
 	set_limit(pid, RLIMIT_RTTIME, before.rttime_soft, before.rttime_hard);

@@ -40,8 +40,10 @@ bool rlimit_capable(void);
  * RLIMIT_RTTIME to at least rttime_us; never lower either. The process is
  * pinned (/proc/PID) around the change: -ESRCH if it is gone or no longer
  * owner's (a setuid exec), before or after (then the change is undone
- * where the pin still names it). 0 (ch->raised says whether anything
- * changed), or prlimit(2)'s -errno (-EPERM without CAP_SYS_RESOURCE). */
+ * where the pin still names it); -EACCES, and nothing raised (or it is
+ * undone), if its real uid is not owner (a set-user-ID program). 0
+ * (ch->raised says whether anything changed), or prlimit(2)'s -errno
+ * (-EPERM without CAP_SYS_RESOURCE). */
 int rlimit_grant(pid_t pid, uid_t owner, int prio, int rttime_us, struct rlimit_change *ch);
 
 /* "RLIMIT_RTPRIO 0:0 -> 10:10, RLIMIT_RTTIME ..." of what ch raised, into buf. */

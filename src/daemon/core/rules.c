@@ -99,10 +99,41 @@ static int load_subject(const struct config *c, pid_t tid, pid_t pid, const char
 /* The owner of a thread a rule matched: its effective uid, as the owner of
  * its /proc directory says (one stat; the matching path is timed, bench's
  * "match"). Whoever runs a setuid program cannot rename its threads (the
- * kernel makes it not dumpable): it is the program owner's. -errno if gone. */
+ * kernel makes it not dumpable), but names it at its exec (the name of the
+ * link it ran): a privileged owner is checked against the real uid too
+ * (privileged_own()). -errno if gone. */
 static int thread_owner(pid_t pid, pid_t tid, uid_t *owner)
 {
 	return proc_task_owner(pid, tid, owner);
+}
+
+/* Is a thread whose owner (effective uid) is privileged that account's
+ * own, real uid too? A set-user-ID program that a user started under a
+ * name of their choosing (a symlink named like the rule) runs as root, yet
+ * it is the user's: the rule's grant would be root's, past every limit of
+ * the user, and a limit grant-rlimit raised, or a policy its children
+ * inherit, outlives the program's drop back to the user (rtschedd.conf(5),
+ * [rule]). Only a privileged owner's status is read (~5 us over the
+ * owner's stat): for any other the grant is that account's own, checked
+ * against its limits. 0 if it is its own, else REFUSE_NOT_OWN_THREAD in d. */
+static int privileged_own(pid_t pid, pid_t tid, uid_t owner, struct grant_decision *d)
+{
+	struct proc_status ps;
+
+	if (proc_read_task_status(pid, tid, &ps) < 0) {
+		d->verdict = GRANT_REFUSE;
+		snprintf(d->msg, sizeof(d->msg), "tid %d: no such thread", (int)tid);
+		return d->code = REFUSE_NO_SUCH_THREAD;
+	}
+	if (grant_owns(owner, &ps))
+		return 0;
+	d->verdict = GRANT_REFUSE;
+	snprintf(d->msg, sizeof(d->msg), "tid %d runs as uid %u (effective %u): a set-user-ID program, or one that "
+		 "changed its identity, is not its effective owner's to be granted by a rule", (int)tid,
+		 (unsigned)ps.uid, (unsigned)ps.euid);
+	snprintf(d->fix, sizeof(d->fix), "start the program as the account it should run as, or let root "
+		 "register it (rtschedctl register)");
+	return d->code = REFUSE_NOT_OWN_THREAD;
 }
 
 /* The grant of rule rl to thread tid (t: already managed, by this rule
@@ -116,6 +147,7 @@ static int rule_grant(const struct rules_ctx *x, const struct rule *rl, struct r
 	const struct config *c = x->config;
 	uid_t owner;
 	bool again;
+	int e;
 
 	memset(d, 0, sizeof(*d));
 	if (thread_owner(pid, tid, &owner) < 0) {
@@ -124,6 +156,8 @@ static int rule_grant(const struct rules_ctx *x, const struct rule *rl, struct r
 		return d->code = REFUSE_NO_SUCH_THREAD;
 	}
 	grant_subject_init(subj, c, owner, (gid_t)-1, pid);
+	if (subj->privileged && (e = privileged_own(pid, tid, owner, d)) != 0)
+		return e;
 	/* user = or group =: the administrator's grant to those users by name */
 	*exempt = !subj->privileged && (rl->match.has_user || rl->match.has_group);
 	/* already held for this account by this rule: a re-evaluation (a reload)
@@ -174,6 +208,12 @@ static void rule_rlimit(const struct rule *rl, pid_t pid, uid_t owner, const str
 	r = rlimit_grant(pid, owner, spec->priority, rl->grant_rttime_us, &ch);
 	if (r == -ESRCH)
 		return;
+	if (r == -EACCES) {
+		log_notice("rule %s matched pid %d (%s, uid %u) but did not raise its limits: its real uid is not %u "
+			   "(a set-user-ID program), and the limit would outlive the program as its real user's",
+			   rl->name, (int)pid, comm, (unsigned)owner, (unsigned)owner);
+		return;
+	}
 	if (r < 0) {
 		log_errno(LOG_LEVEL_WARNING, r, "rule %s matched pid %d (%s, uid %u) but could not raise its limits",
 			  rl->name, (int)pid, comm, (unsigned)owner);
@@ -184,6 +224,15 @@ static void rule_rlimit(const struct rule *rl, pid_t pid, uid_t owner, const str
 	rlimit_change_text(&ch, text, sizeof(text));
 	log_info("rule %s raised the limits of pid %d (%s, uid %u): %s", rl->name, (int)pid, comm,
 		 (unsigned)owner, text);
+}
+
+/* Does t, which a rule manages, run as someone else than it was granted
+ * for? One stat; a thread that is gone has not (its exit comes). */
+static bool owner_changed(const struct reg_thread *t, pid_t tid, pid_t pid)
+{
+	uid_t owner;
+
+	return thread_owner(pid, tid, &owner) == 0 && owner != t->owner;
 }
 
 void rules_on_task(const struct rules_ctx *x, pid_t tid, pid_t pid, const char *comm, bool force)
@@ -216,7 +265,9 @@ void rules_on_task(const struct rules_ctx *x, pid_t tid, pid_t pid, const char *
 		}
 		return;
 	}
-	if (t && !force && strcmp(t->req.role, rl->name) == 0)
+	/* the same rule for the same owner: nothing new; a thread whose owner
+	 * changed since (a setuid exec, events lost) is decided again */
+	if (t && !force && strcmp(t->req.role, rl->name) == 0 && !owner_changed(t, tid, pid))
 		return;
 	memset(&req, 0, sizeof(req));
 	snprintf(req.role, sizeof(req.role), "%s", rl->name);

@@ -17,7 +17,10 @@
  * rtprio-cap, the quota of its account), costs a token of its rate limit,
  * and is listed as the user's; unless the rule names its users (user = or
  * group =): the administrator granted them by name, past their limits and
- * outside their quota (rtschedd.conf(5)). Root's threads are not limited. */
+ * outside their quota (rtschedd.conf(5)). Root's threads are not limited;
+ * a thread whose owner (effective uid) is privileged but whose real uid is
+ * another (a setuid program a user started under a rule's name) is not
+ * granted at all. */
 struct rules_ctx {
 	struct registry *registry;
 	const struct config *config;

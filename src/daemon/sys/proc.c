@@ -276,6 +276,38 @@ int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlim
 	return r < 0 ? r : proc_parse_limits(buf, out);
 }
 
+int proc_pin_read_status(const struct proc_pin *pin, struct proc_status *out)
+{
+	size_t len = 4096;
+	char *buf = NULL;
+	int fd, r;
+
+	if (pin->dir_fd < 0)
+		return -ESRCH;
+	fd = openat(pin->dir_fd, "status", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	for (;;) {
+		char *nb = realloc(buf, len);
+
+		if (!nb) {
+			r = -ENOMEM;
+			break;
+		}
+		buf = nb;
+		/* pread from 0: the kernel formats the file afresh */
+		r = read_whole(fd, true, buf, len, NULL);
+		if (r != -EFBIG || len >= GROW_MAX)
+			break;
+		len *= 2;
+	}
+	close(fd);
+	if (r == 0)
+		r = proc_parse_status(buf, out);
+	free(buf);
+	return r;
+}
+
 int proc_read_cgroup_at(const char *root, pid_t pid, struct proc_cgroup *out)
 {
 	char *buf;
@@ -322,6 +354,20 @@ int proc_read_stat(pid_t tid, struct proc_stat *out)
 int proc_read_status(pid_t tid, struct proc_status *out)
 {
 	return proc_read_status_at(NULL, tid, out);
+}
+
+int proc_read_task_status(pid_t pid, pid_t tid, struct proc_status *out)
+{
+	char *buf;
+	int r;
+
+	if (pid <= 0 || tid <= 0)
+		return -ESRCH;
+	if ((r = read_task_alloc(NULL, pid, tid, "status", &buf)) < 0)
+		return r;
+	r = proc_parse_status(buf, out);
+	free(buf);
+	return r;
 }
 
 int proc_task_owner(pid_t pid, pid_t tid, uid_t *owner)

@@ -111,6 +111,10 @@ int proc_read_timerslack_at(const char *root, pid_t pid, long long *ns);
 int proc_read_stat(pid_t tid, struct proc_stat *out);
 /* /proc/TID/status. */
 int proc_read_status(pid_t tid, struct proc_status *out);
+/* /proc/PID/task/TID/status: one thread's own credentials (a thread may
+ * change its uids alone, by the raw system call). -ESRCH if tid is not a
+ * thread of pid (or either is gone). */
+int proc_read_task_status(pid_t pid, pid_t tid, struct proc_status *out);
 /* Is tid a thread of process pid, and whom does it run as? One stat(2) of
  * the directory /proc/PID/task/TID, far cheaper than its status: *owner is
  * the thread's effective uid (the kernel gives a task's directories its
@@ -162,5 +166,9 @@ void proc_pin_close(struct proc_pin *pin);
  * proc_task_owner() would, the thread's effective uid. -ESRCH if tid is not
  * its thread, or it is gone, or pin is not open; else as proc_read_limits(). */
 int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlimits *out, uid_t *owner);
+/* The status of the pinned process (its main thread's, through the pinned
+ * directory: never a later process given its pid). -ESRCH if it is gone or
+ * pin is not open. */
+int proc_pin_read_status(const struct proc_pin *pin, struct proc_status *out);
 
 #endif
