@@ -307,4 +307,56 @@ else
 	echo "# pipewire missing (apt-get install pipewire-bin): 50-pipewire.conf's thread names are not checked"
 fi
 
+# --- unit = is the system manager's: a user's own unit of the same name is not ---------
+# (the audit of the grant paths, F1: systemd-run --user --unit=jackd.service
+# matched a rule meant for the system's jackd.service.) Two processes in cgroup v2
+# cgroups of the run's own (cgroup2 mounted under $TMP; no controller is
+# enabled in them): one at /rtsd-rules-N.slice/rtsdu-N.service, one at the same
+# unit's name below /rtsd-rules-N.slice/user@65534.service/app.slice/.
+CG2="$TMP/cg2"
+mkdir "$CG2"
+if mount -t cgroup2 none "$CG2" 2>/dev/null; then
+	CGS="$CG2/rtsd-rules-$$.slice"
+	CGU="$CGS/user@65534.service/app.slice/rtsdu-$$.service"
+	cg2_stop() {
+		for d in "$CGU" "$CGS/rtsdu-$$.service"; do
+			[ -d "$d" ] || continue
+			for p in $(cat "$d/cgroup.procs"); do kill -KILL "$p" 2>/dev/null; echo "$p" >"$CG2/cgroup.procs" 2>/dev/null; done
+		done
+		for d in "$CGU" "${CGU%/*}" "$CGS/user@65534.service" "$CGS/rtsdu-$$.service" "$CGS"; do rmdir "$d" 2>/dev/null; done
+		umount "$CG2" 2>/dev/null
+	}
+	at_exit cg2_stop
+	mkdir -p "$CGU" "$CGS/rtsdu-$$.service"
+	cat >"$TMP/unit.conf" <<EOC
+[daemon]
+rate-limit = 0
+[rule by-unit]
+unit = rtsdu-$$.service
+policy = fifo
+priority = 25
+EOC
+	# cg_sleep DIR: a sleep moved into cgroup DIR before it execs; its pid on stdout
+	cg_sleep() { sh -c 'echo $$ >"$1/cgroup.procs" && exec sleep 3600' - "$1" >/dev/null & echo $!; }
+	SYSP=$(cg_sleep "$CGS/rtsdu-$$.service")
+	USRP=$(cg_sleep "$CGU")
+	wait_for sh -c "grep -qx '0::/rtsd-rules-$$.slice/rtsdu-$$.service' /proc/$SYSP/cgroup && grep -q '^0::.*/user@65534.service/' /proc/$USRP/cgroup"
+	daemon_start "$TMP/unit.conf"   # the start-up scan decides both before it answers
+	expect_sched "$SYSP" "policy=fifo priority=25" "unit = rtsdu-N.service matches the system's unit of that name"
+	expect_sched "$USRP" "policy=other priority=0" "and not a unit of that name under user@65534.service (a user's own manager)"
+	# a pattern of cgroup = is how a rule names a user's unit
+	cat >>"$TMP/unit.conf" <<EOC
+[rule user-unit]
+cgroup = /rtsd-rules-$$.slice/user@*.service/app.slice/rtsdu-$$.service
+policy = fifo
+priority = 15
+EOC
+	ctl reload
+	expect_sched "$USRP" "policy=fifo priority=15" "cgroup = with the user manager's path matches the user's unit"
+	daemon_stop
+	cg2_stop
+else
+	echo "# cgroup2 cannot be mounted here: unit = and user units are not checked"
+fi
+
 finish

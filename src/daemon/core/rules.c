@@ -34,16 +34,19 @@ struct subject_buf {
 };
 
 /* The cgroup v2 path of a process ("0::/system.slice/x.service") and the
- * unit it names. */
+ * unit it names: the system manager's only. A unit below user@UID.service
+ * is that user's to name (systemd-run --user --unit=jackd.service), so it
+ * is no unit to `unit =`; `cgroup =` names such a path whole. */
 static void load_cgroup(pid_t pid, struct subject_buf *b)
 {
 	struct proc_cgroup cg;
+	bool user_unit;
 
 	if (proc_read_cgroup(pid, &cg) < 0 || !cg.has_unified)
 		return;
 	snprintf(b->cgroup, sizeof(b->cgroup), "%s", cg.unified);
 	b->s.cgroup = b->cgroup;
-	if (proc_unit_from_cgroup(cg.unified, b->unit, sizeof(b->unit), NULL) == 0)
+	if (proc_unit_from_cgroup(cg.unified, b->unit, sizeof(b->unit), &user_unit) == 0 && !user_unit)
 		b->s.unit = b->unit;
 }
 
