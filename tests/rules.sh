@@ -1,8 +1,9 @@
 #!/bin/bash
 # tests/rules.sh: rules that find threads by name, on the real kernel: the
 # start-up scan, threads created and renamed later (process events
-# connector), precedence, restoration, reload, and the rescan fallback; then
-# the shipped example drop-ins (conf/examples) against the real olad,
+# connector), precedence, restoration, reload, and the rescan fallback;
+# unit = against a user manager's unit of the same name; then the shipped
+# example drop-ins (conf/examples) against the real olad,
 # gst-launch-1.0, jackd (jackd2) and pipewire and the thread names they use.
 . "$(dirname "$0")/lib.sh"
 need_root
