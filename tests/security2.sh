@@ -182,33 +182,51 @@ plain_conf
 # a TCP socket whose close lingers: its send queue full, its peer never reading
 cat >"$TMP/linger.py" <<'EOP'
 import socket, struct, sys, threading
+# linger.py SOCK OP [N]: OP carries a lingering TCP socket; with N, N of them,
+# each alone in flight in the queue of an AF_UNIX socket, and those N passed
 sock_path, op = sys.argv[1], sys.argv[2]
+nested = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 srv = socket.socket()
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 srv.bind(("127.0.0.1", 0))
-srv.listen(1)
-c = socket.socket()
-c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
-c.connect(srv.getsockname())
-peer, _ = srv.accept()          # never read from
-c.setblocking(False)
-try:
-    while True:
-        c.send(b"x" * 65536)
-except BlockingIOError:
-    pass
-c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 3600))
+srv.listen(max(nested, 1))
+peers = []
+def lingering():
+    c = socket.socket()
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    c.connect(srv.getsockname())
+    peers.append(srv.accept()[0])   # never read from
+    c.setblocking(False)
+    try:
+        while True:
+            c.send(b"x" * 65536)
+    except BlockingIOError:
+        pass
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 3600))
+    return c
+passed = []
+if nested:
+    for _ in range(nested):
+        c = lingering()
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        socket.send_fds(a, [b"x"], [c.fileno()])
+        c.close()                   # its one reference is in flight in b's queue
+        a.close()
+        passed.append(b)
+else:
+    passed.append(lingering())
 u = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 u.connect(sock_path)
 req = "v=1 op=" + op.replace("@TID@", str(threading.get_native_id()))
-socket.send_fds(u, [req.encode()], [c.fileno()])
-c.close()                       # the daemon's copy is the last one now
+socket.send_fds(u, [req.encode()], [s.fileno() for s in passed])
+for s in passed:
+    s.close()                       # the daemon's copy is the last one now
 print("sent", flush=True)
 def reply():
     print("REPLY", u.recv(4096).decode(errors="replace"), flush=True)
 threading.Thread(target=reply, daemon=True).start()
-sys.stdin.read()                # keep the peer, unread, until the test is done: its
-                                # exit resets the connection, which ends any linger
+sys.stdin.read()                # keep the peers, unread, until the test is done: their
+                                # exit resets the connections, which ends any linger
 EOP
 daemon_start "$CONF"
 main_wchan() { cat "/proc/$DPID/wchan" 2>/dev/null; }
@@ -230,6 +248,52 @@ for op in status "jitter-attach tid=@TID@ period_ns=1000000 strategy=sleep"; do
 	wait "$LP" 2>/dev/null
 	rm -f "$TMP/l.in"
 done
+daemon_stop
+# one level down (audit of the control socket, finding 1): each lingering
+# socket in flight inside an AF_UNIX socket that nobody passes, 20 of them,
+# more than the closer has threads. The closer resets the unix socket's
+# linger, not the TCP socket's: the close of each one waits out the linger.
+# Root's connections, each closed by the closer too, must not queue behind
+# them (before the fix, root was not read once 8 of its closes waited), and
+# nobody's own must not fill the daemon's descriptor table.
+daemon_start "$CONF"
+mkfifo "$TMP/n.in"
+# the daemon's copies must be the last ones: had it closed one before the
+# client closed its own, the client's close would wait out the linger. So
+# the daemon is stopped until the client has sent and closed (the kernel
+# queues the connection and its message meanwhile).
+kill -STOP "$DPID"
+as_nobody $PY "$TMP/linger.py" "$SOCK" version 20 <"$TMP/n.in" >"$TMP/n.out" 2>&1 &
+NP=$!; BG="$BG $NP"
+exec {nfd}>"$TMP/n.in"
+wait_for grep -q '^sent' "$TMP/n.out"
+kill -CONT "$DPID"
+wait_for grep -q '^REPLY' "$TMP/n.out"
+expect_in "$(cat "$TMP/n.out")" "REPLY ERR bad-request" "3: nested: 20 unix sockets, each with a lingering TCP socket in flight, refused: $(sed -n 's/^REPLY //p' "$TMP/n.out" | cut -c1-80)"
+# daemon threads waiting out a linger (wait_woken: sk_stream_wait_close)
+lingering() { for t in /proc/"$DPID"/task/*; do echo "$(cat "$t/wchan" 2>/dev/null)"; done | grep -c '^wait_woken$'; }
+some_lingering() { [ "$(lingering)" -gt 0 ]; }
+wait_for some_lingering && pass "3: nested: the attack takes: a thread of the daemon waits out a linger" ||
+	fail "3: nested: no thread of the daemon waits out a linger: the attack did not take"
+ok=0
+for i in $(seq 12); do
+	run "$RTSCHEDCTL" --socket "$SOCK" status
+	[ "$RC" -eq 0 ] || break
+	ok=$i
+done
+[ "$ok" -eq 12 ] && pass "3: nested: root's status answered 12 times in a row" ||
+	fail "3: nested: root's status number $((ok + 1)) failed (exit $RC): $ERR"
+out=$(timeout "$HANG_S" "$ABUSE" self "$SOCK" 1 "v=1 op=register tid=@TID@ policy=fifo priority=10" </dev/null 2>&1)
+case "$(echo "$out" | sed -n 's/^REPLY //p')" in
+OK*) pass "3: nested: a new client of root registers: kernel $(echo "$out" | sed -n 's/^KERNEL 1://p')" ;;
+*) fail "3: nested: a new client of root could not register: $(echo "$out" | head -3)" ;;
+esac
+case "$(main_wchan)" in
+wait_woken) fail "3: nested: the daemon's main thread waits out a linger" ;;
+*) pass "3: nested: the daemon's main thread is not in a close (wchan $(main_wchan); $(lingering) threads wait out a linger)" ;;
+esac
+exec {nfd}>&-
+bg_stop
 daemon_stop
 
 # --- 4. subordinate uids are their owner's ------------------------------------------------
