@@ -292,6 +292,17 @@ def check_watchdog(docs, limits):
          "the canary's tick, floor, alert tick and window of watchdog/safety.h")
 
 
+def check_closer(docs, limits):
+    """rtschedd(8) CONTROL SOCKET: the closer's threads per user and in all,
+    and when a user's clients stop being read, as sys/closer.h has them."""
+    text = re.sub(r"\s+", " ", man_text(os.path.join(docs, "man/rtschedd.8")))
+    want = ["at most %s threads close one user's descriptors at once (%s threads in all)" %
+            (limits["closer-per-owner"], limits["closer-threads"]),
+            "holds %s threads and its own queue" % limits["closer-per-owner"],
+            "While %s or more of one user's descriptors wait to be closed" % limits["closer-pending-max"]]
+    says(text, want, "rtschedd(8) closer", "sys/closer.h", "the closer's threads and pause of sys/closer.h")
+
+
 def check_kinds(docs, kinds):
     """Every kind of jitter row, where the pages describe the rows."""
     for page, sh, ss, tag in (("man/rtschedd-protocol.7", "OPERATIONS", "jitter", "kind"),
@@ -633,6 +644,7 @@ def main():
     check_keys(docs, keys)
     check_limits(docs, limits)
     check_watchdog(docs, limits)
+    check_closer(docs, limits)
     check_kinds(docs, kinds)
     check_exits(facts, docs)
     check_json_numbers(src, docs)

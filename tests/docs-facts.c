@@ -3,9 +3,9 @@
  * librtsched returns for each (shared/protocol.c), every key of
  * rtschedd.conf per section kind with its type, range and built-in default
  * (config/keys.c), the kinds of `jitter` rows (observe/jitter.c), the
- * control socket's connection limits (control.h) and the watchdog's
- * numbers (watchdog/safety.h). One fact per line, fields
- * separated by tabs:
+ * control socket's connection limits (control.h), the closer's threads
+ * (sys/closer.h) and the watchdog's numbers (watchdog/safety.h). One fact
+ * per line, fields separated by tabs:
  *     error   CODE   ERRNO-NAME
  *     key     SECTION   NAME   TYPE   MIN   MAX   DEFAULT
  *     kind    NAME
@@ -22,6 +22,7 @@
 #include "daemon/config/keys.h"
 #include "daemon/control.h"
 #include "daemon/observe/jitter.h"
+#include "daemon/sys/closer.h"
 #include "daemon/watchdog/safety.h"
 #include "shared/protocol.h"
 
@@ -95,6 +96,9 @@ int main(void)
 	printf("limit\tmax-per-uid\t%d\n", MAX_PER_UID);
 	printf("limit\tqueue-pause-kib\t%u\n", QUEUE_PAUSE >> 10);
 	printf("limit\tmax-queued-mib\t%u\n", MAX_QUEUED >> 20);
+	printf("limit\tcloser-per-owner\t%d\n", CLOSER_PER_OWNER);
+	printf("limit\tcloser-threads\t%d\n", CLOSER_THREADS);
+	printf("limit\tcloser-pending-max\t%d\n", CLOSER_PENDING_MAX);
 	printf("limit\twatchdog-ticks-per-threshold\t%u\n", SAFETY_TICKS_PER_THRESHOLD);
 	printf("limit\twatchdog-floor-ms\t%u\n", SAFETY_FLOOR_MS);
 	printf("limit\twatchdog-alert-tick-ms\t%u\n", SAFETY_ALERT_TICK_MS);

@@ -1,7 +1,7 @@
 /* closer.c: descriptors closed by worker threads (see closer.h). The event
- * loop is the only producer; the queue and the per-owner counts sit behind
- * one mutex that nobody holds across a close(), so the loop waits for it a
- * few instructions at most. */
+ * loop is the only producer; the owners' queues and counts sit behind one
+ * mutex that nobody holds across a close(), so the loop waits for it a few
+ * instructions at most. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -17,24 +17,25 @@
 #include "daemon/sys/closer.h"
 #include "daemon/sys/log.h"
 
-struct pending {
-	int fd;
-	uid_t owner;
-};
+#define QUEUE_WARN 64   /* an owner's queue this long behind closes that do not finish is logged */
 
-struct owner_count {
+/* One user's descriptors: queued (a ring), and being closed. */
+struct owner {
 	uid_t uid;
-	unsigned n;
+	unsigned n;                   /* queued and being closed */
+	unsigned busy;                /* being closed, a thread each */
+	int *q;
+	size_t head, len, cap;
+	bool warned;                  /* its queue logged as stuck */
 };
 
 struct closer {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct pending *q;            /* a ring */
-	size_t head, len, cap;
-	struct owner_count *owners;
+	struct owner *owners;
 	size_t n_owners, cap_owners;
-	unsigned threads, idle;       /* started, and waiting for work */
+	size_t turn;                  /* the owner whose queue is looked at first */
+	unsigned threads, busy;       /* started, and closing */
 	bool stop;
 	int done;                     /* eventfd: a close finished */
 	sd_event_source *done_src;
@@ -42,8 +43,8 @@ struct closer {
 	void *ud;
 };
 
-/* The count of owner (created at 0 if `add`); NULL if none, or no memory. */
-static struct owner_count *owner_of(struct closer *c, uid_t owner, bool add)
+/* The owner's record (made if `add`); NULL if none, or no memory. */
+static struct owner *owner_of(struct closer *c, uid_t owner, bool add)
 {
 	for (size_t i = 0; i < c->n_owners; i++)
 		if (c->owners[i].uid == owner)
@@ -52,14 +53,48 @@ static struct owner_count *owner_of(struct closer *c, uid_t owner, bool add)
 		return NULL;
 	if (c->n_owners == c->cap_owners) {
 		size_t cap = c->cap_owners ? 2 * c->cap_owners : 8;
-		struct owner_count *o = realloc(c->owners, cap * sizeof(*o));
+		struct owner *o = realloc(c->owners, cap * sizeof(*o));
 		if (!o)
 			return NULL;
 		c->owners = o;
 		c->cap_owners = cap;
 	}
-	c->owners[c->n_owners] = (struct owner_count){ owner, 0 };
+	c->owners[c->n_owners] = (struct owner){ .uid = owner };
 	return &c->owners[c->n_owners++];
+}
+
+/* Whether a thread may take one of o's descriptors now. */
+static bool owner_ready(const struct owner *o)
+{
+	return o->len && o->busy < CLOSER_PER_OWNER;
+}
+
+/* How many closes could start now: what the threads not closing should cover. */
+static unsigned ready_count(const struct closer *c)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < c->n_owners; i++) {
+		const struct owner *o = &c->owners[i];
+		if (owner_ready(o))
+			n += o->len < CLOSER_PER_OWNER - o->busy ? (unsigned)o->len : CLOSER_PER_OWNER - o->busy;
+	}
+	return n;
+}
+
+/* The next owner with a descriptor a thread may take, the owners in turn;
+ * NULL if none. */
+static struct owner *owner_next(struct closer *c)
+{
+	for (size_t i = 0; i < c->n_owners; i++) {
+		size_t k = (c->turn + i) % c->n_owners;
+
+		if (owner_ready(&c->owners[k])) {
+			c->turn = (k + 1) % c->n_owners;
+			return &c->owners[k];
+		}
+	}
+	return NULL;
 }
 
 static void *closer_main(void *arg)
@@ -69,27 +104,39 @@ static void *closer_main(void *arg)
 
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
-		struct pending p;
-		struct owner_count *o;
+		struct owner *o;
+		uid_t uid;
+		int fd;
 
-		while (!c->len && !c->stop) {
-			c->idle++;
+		while (!(o = owner_next(c)) && !c->stop)
 			pthread_cond_wait(&c->cond, &c->lock);
-			c->idle--;
-		}
-		if (!c->len)
+		if (!o)
 			break;
-		p = c->q[c->head];
-		c->head = (c->head + 1) % c->cap;
-		c->len--;
+		fd = o->q[o->head];
+		o->head = (o->head + 1) % o->cap;
+		o->len--;
+		o->busy++;
+		c->busy++;
+		uid = o->uid;
 		pthread_mutex_unlock(&c->lock);
 		/* a socket's close does not wait for its send queue to drain
 		 * (SO_LINGER with a timeout): it is reset (ENOTSOCK for the rest) */
-		setsockopt(p.fd, SOL_SOCKET, SO_LINGER, &(struct linger){ 1, 0 }, sizeof(struct linger));
-		close(p.fd);   /* a file's release may take as long as its owner makes it (FUSE) */
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &(struct linger){ 1, 0 }, sizeof(struct linger));
+		/* a file's release may take as long as its owner makes it (FUSE,
+		 * a lingering socket in flight in this one's queue) */
+		close(fd);
 		pthread_mutex_lock(&c->lock);
-		if ((o = owner_of(c, p.owner, false)) && o->n > 0)
+		c->busy--;
+		/* the records may have moved (realloc), never gone */
+		if ((o = owner_of(c, uid, false))) {
+			o->busy--;
 			o->n--;
+			if (!o->len)
+				o->warned = false;
+		}
+		/* its owner may be ready again: a thread that waits takes it
+		 * if this one takes another owner's */
+		pthread_cond_signal(&c->cond);
 		if (write(c->done, &one, sizeof(one)) < 0) {
 			/* the counter is full: the loop has been told already */
 		}
@@ -158,34 +205,56 @@ static int start_thread(struct closer *c)
 	return -r;
 }
 
+/* Append fd to o's ring; -ENOMEM if it cannot grow. */
+static int owner_push(struct owner *o, int fd)
+{
+	if (o->len == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 16;
+		int *q = malloc(cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		for (size_t i = 0; i < o->len; i++)
+			q[i] = o->q[(o->head + i) % o->cap];
+		free(o->q);
+		o->q = q;
+		o->head = 0;
+		o->cap = cap;
+	}
+	o->q[(o->head + o->len) % o->cap] = fd;
+	o->len++;
+	o->n++;
+	return 0;
+}
+
 void closer_close(struct closer *c, int fd, uid_t owner)
 {
-	struct owner_count *o;
+	struct owner *o;
+	size_t stuck = 0;
 
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&c->lock);
-	if (c->len == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		struct pending *q = malloc(cap * sizeof(*q));
-		if (!q)
-			goto inline_close;
-		for (size_t i = 0; i < c->len; i++)
-			q[i] = c->q[(c->head + i) % c->cap];
-		free(c->q);
-		c->q = q;
-		c->head = 0;
-		c->cap = cap;
+	if (!(o = owner_of(c, owner, true)) || owner_push(o, fd) < 0)
+		goto inline_close;
+	/* a thread for each close that can start, unless every thread is
+	 * taken: an owner whose closes block holds at most CLOSER_PER_OWNER */
+	if (c->threads < c->busy + ready_count(c) && c->threads < CLOSER_THREADS && start_thread(c) < 0 &&
+	    !c->threads) {
+		o->len--;
+		o->n--;
+		goto inline_close;
 	}
-	if (!(o = owner_of(c, owner, true)))
-		goto inline_close;
-	if (!c->idle && c->threads < CLOSER_THREADS && start_thread(c) < 0 && !c->threads)
-		goto inline_close;
-	c->q[(c->head + c->len) % c->cap] = (struct pending){ fd, owner };
-	c->len++;
-	o->n++;
+	if (o->busy == CLOSER_PER_OWNER && o->len >= QUEUE_WARN && !o->warned) {
+		o->warned = true;
+		stuck = o->len;
+	}
 	pthread_cond_signal(&c->cond);
 	pthread_mutex_unlock(&c->lock);
+	if (stuck)
+		log_warnx("uid %u: %zu of its descriptors wait to be closed behind %d of its closes that do not finish "
+			  "(a file or socket it passed blocks them); its clients are not read until they do",
+			  (unsigned)owner, stuck, CLOSER_PER_OWNER);
 	return;
 inline_close:
 	pthread_mutex_unlock(&c->lock);
@@ -196,7 +265,7 @@ inline_close:
 unsigned closer_pending(const struct closer *c, uid_t owner)
 {
 	struct closer *m = (struct closer *)c;
-	struct owner_count *o;
+	struct owner *o;
 	unsigned n;
 
 	if (!c)
@@ -236,7 +305,8 @@ void closer_free(struct closer *c)
 	close(c->done);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->cond);
-	free(c->q);
+	for (size_t i = 0; i < c->n_owners; i++)
+		free(c->owners[i].q);
 	free(c->owners);
 	free(c);
 }
