@@ -13,7 +13,9 @@
 #   2  thread names leave raw: sd_notify STATUS=, rtschedctl's tables and
 #      JSON, Prometheus labels, the log
 #   3  a descriptor a client passes is closed on the event loop, which a
-#      lingering TCP socket blocks
+#      lingering TCP socket blocks; nested in passed unix sockets, such
+#      sockets held every closer thread and stopped other users' service
+#      (the control-socket audit, finding 1)
 #   4  subordinate uids each get a user's limits
 #   6  jitter-attach: no rate limit, no cap, one memfd for many threads, and
 #      a client's stddev cast to long unchecked
