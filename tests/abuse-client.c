@@ -48,6 +48,10 @@
  *   abuse-client regexec SOCK REQ PROG ARG...  send REQ (@PID@ = this process) and print "REPLY ...",
  *                                        print "pid P", wait for a line on stdin, then exec PROG
  *                                        (a setuid program): a registration made before the exec
+ *   abuse-client threxec SOCK REQ PROG ARG...  a second thread T; send REQ (@TID@ = T, @PID@ = this
+ *                                        process) and print "REPLY ...", print "pid P tid T", wait
+ *                                        for a line on stdin, then T (not the main thread) execs PROG:
+ *                                        the kernel gives T the pid P and kills the rest
  *
  * Every mode ends with one summary line "MODE: key=value ...". Replies are
  * tallied by code: "ok", the ERR code ("bad-request"...), "eof" (the daemon
@@ -1105,11 +1109,68 @@ static int mode_regexec(const char *tmpl, char **prog)
 	return 127;
 }
 
+struct threxec {
+	char **prog;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pid_t tid;
+	bool go;
+};
+
+static void *threxec_main(void *arg)
+{
+	struct threxec *x = arg;
+
+	pthread_mutex_lock(&x->lock);
+	x->tid = gettid();
+	pthread_cond_broadcast(&x->cond);
+	while (!x->go)
+		pthread_cond_wait(&x->cond, &x->lock);
+	pthread_mutex_unlock(&x->lock);
+	execv(x->prog[0], x->prog);
+	_exit(127);
+}
+
+/* A registration of a thread that is not the main thread, which then execs:
+ * the exec'd program runs as the process's pid, with the thread's
+ * scheduling (the kernel's de_thread). */
+static int mode_threxec(const char *tmpl, char **prog)
+{
+	static struct threxec x = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	char m[MSG_MAX + 1], buf[MSG_MAX + 1], code[64], line[64];
+	const char *const keys[] = { "@TID@", "@PID@" };
+	pthread_t th;
+	int fd = conn();
+
+	if (fd < 0)
+		return 1;
+	x.prog = prog;
+	if (pthread_create(&th, NULL, threxec_main, &x) != 0)
+		return 1;
+	pthread_mutex_lock(&x.lock);
+	while (!x.tid)
+		pthread_cond_wait(&x.cond, &x.lock);
+	pthread_mutex_unlock(&x.lock);
+	subst(tmpl, keys, (const long[]){ x.tid, getpid() }, 2, m, sizeof(m));
+	request(fd, m, strlen(m), buf, sizeof(buf), code, sizeof(code));
+	printf("REPLY %s\npid %d tid %d\n", buf[0] ? buf : code, (int)getpid(), (int)x.tid);
+	fflush(stdout);
+	if (read_line(line, sizeof(line)) < 0)
+		return 1;
+	pthread_mutex_lock(&x.lock);
+	x.go = true;
+	pthread_cond_broadcast(&x.cond);
+	pthread_mutex_unlock(&x.lock);
+	for (;;)
+		pause();   /* the exec in T ends this thread */
+}
+
 /* Modes that wait for stdin to close, however long the test takes. */
 static bool holds_until_eof(const char *mode)
 {
 	static const char *const m[] = { "hold", "noread", "threads", "self", "churn", "orphan", "heir", "exec",
-					 "regexec" };
+					 "regexec",
+					 "threxec" };
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (strcmp(mode, m[i]) == 0)
@@ -1181,6 +1242,8 @@ int main(int argc, char **argv)
 		return mode_exec(argv[3], argv + 4);
 	if (strcmp(mode, "regexec") == 0 && argc >= 5)
 		return mode_regexec(argv[3], argv + 4);
+	if (strcmp(mode, "threxec") == 0 && argc >= 5)
+		return mode_threxec(argv[3], argv + 4);
 	usage();
 	return 64;
 }

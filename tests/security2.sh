@@ -20,7 +20,9 @@
 #   6  jitter-attach: no rate limit, no cap, one memfd for many threads, and
 #      a client's stddev cast to long unchecked
 #   7  ownership checked before the thread is pinned; a registered process
-#      that execs a setuid program keeps its grant
+#      that execs a setuid program keeps its grant (also when no exec event
+#      comes); a registered thread that is not the main thread execs and its
+#      program keeps the grant, unmanaged
 #   8  the shipped configuration grants real-time to every uid
 #   9  (the audit of the grant paths, F1) a rule takes nobody's setuid-root
 #      program started under the rule's name for root's; a thread a rule
@@ -426,24 +428,77 @@ bg_stop
 plain_conf "[user *]\nmax-priority = 20\npolicies = fifo,other\n"
 SETUIDP="$TMP/suid-sleep"
 cp "$(command -v sleep)" "$SETUIDP"; chown root:root "$SETUIDP"; chmod 4755 "$SETUIDP"
+# regexec NAME REQ WHAT: nobody registers its process (REQ, @PID@ = it) at fifo 10, then execs
+# the setuid sleep
+regexec() {
+	mkfifo "$TMP/$1.in"
+	as_nobody "$ABUSE" regexec "$SOCK" "$2" "$SETUIDP" 3600 <"$TMP/$1.in" >"$TMP/$1.out" 2>&1 &
+	BG="$BG $!"
+	exec {rxfd}>"$TMP/$1.in"
+	wait_for grep -q '^pid ' "$TMP/$1.out"
+	RX=$(sed -n 's/^pid //p' "$TMP/$1.out")
+	expect_in "$(cat "$TMP/$1.out")" "REPLY OK" "7$3: nobody registers its own process (fifo 10)"
+	echo go >&$rxfd
+	wait_for sh -c "awk '/^Uid:/ { exit !(\$3 == 0) }' /proc/$RX/status"
+	wait_for sh -c "! '$RTSCHEDCTL' --socket '$SOCK' list | awk '\$1 == $RX' | grep -q ."
+	[ "$(kern "$RX")" = other/0 ] && pass "7$3: after exec'ing a setuid program its registration ended: other/0" ||
+		fail "7$3: the setuid program (euid 0) runs $(kern "$RX") on nobody's registration"
+	"$RTSCHEDCTL" --socket "$SOCK" list | awk -v t="$RX" '$1 == t' | grep -q . &&
+		fail "7$3: and is still listed as managed" || pass "7$3: and is not managed any more"
+	exec {rxfd}>&-
+	kill -KILL "$RX" 2>/dev/null
+}
 daemon_start "$CONF"
-mkfifo "$TMP/rx.in"
-as_nobody "$ABUSE" regexec "$SOCK" "v=1 op=register pid=@PID@ policy=fifo priority=10" "$SETUIDP" 3600 \
-	<"$TMP/rx.in" >"$TMP/rx.out" 2>&1 &
-BG="$BG $!"
-exec {rxfd}>"$TMP/rx.in"
-wait_for grep -q '^pid ' "$TMP/rx.out"
-RX=$(sed -n 's/^pid //p' "$TMP/rx.out")
-expect_in "$(cat "$TMP/rx.out")" "REPLY OK" "7: nobody registers its own process (fifo 10)"
-echo go >&$rxfd
-wait_for sh -c "awk '/^Uid:/ { exit !(\$3 == 0) }' /proc/$RX/status"
-wait_for sh -c "! '$RTSCHEDCTL' --socket '$SOCK' list | awk '\$1 == $RX' | grep -q ."
-[ "$(kern "$RX")" = other/0 ] && pass "7: after exec'ing a setuid program its registration ended: other/0" ||
-	fail "7: the setuid program (euid 0) runs $(kern "$RX") on nobody's registration"
-"$RTSCHEDCTL" --socket "$SOCK" list | awk -v t="$RX" '$1 == t' | grep -q . &&
-	fail "7: and is still listed as managed" || pass "7: and is not managed any more"
-exec {rxfd}>&-
-kill -KILL "$RX" 2>/dev/null
+regexec rx "v=1 op=register pid=@PID@ policy=fifo priority=10" ""
+daemon_stop
+
+# A registered thread that is not the main thread execs: the kernel's de_thread gives it the
+# process's pid, kills the rest, and the program keeps the thread's scheduling. Before the fix
+# the thread's entry just ended (its tid was gone) without a restore: pid P ran the new program
+# at fifo 10, unlisted, outside max-threads, and a setuid program kept nobody's grant as root's.
+# threxec NAME PROG WHAT: nobody's thread of process TP (tid TT) registered at fifo 10 execs PROG
+is_other() { [ "$(kern "$1")" = other/0 ]; }
+comm_is() { [ "$(cat "/proc/$1/comm")" = "$2" ]; }
+threxec() {
+	mkfifo "$TMP/$1.in"
+	as_nobody "$ABUSE" threxec "$SOCK" "v=1 op=register tid=@TID@ policy=fifo priority=10" "$2" 3600 \
+		<"$TMP/$1.in" >"$TMP/$1.out" 2>&1 &
+	BG="$BG $!"
+	exec {tfd}>"$TMP/$1.in"
+	wait_for grep -q '^pid ' "$TMP/$1.out"
+	read -r _ TP _ TT <<<"$(grep '^pid ' "$TMP/$1.out")"
+	expect_in "$(cat "$TMP/$1.out")" "REPLY OK" "7 ($3): nobody registers tid $TT, not its process's main thread"
+	[ "$(kern "$TT")" = fifo/10 ] && pass "7 ($3): tid $TT runs fifo/10" || fail "7 ($3): tid $TT runs $(kern "$TT")"
+	echo go >&$tfd
+	exec {tfd}>&-
+	wait_for comm_is "$TP" "${2##*/}" || fail "7 ($3): tid $TT did not exec $2"
+	wait_for is_other "$TP"
+	is_other "$TP" && pass "7 ($3): after tid $TT exec'd ${2##*/}, pid $TP (the program) runs other/0" ||
+		fail "7 ($3): pid $TP, the ${2##*/} tid $TT exec'd, runs $(kern "$TP") unmanaged"
+	"$RTSCHEDCTL" --socket "$SOCK" list | awk -v p="$TP" -v t="$TT" '$1 == p || $1 == t' | grep -q . &&
+		fail "7 ($3): and is listed as managed" || pass "7 ($3): and neither $TT nor $TP is listed"
+}
+plain_conf "[user *]\nmax-priority = 20\npolicies = fifo,other\nmax-threads = 1\n"
+daemon_start "$CONF"
+threxec tx1 "$(command -v sleep)" "a thread execs sleep"
+TP1=$TP
+# the quota: its slot is free again (max-threads 1), and nothing of nobody's runs real-time
+threxec tx2 "$SETUIDP" "a thread execs a setuid-root sleep"
+[ "$(awk '/^Uid:/ { print $3 }' "/proc/$TP/status")" = 0 ] && pass "7 (setuid): pid $TP runs as euid 0" ||
+	fail "7 (setuid): pid $TP does not run as euid 0"
+n=$(fifo_count "$TP1" "$TP")
+[ "$n" = 0 ] && pass "7: max-threads 1, two grants ended at their exec: 0 of nobody's processes run fifo" ||
+	fail "7: max-threads 1 and $n of nobody's exec'd processes run fifo"
+kill -KILL "$TP1" "$TP" 2>/dev/null
+daemon_stop
+# without the connector (process-events = no): the thread's end is all the daemon sees
+plain_conf "process-events = no\n[user *]\nmax-priority = 20\npolicies = fifo,other\nmax-threads = 1\n"
+daemon_start "$CONF"
+threxec tx3 "$(command -v sleep)" "no connector"
+kill -KILL "$TP" 2>/dev/null
+# and no exec event at all: the rescan finds the setuid program (before the fix it kept the grant)
+regexec rx2 "v=1 op=register pid=@PID@ policy=fifo priority=10" " (no connector, pid=)"
+regexec rx3 "v=1 op=register tid=@PID@ policy=fifo priority=10" " (no connector, its main thread)"
 daemon_stop
 
 # pin before the check: the tid of nobody's thread, checked, then reused by root's process

@@ -51,8 +51,9 @@ static struct rules_ctx rules_of(const struct follow *f)
 
 /* Whether anything needs to hear of tasks: match rules, registered
  * processes (their new threads), threads whose exit no pidfd reports, a
- * user's registered main thread (its exec of a set-user-ID program ends
- * the grant), and isolation (what is not managed leaves isolated CPUs);
+ * user's registered thread (its process's exec: a set-user-ID program's
+ * ends the grant, and a thread that is not the main thread takes the pid
+ * with its grant), and isolation (what is not managed leaves isolated CPUs);
  * otherwise every fork on the machine would wake the daemon for nothing. */
 static bool needed(const struct follow *f)
 {

@@ -52,6 +52,23 @@ static void on_change(void *ud, int e, struct reg_thread *t, struct reg_process 
 	n_events++;
 }
 
+/* Whom the test process runs as, to the registry: it is root, and a
+ * registration made for another uid holds only while its process runs as
+ * that uid (new threads and rescans check it). Linked with
+ * -Wl,--wrap=proc_read_status (Makefile.am): the test's own tasks read as
+ * running as pretend_uid, when set. */
+static uid_t pretend_uid = (uid_t)-1;
+int __real_proc_read_status(pid_t tid, struct proc_status *out);
+int __wrap_proc_read_status(pid_t tid, struct proc_status *out);
+int __wrap_proc_read_status(pid_t tid, struct proc_status *out)
+{
+	int e = __real_proc_read_status(tid, out);
+
+	if (e == 0 && pretend_uid != (uid_t)-1 && out->tgid == getpid())
+		out->uid = out->euid = pretend_uid;
+	return e;
+}
+
 static void setup(void)
 {
 	sched_record_check_wrapped();
@@ -66,6 +83,7 @@ static void teardown(void)
 {
 	registry_free(r, false);
 	r = NULL;
+	pretend_uid = (uid_t)-1;
 	sd_event_unref(ev);
 	config_free(c);
 	unit_rmdir(dir);
@@ -314,20 +332,26 @@ START_TEST(test_count_owner)
 }
 END_TEST
 
-/* The main threads of users registered on their own are counted (their
- * exec must be heard of, follow.c): not a worker thread, not root's, not a
- * registered process's; the count follows a registration that changes owner. */
+/* Users' threads whose process's exec must be heard of (follow.c) are
+ * counted: a main thread registered on its own (an exec keeps its tid) and a
+ * thread that is not the main thread (one that execs takes the pid); not
+ * root's, not a registered process's main thread; the count follows a
+ * registration that changes owner. */
 START_TEST(test_exec_watched)
 {
 	struct sched_spec s = spec_of(SCHED_FIFO, 10);
 	struct grant_request q = no_req;
 	struct reg_process *p;
-	struct reg_thread *m;
+	struct reg_thread *m, *w;
 	struct worker wk;
 	char msg[512];
 
 	worker_start(&wk);
-	add(wk.tid, 1000, &s);
+	w = add(wk.tid, 0, &s);
+	ck_assert_uint_eq(registry_n_exec_watched(r), 0);
+	ck_assert_ptr_eq(add(wk.tid, 1000, &s), w);
+	ck_assert_uint_eq(registry_n_exec_watched(r), 1);
+	registry_remove_thread(r, w, true);
 	ck_assert_uint_eq(registry_n_exec_watched(r), 0);
 	m = add(getpid(), 1000, &s);
 	ck_assert_uint_eq(registry_n_exec_watched(r), 1);
@@ -337,9 +361,10 @@ START_TEST(test_exec_watched)
 	ck_assert_uint_eq(registry_n_exec_watched(r), 1);
 	registry_remove_thread(r, m, true);
 	ck_assert_uint_eq(registry_n_exec_watched(r), 0);
-	/* a process's main thread is the process registration's to follow */
+	/* a process's main thread is the process registration's to follow;
+	 * its other threads are counted */
 	ck_assert_int_eq(registry_add_process(r, getpid(), 1000, &q, &s, &p, msg, sizeof(msg)), 0);
-	ck_assert_uint_eq(registry_n_exec_watched(r), 0);
+	ck_assert_uint_eq(registry_n_exec_watched(r), registry_n_threads(r) - 1);
 	registry_remove_process(r, p, true);
 	ck_assert_uint_eq(registry_n_exec_watched(r), 0);
 	worker_stop(&wk);
@@ -511,6 +536,7 @@ START_TEST(test_new_thread_limits)
 	size_t n;
 
 	ck_assert_ptr_nonnull(pw);
+	pretend_uid = pw->pw_uid;
 	n = own_threads();
 	snprintf(text, sizeof(text), "[user nobody]\nmax-priority = 20\npolicies = fifo\nmax-threads = %zu\n", n);
 	config_free(c);
@@ -575,6 +601,44 @@ START_TEST(test_new_thread_limits)
 	registry_remove_process(r, p, true);
 	worker_stop(&w1);
 	worker_stop(&w2);
+}
+END_TEST
+
+/* A registered process whose exec was not heard of (events lost, or no
+ * connector) and that runs as someone else now (a setuid program): neither a
+ * new thread nor a rescan grants it anything at its registrant's limits;
+ * the registration ends, its threads get back what they had. */
+START_TEST(test_disowned_process)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	struct grant_request q = no_req;
+	struct passwd *pw = getpwnam("nobody");
+	struct reg_process *p;
+	struct worker wk;
+	char msg[512];
+
+	ck_assert_ptr_nonnull(pw);
+	pretend_uid = pw->pw_uid;
+	ck_assert_int_eq(registry_add_process(r, getpid(), pw->pw_uid, &q, &s, &p, msg, sizeof(msg)), 0);
+	pretend_uid = 0;   /* what a setuid-root exec makes of it */
+	worker_start(&wk);
+	sched_record_reset();
+	registry_on_new_thread(r, c, wk.tid, getpid());
+	ck_assert_ptr_null(registry_find_process(r, getpid()));
+	ck_assert_ptr_null(registry_find(r, wk.tid));
+	ck_assert_uint_eq(registry_n_threads(r), 0);
+	ck_assert_uint_eq(sched_record_count(wk.tid), 0);
+	ck_assert_uint_eq(sched_record_count(getpid()), 1);   /* the main thread restored */
+	ck_assert_int_eq(sched_record_last(getpid())->s.policy, SCHED_OTHER);
+	/* the same found by a rescan */
+	pretend_uid = pw->pw_uid;
+	ck_assert_int_eq(registry_add_process(r, getpid(), pw->pw_uid, &q, &s, &p, msg, sizeof(msg)), 0);
+	ck_assert_uint_eq(registry_n_threads(r), own_threads());
+	pretend_uid = 0;
+	registry_rescan(r, c);
+	ck_assert_ptr_null(registry_find_process(r, getpid()));
+	ck_assert_uint_eq(registry_n_threads(r), 0);
+	worker_stop(&wk);
 }
 END_TEST
 
@@ -983,6 +1047,7 @@ int main(void)
 	tcase_add_test(tc, test_free_restores_each);
 	tcase_add_test(tc, test_count_owner);
 	tcase_add_test(tc, test_exec_watched);
+	tcase_add_test(tc, test_disowned_process);
 	tcase_add_test(tc, test_iterators);
 	tcase_add_test(tc, test_schedstat_rebase);
 	tcase_add_test(tc, test_process_takes_new_threads);

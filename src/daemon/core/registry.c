@@ -297,6 +297,54 @@ static void thread_restore(struct reg_thread *t)
 		log_errno(LOG_LEVEL_WARNING, r, "restoring tid %d: %s", (int)t->tid, what);
 }
 
+/* Whether now, a task's scheduling, is what t's grant gave and t did not
+ * have: the same policy, at no more than the grant (a program may lower
+ * itself, never raise itself back, nor clear reset-on-fork), above what t had. */
+static bool sched_from_grant(const struct reg_thread *t, const struct task_sched *now)
+{
+	const struct task_sched *a = &t->applied, *o = &t->original;
+
+	if (now->policy != a->policy || (a->reset_on_fork && !now->reset_on_fork))
+		return false;
+	if (policy_is_realtime(a->policy))
+		return now->priority <= a->priority && (o->policy != a->policy || now->priority > o->priority);
+	return now->nice >= a->nice && now->nice < o->nice;
+}
+
+/* t, a user's thread that is not its process's main thread, is gone: did
+ * it exec? The kernel's de_thread gives the thread that execs its process's
+ * pid (and the old main thread's start time) and kills the others, and the
+ * new program keeps the thread's scheduling (reset-on-fork acts at fork
+ * only). No exit of the old tid is reported, and nothing else tells the
+ * two apart: so the pid, the same process (start time) with no entry of
+ * its own, running what t's grant gave, is taken for t's program. */
+static bool exec_took_over(struct registry *r, const struct reg_thread *t)
+{
+	struct task_sched now;
+	struct proc_stat st;
+
+	if (!exec_watched(t) || t->tid == t->pid || !tnode(t)->pstart || registry_find(r, t->pid))
+		return false;
+	if (proc_read_stat(t->pid, &st) < 0 || st.starttime != tnode(t)->pstart)
+		return false;
+	return task_sched_read(t->pid, &now) == 0 && sched_from_grant(t, &now);
+}
+
+/* The start time of the process of t, a thread exec_took_over() may have to
+ * look at: read after the apply, off the path to the policy (a process
+ * that ended meanwhile leaves 0: no check). */
+static void pin_process(struct reg_thread *t)
+{
+	struct proc_stat st;
+
+	if (!exec_watched(t) || t->tid == t->pid || tnode(t)->pstart)
+		return;
+	if (t->proc)
+		tnode(t)->pstart = t->proc->starttime;
+	else if (proc_read_stat(t->pid, &st) == 0)
+		tnode(t)->pstart = st.starttime;
+}
+
 /* Drop an entry that never made it into the registry: its pidfd, itself. */
 static void tnode_discard(struct reg_tnode *n)
 {
@@ -341,6 +389,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 			t->proc = NULL;
 		}
 		r->n_exec_watched += exec_watched(t);
+		pin_process(t);
 		registry_notify(r, REG_EV_THREAD_SET, t, NULL);
 		if (out)
 			*out = t;
@@ -413,6 +462,7 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	}
 	if (stat_later)
 		t->starttime = st.starttime;
+	pin_process(t);
 	TAKE_PTR(n); /* the registry's from here on */
 	/* watched from now on: an exit meanwhile left the pidfd readable */
 	exit_watch(r, t);
@@ -515,8 +565,36 @@ const struct reg_recent *registry_recent(struct registry *r, size_t i)
 	return &r->recent[(r->recent_head + REG_RECENT_MAX - 1 - i) % REG_RECENT_MAX];
 }
 
+/* t's thread is gone, seen by its pidfd, its tid or an exec of its process:
+ * it is dropped, and if it exec'd (exec_took_over()) the grant ends at the
+ * exec as a main thread's does: its process's pid gets back what t had. */
+static void thread_gone(struct registry *r, struct reg_thread *t)
+{
+	const char *what = "";
+	int e;
+
+	if (exec_took_over(r, t)) {
+		struct reg_recent *rc = recent_fill(r, recent_find(r, t->tid, t->starttime), t->tid, t->pid,
+						    t->starttime);
+		rc->owner = t->owner;
+		rc->source = t->source;
+		snprintf(rc->rule, sizeof(rc->rule), "%s", t->req.role);
+		log_notice("tid %d exec'd a program, which the kernel made pid %d with the thread's scheduling: "
+			   "the registration ends at the exec and pid %d gets back what the thread had",
+			   (int)t->tid, (int)t->pid, (int)t->pid);
+		e = task_sched_write(t->pid, &t->original, t->cpus_changed, &what);
+		if (e < 0 && e != -ESRCH)
+			log_errno(LOG_LEVEL_WARNING, e, "restoring pid %d: %s", (int)t->pid, what);
+	}
+	thread_free(r, t);
+}
+
 void registry_remove_thread(struct registry *r, struct reg_thread *t, bool restore)
 {
+	if (restore && !registry_same_thread(t)) {
+		thread_gone(r, t);   /* nothing to restore on its tid: it exited, or exec'd */
+		return;
+	}
 	if (restore) {
 		struct reg_recent *e = recent_fill(r, recent_find(r, t->tid, t->starttime), t->tid, t->pid, t->starttime);
 		e->owner = t->owner;
@@ -542,7 +620,7 @@ static int on_threads_exit(sd_event_source *s, int fd, uint32_t revents, void *u
 		struct reg_thread *t = ev[i].data.ptr;
 
 		log_debug("tid %d exited", (int)t->tid);
-		thread_free(r, t);
+		thread_gone(r, t);
 	}
 	return 0;
 }
@@ -726,30 +804,61 @@ bool registry_may_log_refusal(struct registry *r, uid_t account)
 	return true;
 }
 
+/* Whether pid (or tid) runs as uid, real and effective, what it runs as in
+ * *ps; true if it cannot be read (gone: its exit comes as such). */
+static bool runs_as(uid_t uid, pid_t pid, struct proc_status *ps)
+{
+	return proc_read_status(pid, ps) < 0 || grant_owns(uid, ps);
+}
+
+/* What a user registered is its program's: one that exec'd a setuid
+ * program (root's now, or another user's) is not, though its pid is. */
+static void process_disowned(struct registry *r, struct reg_process *p, const struct proc_status *ps)
+{
+	log_notice("pid %d exec'd a program that runs as uid %u (effective %u), not as uid %u who registered "
+		   "it: its registration ends and its threads get back what they had", (int)p->pid,
+		   (unsigned)ps->uid, (unsigned)ps->euid, (unsigned)p->owner);
+	registry_remove_process(r, p, true);
+}
+
+static void thread_disowned(struct registry *r, struct reg_thread *t, const struct proc_status *ps)
+{
+	log_notice("tid %d: its process exec'd a program that runs as uid %u (effective %u), not as uid %u who "
+		   "registered it: restoring it", (int)t->tid, (unsigned)ps->uid, (unsigned)ps->euid,
+		   (unsigned)t->owner);
+	registry_remove_thread(r, t, true);
+}
+
 /* Manage tid, a new thread of registered process p, if the owner's limits
  * allow it; a refusal is noted, and logged unless `quiet_repeat` and it is
- * the one noted last time. */
-static void process_new_thread(struct registry *r, const struct config *c, struct reg_process *p, pid_t tid,
+ * the one noted last time. True if p's registration ended instead (the new
+ * thread runs as someone else: an exec whose event was missed) and p is freed. */
+static bool process_new_thread(struct registry *r, const struct config *c, struct reg_process *p, pid_t tid,
 			       bool quiet_repeat)
 {
 	pid_t pid = p->pid;
 	struct grant_subject subj;
 	struct grant_decision d;
+	struct proc_status ps;
 	char msg[1200];
 	int e;
 
+	if (p->owner != 0 && !runs_as(p->owner, tid, &ps)) {
+		process_disowned(r, p, &ps);
+		return true;
+	}
 	/* the owner's limits hold for threads the process creates later too */
 	grant_subject_init(&subj, c, p->owner, (gid_t)-1, pid);
 	struct grant_ask a = { .path = GRANT_PATH_PROCESS, .subj = &subj, .req = &p->req, .target = pid, .adding = 1 };
 	registry_ask(r, &a);
 	if ((e = grant_decide(c, &a, &d)) == REFUSE_UNKNOWN_ROLE)
-		return;   /* the role is gone: the reload that took it ends the registration */
+		return false;   /* the role is gone: the reload that took it ends the registration */
 	if (e != 0) {
 		grant_decision_text(&d, msg, sizeof(msg));
 		if ((!registry_note_refused(r, tid, pid, p->owner, REG_SOURCE_PROCESS, p->req.role, e, msg) ||
 		     !quiet_repeat) && registry_may_log_refusal(r, subj.account))
 			log_notice("new thread %d of registered process %d left alone: %s", (int)tid, (int)pid, msg);
-		return;
+		return false;
 	}
 	e = registry_add_thread(r, tid, pid, p->owner, REG_SOURCE_PROCESS, &p->req, &d.spec, p, NULL, msg, sizeof(msg));
 	if (e != 0 && e != REFUSE_NO_SUCH_THREAD && e != REFUSE_STALE_THREAD) {
@@ -757,6 +866,7 @@ static void process_new_thread(struct registry *r, const struct config *c, struc
 		     !quiet_repeat) && registry_may_log_refusal(r, subj.account))
 			log_warnx("new thread %d of registered process %d: %s", (int)tid, (int)pid, msg);
 	}
+	return false;
 }
 
 void registry_on_new_thread(struct registry *r, const struct config *c, pid_t tid, pid_t pid)
@@ -770,31 +880,29 @@ void registry_on_new_thread(struct registry *r, const struct config *c, pid_t ti
 void registry_on_exec(struct registry *r, pid_t pid)
 {
 	struct reg_process *p = registry_find_process(r, pid);
-	/* an exec leaves the main thread alone (its tid is the pid): the
-	 * others are gone, their exits come as such */
-	struct reg_thread *t = registry_find(r, pid);
+	struct reg_thread *t, *tn;
 	struct proc_status ps;
 
+	/* its other threads are gone (the kernel killed them, or one of them
+	 * exec'd and is pid now), with no exit of their own reported: a user's
+	 * that exec'd must not keep its grant unmanaged (thread_gone()) */
+	for (t = r->n_exec_watched ? r->threads : NULL; t; t = tn) {
+		tn = tnode(t)->next;
+		if (t->pid == pid && t->tid != pid && !registry_same_thread(t))
+			thread_gone(r, t);
+	}
+	/* the main thread keeps its tid through an exec */
+	t = registry_find(r, pid);
 	if (t && (t->proc || t->owner == 0))
 		t = NULL;
 	if ((!p || p->owner == 0) && !t)
 		return;   /* every exec on the machine comes here: nothing of ours */
 	if (proc_read_status(pid, &ps) < 0)
 		return;   /* gone: its exit comes next */
-	/* what a user registered is its program's: one that exec'd a setuid
-	 * program (root's now, or another user's) is not, though its pid is */
-	if (p && p->owner != 0 && !grant_owns(p->owner, &ps)) {
-		log_notice("pid %d exec'd a program that runs as uid %u (effective %u), not as uid %u who registered "
-			   "it: its registration ends and its threads get back what they had", (int)pid,
-			   (unsigned)ps.uid, (unsigned)ps.euid, (unsigned)p->owner);
-		registry_remove_process(r, p, true);
-	}
-	if (t && !grant_owns(t->owner, &ps)) {
-		log_notice("tid %d: its process exec'd a program that runs as uid %u (effective %u), not as uid %u who "
-			   "registered it: restoring it", (int)t->tid, (unsigned)ps.uid, (unsigned)ps.euid,
-			   (unsigned)t->owner);
-		registry_remove_thread(r, t, true);
-	}
+	if (p && p->owner != 0 && !grant_owns(p->owner, &ps))
+		process_disowned(r, p, &ps);
+	if (t && !grant_owns(t->owner, &ps))
+		thread_disowned(r, t, &ps);
 }
 
 void registry_on_exit(struct registry *r, pid_t tid)
@@ -803,7 +911,7 @@ void registry_on_exit(struct registry *r, pid_t tid)
 	struct reg_process *p;
 
 	if (t && !registry_same_thread(t))
-		thread_free(r, t);
+		thread_gone(r, t);
 	p = registry_find_process(r, tid);
 	if (p && pnode(p)->pidfd < 0) {
 		struct proc_stat st;
@@ -816,18 +924,27 @@ void registry_rescan(struct registry *r, const struct config *c)
 {
 	struct reg_thread *t, *tn;
 	struct reg_process *p, *pn;
+	struct proc_status ps;
 	struct sched_spec spec;
 
+	/* an exec whose event was lost (or never sent: no connector) ends a
+	 * user's registration as registry_on_exec() would have */
 	for (t = r->threads; t; t = tn) {
 		tn = tnode(t)->next;
 		if (!registry_same_thread(t))
-			thread_free(r, t);
+			thread_gone(r, t);
+		else if (t->tid == t->pid && !t->proc && t->owner != 0 && !runs_as(t->owner, t->pid, &ps))
+			thread_disowned(r, t, &ps);
 	}
 	for (p = r->procs; p; p = pn) {
 		pid_t *tids = NULL;
 		size_t n = 0;
 
 		pn = pnode(p)->next;
+		if (p->owner != 0 && !runs_as(p->owner, p->pid, &ps)) {
+			process_disowned(r, p, &ps);
+			continue;
+		}
 		if (grant_resolve(c, &p->req, &spec) != 0) {
 			if (p->n_threads == 0)
 				registry_remove_process(r, p, false);
@@ -839,8 +956,8 @@ void registry_rescan(struct registry *r, const struct config *c)
 		if (proc_list_tasks(p->pid, &tids, &n) < 0)
 			continue;
 		for (size_t i = 0; i < n; i++)
-			if (!registry_find(r, tids[i]))
-				process_new_thread(r, c, p, tids[i], true);
+			if (!registry_find(r, tids[i]) && process_new_thread(r, c, p, tids[i], true))
+				break;   /* p's registration ended */
 		free(tids);
 	}
 }
@@ -916,7 +1033,7 @@ void registry_reapply(struct registry *r, const struct config *c)
 			e = thread_apply(t, &d.spec, msg, sizeof(msg));
 		if (e != 0) {
 			log_notice("tid %d: %s; restoring it", (int)t->tid, msg);
-			registry_remove_thread(r, t, e != REFUSE_STALE_THREAD);
+			registry_remove_thread(r, t, true);
 		}
 	}
 }

@@ -132,8 +132,10 @@ size_t registry_n_threads(struct registry *r);
  * False when tid is not managed or that cannot be known so cheaply. */
 bool registry_known_start(struct registry *r, pid_t tid, uint64_t *starttime);
 size_t registry_n_processes(struct registry *r);
-/* Main threads of users registered on their own: their exec must be heard
- * of (a set-user-ID program's ends the registration; registry_on_exec). */
+/* Users' threads whose process's exec must be heard of (registry_on_exec):
+ * main threads registered on their own (a set-user-ID program's ends the
+ * registration) and threads that are not the main thread (one that execs
+ * becomes it, with its grant). */
 size_t registry_n_exec_watched(struct registry *r);
 /* Threads counted against an account's quota (max-threads): its own and
  * its subordinate uids', but for those a [rule] naming its users granted. */
@@ -183,12 +185,16 @@ void registry_remove_process(struct registry *r, struct reg_process *p, bool res
 void registry_on_new_thread(struct registry *r, const struct config *c, pid_t tid, pid_t pid);
 /* Process pid exec'd (proc connector): a registration of it (or of its
  * thread) by a user it does not run as any more, real and effective uid
- * (a setuid program), ends, its threads restored. */
+ * (a setuid program), ends, its threads restored; a user's thread of it
+ * that was not the main thread is gone, and if it was the one that exec'd
+ * (it is pid now, with its grant) pid gets back what the thread had. */
 void registry_on_exec(struct registry *r, pid_t pid);
 /* A task exited (proc connector, or a pidfd). */
 void registry_on_exit(struct registry *r, pid_t tid);
 /* Re-read the task lists of registered processes: new threads are managed,
- * vanished ones dropped. Used after a connector overrun and as the fallback. */
+ * vanished ones dropped (one that exec'd as registry_on_exec does), and a
+ * user's process or main thread that runs as someone else now ends as at
+ * its exec. Used after a connector overrun and as the fallback. */
 void registry_rescan(struct registry *r, const struct config *c);
 /* The managed threads whose CPUs rtschedd set and whose affinity the
  * kernel changed since get them again: before Linux 6.2 a task that moves

@@ -20,6 +20,8 @@
 struct reg_tnode {
 	struct reg_thread t;
 	uint64_t ss_delay0, ss_count0; /* schedstat at registration (or the last rebase) */
+	uint64_t pstart;              /* its process's start time, for an exec_watched() thread that is
+				       * not the main thread (0: not read): exec_took_over() */
 	struct registry *reg;
 	struct reg_thread *hnext, *prev, *next;
 	int pidfd;                    /* in the registry's exit epoll set while >= 0 */
@@ -41,13 +43,15 @@ static inline unsigned reg_bucket(pid_t tid)
 }
 
 /* The registry's part of t (of p). */
-/* A user's main thread registered on its own (not a process's): an exec
- * keeps its tid, and a set-user-ID program's would keep its grant, so the
- * exec must be heard of (registry_on_exec) even where thread pidfds report
- * every exit. */
+/* A user's thread whose process's exec must be heard of (registry_on_exec)
+ * even where thread pidfds report every exit: a main thread registered on
+ * its own (not a process's) keeps its tid through an exec, and a set-user-ID
+ * program's would keep its grant; any other thread that execs becomes the
+ * main thread (the kernel gives it the pid) and its program would keep the
+ * grant unmanaged (exec_took_over()). */
 static inline bool exec_watched(const struct reg_thread *t)
 {
-	return t->tid == t->pid && !t->proc && t->owner != 0;
+	return t->owner != 0 && (t->tid != t->pid || !t->proc);
 }
 
 static inline struct reg_tnode *tnode(const struct reg_thread *t)
