@@ -149,6 +149,18 @@ expect_req "v=1 op=why thread=11" "why TID (--json after the operand)"
 [ "$(echo "$OUT" | jq -c '[.thread.tid, .culprits[0].share_pct, .culprits[1].name, (.timeline | length), .recent[0].top, .verdict]')" = \
 	'[11,96.5,"softirq TIMER",1,"spinner","96% of the delay: spinner"]' ] &&
 	pass "why --json: thread, culprits, timeline, recent and verdict in one object, numbers as numbers" || fail "why --json: $OUT"
+# names are a thread's own (or another user's, a culprit's): a C1 control
+# (U+009B, CSI in UTF-8) or an ESC in one must not reach the terminal raw
+reply "ROW row=thread tid=11 pid=10 name=w%C2%9B2J rule=audio policy=fifo priority=50 cpus=1 wakeups=10 late=1 threshold_ns=200000 budget_ns=200000 explained=1 dropped=0 delay_ns=1000 worst_ns=1000 worst_cpu=1 worst_when=12:00:01 worst_from=timer" \
+	"ROW row=culprit rank=1 kind=task name=x%1B%5B31m share_pct=100 total_ns=1000 worst_ns=1000 late=1 first=1" \
+	"OK verdict=x"
+ctl why 11
+if printf '%s' "$OUT" | LC_ALL=C grep -q "$(printf '\x9b')\|$(printf '\x1b')"; then
+	fail "why: a name's control bytes reach the terminal raw: $(printf '%s' "$OUT" | od -c | head -3)"
+else
+	expect_in "$OUT" 'w\xc2\x9b2J' "why: a name's C1 control prints as \\xNN"
+	expect_in "$OUT" 'x\x1b[31m' "why: and an ESC too"
+fi
 reply "ERR no-such-thread no managed thread or probe named nosuch"
 ctl why nosuch
 expect_rc 1 "why of an unknown thread"

@@ -10,24 +10,17 @@
 
 #include "ctl/json.h"
 #include "ctl/why.h"
+#include "shared/escape.h"
+#include "shared/protocol.h"
 
-/* A name a thread gave itself, or a driver its interrupt: control bytes
- * print as \xNN, so no name drives the terminal. */
+/* A name a thread gave itself, or a driver its interrupt, for the terminal
+ * (escape_text(): C0, DEL, C1 controls and bytes that are not UTF-8 print as
+ * \xNN, so no name drives it), padded to width bytes. */
 static void put_name(const char *s, int width)
 {
-	int n = 0;
+	static char buf[4 * PROTO_MSG_MAX + 1];
 
-	for (; *s; s++, n++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c == 0x7f) {
-			printf("\\x%02x", c);
-			n += 3;
-		} else {
-			putchar(c);
-		}
-	}
-	for (; n < width; n++)
-		putchar(' ');
+	printf("%-*s", width, escape_text(buf, sizeof(buf), s));
 }
 
 /* "1.23ms", "45.6us", "789ns" from a ns field. */
