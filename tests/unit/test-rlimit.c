@@ -37,7 +37,9 @@ static void teardown(void)
 }
 
 /* A child that sets its limits to these and waits to be killed. */
-static pid_t child(rlim_t ps, rlim_t ph, rlim_t ts, rlim_t th)
+/* A child with those limits, its real uid ruid ((uid_t)-1: ours), paused
+ * until reaped. */
+static pid_t child_as(rlim_t ps, rlim_t ph, rlim_t ts, rlim_t th, uid_t ruid)
 {
 	int p[2];
 	char c;
@@ -47,7 +49,8 @@ static pid_t child(rlim_t ps, rlim_t ph, rlim_t ts, rlim_t th)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		struct rlimit a = { ps, ph }, b = { ts, th };
-		if (setrlimit(RLIMIT_RTPRIO, &a) < 0 || setrlimit(RLIMIT_RTTIME, &b) < 0)
+		if (setrlimit(RLIMIT_RTPRIO, &a) < 0 || setrlimit(RLIMIT_RTTIME, &b) < 0 ||
+		    setresuid(ruid, (uid_t)-1, (uid_t)-1) < 0)
 			_exit(1);
 		close(p[0]);
 		if (write(p[1], "x", 1) != 1)
@@ -59,6 +62,11 @@ static pid_t child(rlim_t ps, rlim_t ph, rlim_t ts, rlim_t th)
 	ck_assert_int_eq(read(p[0], &c, 1), 1);
 	close(p[0]);
 	return pid;
+}
+
+static pid_t child(rlim_t ps, rlim_t ph, rlim_t ts, rlim_t th)
+{
+	return child_as(ps, ph, ts, th, (uid_t)-1);
 }
 
 static void reap(pid_t pid)
@@ -134,25 +142,8 @@ END_TEST
 START_TEST(test_setuid)
 {
 	struct rlimit_change ch;
-	int p[2];
-	char c;
+	pid_t pid = child_as(0, 0, RLIM_INFINITY, RLIM_INFINITY, 65534);
 
-	ck_assert_int_eq(pipe(p), 0);
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct rlimit a = { 0, 0 };
-		if (setrlimit(RLIMIT_RTPRIO, &a) < 0 || setresuid(65534, (uid_t)-1, (uid_t)-1) < 0)
-			_exit(1);
-		close(p[0]);
-		if (write(p[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	ck_assert_int_eq(read(p[0], &c, 1), 1);
-	close(p[0]);
 	ck_assert_int_eq(rlimit_grant(pid, geteuid(), 10, 200000, &ch), -EACCES);
 	ck_assert(!ch.raised);
 	ck_assert_uint_eq(limits(pid).rtprio_soft, 0);
