@@ -285,4 +285,34 @@ expect_sched "$D" "policy=fifo priority=10" "the default registration stays"
 
 [ -n "${NBP:-}" ] && { exec 5>&-; wait "$NBP" 2>/dev/null; }
 helper_stop
+
+# --- the main file gone at a reload, started without --config ----------------------------
+# The shipped unit passes no --config: the default path, which need not exist
+# at the start. Once the running configuration came from it, a reload that
+# finds it gone (an editor or a package replacing it) is refused, not read as
+# "no file" (the built-in defaults: every [user], [rule] of the file gone).
+# The default file is the daemon's own, on a tmpfs in a mount namespace of
+# its own; the test reaches it through /proc/PID/root.
+daemon_stop
+DEF=$("$RTSCHEDD" --help | sed -n 's/.*(default \(\/[^,]*\.conf\),.*/\1/p')
+[ -n "$DEF" ] || fail "no default configuration path in rtschedd --help"
+printf '[daemon]\nmax-priority = 44\n' >"$TMP/def.conf"
+DLOG="$TMP/daemon-def.log"
+unshare --mount --propagation private sh -c 'mkdir -p "$1" && mount -t tmpfs rtsd-test "$1" && cp "$2" "$3" &&
+	exec "$4" --socket "$5"' sh "$(dirname "$DEF")" "$TMP/def.conf" "$DEF" "$RTSCHEDD" "$SOCK" >>"$DLOG" 2>&1 &
+DPID=$!
+wait_for "$RTSCHEDCTL" --socket "$SOCK" version || fail "the daemon without --config did not start: $(cat "$DLOG")"
+maxprio() { "$RTSCHEDCTL" --socket "$SOCK" --json status | jq -r .max_priority; }
+[ "$(maxprio)" = 44 ] && pass "without --config: the default file read (max-priority 44)" ||
+	fail "without --config: max-priority $(maxprio), not the default file's 44"
+mv "/proc/$DPID/root$DEF" "/proc/$DPID/root$DEF.away"
+ctl reload
+[ "$RC" -eq 1 ] && case "$ERR" in *config-invalid*"$DEF: cannot read"*) true ;; *) false ;; esac &&
+	pass "the default file gone: reload refused ($ERR)" || fail "the default file gone: reload exit $RC, '$ERR'"
+[ "$(maxprio)" = 44 ] && pass "and the running configuration stays (max-priority 44)" ||
+	fail "the running configuration was replaced: max-priority $(maxprio)"
+mv "/proc/$DPID/root$DEF.away" "/proc/$DPID/root$DEF"
+ctl reload
+expect_rc 0 "the file back: it reloads"
+daemon_stop
 finish

@@ -91,6 +91,16 @@ int daemon_load_config(const char *path, bool required, const struct overrides *
 	return 0;
 }
 
+
+/* Whether the running configuration was read from the main file (it is
+ * the first file read when there is one). */
+static bool main_file_read(const struct daemon *d)
+{
+	const struct config *c = d->svc.config;
+
+	return c && c->n_files > 0 && strcmp(c->files[0], d->config_path) == 0;
+}
+
 /* A new config replaces the running one only if it is valid; then every
  * managed thread is brought in line with it. */
 int daemon_reload(struct daemon *d, char *err, size_t len)
@@ -101,7 +111,10 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 
 	sd_notify(0, "RELOADING=1\nSTATUS=Reloading configuration");
 	accounts_flush(); /* users and groups may have changed too */
-	r = config_load(d->config_path, d->config_required, &c, &rep);
+	/* a main file the running configuration was read from must be there:
+	 * gone for a moment (an editor's or a package's replace), it is not
+	 * "no file", which would put the built-in defaults in its place */
+	r = config_load(d->config_path, d->config_required || main_file_read(d), &c, &rep);
 	if (r == 0)
 		r = daemon_apply_overrides(c, &d->overrides, &rep);
 	if (r < 0) {
