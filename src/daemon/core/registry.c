@@ -248,15 +248,10 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 			 (int)t->tid);
 		return REFUSE_STALE_THREAD;
 	}
-	if (policy_is_realtime(want.policy)) {
-		struct proc_stat st;
-
-		/* the watchdog knows the thread by its start time from now on,
-		 * before the write: read it now if thread_add() put it off */
-		if (!t->starttime && proc_read_stat(t->tid, &st) == 0)
-			t->starttime = st.starttime;
+	/* the watchdog knows the thread by its start time (thread_add() read
+	 * it first for a real-time policy) from before the write */
+	if (policy_is_realtime(want.policy))
 		registry_notify(tnode(t)->reg, REG_EV_THREAD_ARM, t, NULL);
-	}
 	r = task_sched_write(t->tid, &want, spec->has_cpus || t->cpus_changed, &what);
 	if (r < 0) {
 		char why[512] = "";
@@ -419,9 +414,9 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	 * its start time, which only the journal needs then, is read after the
 	 * policy is set: /proc/TID/stat costs ~7 µs here, on the path from a
 	 * rename to the policy (issue 15). Without one, or to check a journal
-	 * entry, first; and for a real-time policy thread_apply() reads it
-	 * before the write, for the watchdog. */
-	stat_later = !saved && !pin && pidfd_answers(t);
+	 * entry, first; and for a real-time policy, which the watchdog must
+	 * know the thread by before the write (REG_EV_THREAD_ARM). */
+	stat_later = !saved && !pin && pidfd_answers(t) && !policy_is_realtime(spec->policy);
 	rr = stat_later ? 0 : proc_read_stat(tid, &st);
 	if (rr == 0 && ((saved && st.starttime != saved->starttime) || (pin && st.starttime != pin)))
 		rr = -ESTALE;
@@ -447,7 +442,6 @@ static int thread_add(struct registry *r, pid_t tid, pid_t pid, uid_t owner, enu
 	if (!stat_later)
 		t->starttime = st.starttime;
 	e = thread_apply(t, spec, msg, len);
-	stat_later = stat_later && !t->starttime;   /* thread_apply() read it for the watchdog */
 	if (e == 0 && stat_later && (rr = proc_read_stat(tid, &st)) < 0) {
 		/* gone meanwhile (what it had goes back if it is still there) */
 		thread_restore(t);

@@ -129,9 +129,10 @@ static int read_task(const char *root, pid_t pid, pid_t tid, const char *name, c
 	return r;
 }
 
-/* The same into a malloc'd buffer that grows up to GROW_MAX, for files
- * whose size depends on what the task is (its groups, its cgroups). */
-static int read_task_alloc(const char *root, pid_t pid, pid_t tid, const char *name, char **out)
+/* fd's file (read_whole(), from offset 0 each time) into a malloc'd buffer
+ * that grows up to GROW_MAX, for files whose size depends on what the task
+ * is (its groups, its cgroups). */
+static int read_fd_alloc(int fd, char **out)
 {
 	size_t len = 4096;
 	char *buf = NULL;
@@ -145,7 +146,7 @@ static int read_task_alloc(const char *root, pid_t pid, pid_t tid, const char *n
 			return -ENOMEM;
 		}
 		buf = nb;
-		r = read_task(root, pid, tid, name, buf, len, NULL);
+		r = read_whole(fd, true, buf, len, NULL);
 		if (r != -EFBIG || len >= GROW_MAX)
 			break;
 		len *= 2;
@@ -156,6 +157,22 @@ static int read_task_alloc(const char *root, pid_t pid, pid_t tid, const char *n
 	}
 	*out = buf;
 	return 0;
+}
+
+/* A file of a task into a malloc'd buffer (read_fd_alloc()). */
+static int read_task_alloc(const char *root, pid_t pid, pid_t tid, const char *name, char **out)
+{
+	char path[PATH_MAX];
+	int fd, r;
+
+	if ((r = task_path(path, sizeof(path), root, pid, tid, name)) < 0)
+		return r;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	r = read_fd_alloc(fd, out);
+	close(fd);
+	return r;
 }
 
 int proc_read_stat_at(const char *root, pid_t pid, pid_t tid, struct proc_stat *out)
@@ -278,8 +295,7 @@ int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlim
 
 int proc_pin_read_status(const struct proc_pin *pin, struct proc_status *out)
 {
-	size_t len = 4096;
-	char *buf = NULL;
+	char *buf;
 	int fd, r;
 
 	if (pin->dir_fd < 0)
@@ -287,23 +303,11 @@ int proc_pin_read_status(const struct proc_pin *pin, struct proc_status *out)
 	fd = openat(pin->dir_fd, "status", O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	for (;;) {
-		char *nb = realloc(buf, len);
-
-		if (!nb) {
-			r = -ENOMEM;
-			break;
-		}
-		buf = nb;
-		/* pread from 0: the kernel formats the file afresh */
-		r = read_whole(fd, true, buf, len, NULL);
-		if (r != -EFBIG || len >= GROW_MAX)
-			break;
-		len *= 2;
-	}
+	r = read_fd_alloc(fd, &buf);
 	close(fd);
-	if (r == 0)
-		r = proc_parse_status(buf, out);
+	if (r < 0)
+		return r;
+	r = proc_parse_status(buf, out);
 	free(buf);
 	return r;
 }
