@@ -8,7 +8,8 @@
 #      then SCHED_FIFO 10 through rtschedd, and cyclictest, under stress-ng
 #   3. wait strategies (bench-strategies), idle at five periods, and under
 #      load as SCHED_FIFO at 1 kHz beside fixed-guard baselines
-#   4. footprint and scale: idle cost; 1,000 and 10,000 managed threads
+#   4. footprint and scale: idle cost; the watchdog's /proc scan against the
+#      machine's task count; 1,000 and 10,000 managed threads
 #   5. rule matching: creation or rename to policy applied, idle and under
 #      stress-ng --cpu 2 (issue 28: back to back, and one every 2 ms, with
 #      the loop's budget step-downs meanwhile); start-up scan
@@ -775,6 +776,17 @@ bench_footprint() {
 	bg_stop "$d1"
 	bg_stop "$d2"
 
+	if have bench-scan; then
+		echo
+		echo "Watchdog scan: what one /proc scan of the FIFO 99 watchdog costs (it scans four times a check"
+		echo "during a starvation episode), against the machine's task count; the added threads sleep,"
+		echo "SCHED_OTHER (a desktop's thousands, or a user's meant to slow the watchdog down)."
+		echo
+		for n in $(q "0 2000" "0 2000 10000"); do
+			"$B/bench-scan" -n "$n" -r "$(q 20 50)" || broken "bench-scan -n $n"
+		done | tee "$RESULTS/scan.txt"
+	fi
+
 	echo
 	echo "Scale: a fresh rtschedd per layout, the shipped defaults (watchdog on) unless the layout says"
 	echo "\"no watchdog\" (watchdog = no: isolates what the watchdog costs per registration). Threads"
@@ -830,6 +842,12 @@ bench_footprint() {
 		echo "|---|---|---|---|---|"
 		awk -F, 'NR > 1 { printf "| %s | %d KiB | %.3f%% | %.1f | %.0f |\n", $1, $3, $6, $7, $8 }' "$csv"
 		echo
+		if [ -s "$RESULTS/scan.txt" ]; then
+			echo "| watchdog scan: tasks on the machine | real-time ones | one scan, p50 | max | per task |"
+			echo "|---|---|---|---|---|"
+			awk '{ printf "| %s | %s | %s µs | %s µs | %s µs |\n", $2, $4, $7, $10, $14 }' "$RESULTS/scan.txt"
+			echo
+		fi
 		# steps down, layouts across: "wall (daemon CPU)"
 		awk -F, 'NR > 1 {
 				if (!($1 in li)) { li[$1] = ++nl; ln[nl] = $1 }

@@ -15,7 +15,8 @@
  * "registered POLICY PRIO" or "err ERRNO". Whatever happens, the process
  * exits after S seconds (60): a test that dies cannot leave a spinner behind.
  *
- * --workers W: W such workers, the i-th pinned to CPU N + i, each announced
+ * --workers W: W such workers, the i-th pinned to CPU N + i (modulo the CPUs
+ * online), each announced
  * ("tid ...") and doing the same work. --move-to M: each worker, once
  * announced (and registered), pins itself to CPU M instead and prints
  * "moved M" before it starts its work. --register-process: once every
@@ -129,7 +130,7 @@ static void *worker(void *arg)
 		}
 		exit(0);
 	}
-	worker_start(cpu + (int)(intptr_t)arg);
+	worker_start((cpu + (int)(intptr_t)arg) % (int)sysconf(_SC_NPROCESSORS_ONLN));
 	while (now_s() < end) {
 		int m = atomic_load(&mode);
 		double t = now_s();

@@ -22,6 +22,9 @@
 #      makes two spinners real-time, one per CPU, at once: they starve the
 #      FIFO 1 main loop at once, so the watchdog must be watching before the
 #      kernel write, not from the main loop's next publication
+#   I  six equal-priority spinners of one user queued on CPU 0: one runs, the
+#      others wait behind it having run nothing; one trip must demote all six,
+#      not one per trip (32 of them once took a minute of a starved CPU)
 #
 # Every assertion about scheduling reads the kernel. The bounds of the waits
 # (HANG_S) only end a hang; how long each took is printed, never judged.
@@ -244,6 +247,24 @@ wait_for is_sched "$H2" other
 expect_sched "$H1" "policy=other priority=0 cpus=0 rfork=1" "H: the spinner on CPU 0, real-time from the request on, is demoted"
 expect_sched "$H2" "policy=other priority=0 cpus=1 rfork=1" "H: the spinner on CPU 1 too: the watchdog was watching before the main loop was starved"
 echo "# H: $(grep -m2 'watchdog: CPU' "$DLOG" | cut -c1-240 | tr '\n' ' ')"
+
+# --- I. twins queued behind a runaway -------------------------------------------------------------
+restart
+# six workers (on CPUs 0, 1, 0, ...) move to CPU 0 and spin there as
+# SCHED_OTHER; one request then makes the process real-time at fifo 10:
+# one of them runs, five wait at the same priority
+spin i nobody --workers 6 --move-to 0 --name twin --mode spin --register-process - --seconds 60
+six_moved() { [ "$(grep -c '^moved' "$TMP/i.out")" -ge 6 ]; }
+wait_for six_moved
+I_TIDS=$(awk '/^tid / { print $2 }' "$TMP/i.out")
+wait_for trip_seen || fail "I: no trip while six fifo spinners took CPU 0: $(grep watchdog "$DLOG" | tail -2)"
+first=$(grep -m1 -o 'watchdog: CPU 0: SCHED_OTHER tasks were kept waiting .*' "$DLOG")
+expect_in "$first" "demoted 6 managed real-time threads" "I: the first trip demotes the runaway and the five waiting behind it"
+for t in $I_TIDS; do
+	wait_for is_sched "$t" other
+	expect_sched "$t" "policy=other priority=0 cpus=0 rfork=1" "I: twin $t demoted (reset-on-fork kept: granted, then demoted)"
+done
+echo "# I: $(grep -m1 'watchdog: CPU 0: tid' "$DLOG" | cut -c1-300)"
 
 spin_stop
 daemon_stop

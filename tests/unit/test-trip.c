@@ -266,6 +266,96 @@ START_TEST(test_two_culprits)
 }
 END_TEST
 
+/* A thread that spins at `go` until told to stop. */
+static void *hog_main(void *arg)
+{
+	struct spinner *sp = arg;
+
+	sp->tid = gettid();
+	sem_post(&sp->up);
+	while (sem_wait(&sp->go) < 0)
+		;
+	while (!sp->stop)
+		;
+	return NULL;
+}
+
+/* Its CPU time, ns. */
+static uint64_t cpu_time_of(pthread_t th)
+{
+	struct timespec t;
+	clockid_t id;
+
+	ck_assert_int_eq(pthread_getcpuclockid(th, &id), 0);
+	ck_assert_int_eq(clock_gettime(id, &t), 0);
+	return (uint64_t)t.tv_sec * NSEC + (uint64_t)t.tv_nsec;
+}
+
+/* One runaway on the starved CPU and three of its twins (same process, same
+ * FIFO priority) queued behind it: they ran nothing, but the trip demotes
+ * them with it, marked as waiting there, and the kernel shows all four
+ * SCHED_OTHER; otherwise each twin would starve the CPU for a trip of its
+ * own. */
+START_TEST(test_waiting_twins)
+{
+	struct spinner head, twin[3], *all[] = { &head, &twin[0], &twin[1], &twin[2] };
+	struct sched_param p = { .sched_priority = 1 };
+	cpu_set_t starved, one, was;
+	const struct safety_culprit *c;
+	pthread_attr_t a;
+
+	/* the test itself stays off the starved CPU */
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(was), &was), 0);
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	memset(&head, 0, sizeof(head));
+	sem_init(&head.up, 0, 0);
+	sem_init(&head.go, 0, 0);
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	pthread_attr_init(&a);
+	ck_assert_int_eq(pthread_attr_setaffinity_np(&a, sizeof(one), &one), 0);
+	ck_assert_int_eq(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED), 0);
+	ck_assert_int_eq(pthread_attr_setschedpolicy(&a, SCHED_FIFO), 0);
+	ck_assert_int_eq(pthread_attr_setschedparam(&a, &p), 0);
+	ck_assert_int_eq(pthread_create(&head.th, &a, hog_main, &head), 0);
+	pthread_attr_destroy(&a);
+	while (sem_wait(&head.up) < 0)
+		;
+	for (size_t i = 0; i < 3; i++)
+		spinner_start(&twin[i], 0, SCHED_FIFO, 1);
+	publish(all, 4, SIZE_MAX);
+	sem_post(&head.go);
+	while (cpu_time_of(head.th) < SPIN_NS)
+		usleep(1000);
+	for (size_t i = 0; i < 3; i++)
+		sem_post(&twin[i].go);   /* runnable, behind the head at its priority */
+
+	CPU_ZERO(&starved);
+	CPU_SET(0, &starved);
+	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+	ck_assert_ptr_nonnull(c = culprit_of(head.tid));
+	ck_assert(c->demoted && !c->waiting);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_ptr_nonnull(c = culprit_of(twin[i].tid));
+		ck_assert(c->managed && c->demoted && c->waiting);
+		ck_assert_int_eq(policy_of(twin[i].tid), SCHED_OTHER);
+	}
+	ck_assert_uint_eq(s.trip.n_demoted, 4);
+	ck_assert_int_eq(policy_of(head.tid), SCHED_OTHER);
+	unpublish();
+	head.stop = true;
+	pthread_join(head.th, NULL);
+	for (size_t i = 0; i < 3; i++) {
+		while (sem_wait(&twin[i].done) < 0)
+			;
+		spinner_stop(&twin[i]);
+	}
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(was), &was), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("trip");
@@ -280,6 +370,7 @@ int main(void)
 		tcase_add_test(tc, test_culprits);
 		tcase_add_test(tc, test_no_culprit);
 		tcase_add_test(tc, test_two_culprits);
+		tcase_add_test(tc, test_waiting_twins);
 	}
 	suite_add_tcase(su, tc);
 	return unit_run(su);

@@ -89,7 +89,7 @@ struct safety_thread {
 };
 
 #define SAFETY_CULPRITS_MAX 1024
-#define SAFETY_TRIP_MAX 64           /* threads one trip names */
+#define SAFETY_TRIP_MAX 256          /* threads one trip names */
 #define SAFETY_TRIP_CPUS 16          /* starved CPUs one trip sums up */
 
 /* What the real-time threads that may run on a starved CPU ran there. */
@@ -108,6 +108,8 @@ struct safety_culprit {
 	uint64_t ran_ns;                /* what it ran of the trip's span_ns */
 	bool managed;                   /* rtschedd granted it real-time */
 	bool demoted;                   /* set to SCHED_OTHER by the watchdog thread */
+	bool waiting;                   /* runnable there behind the blamed ones, its
+					 * user's: demoted with them */
 	char comm[PROC_COMM_MAX + 1], pcomm[PROC_COMM_MAX + 1];
 };
 

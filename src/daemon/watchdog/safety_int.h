@@ -80,6 +80,7 @@ struct track {
 	uint64_t run;                    /* and when last seen */
 	int processor;                   /* where it last ran */
 	int policy, priority;
+	char state;                      /* as stat showed it: 'R' runs or waits to */
 	bool alive;                      /* seen in the last scan */
 	char comm[PROC_COMM_MAX + 1];
 };

@@ -183,6 +183,23 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 			if (c)
 				culprit_demote(s, snap, t, c, true);
 		}
+		/* and its real-time threads that wait there to run: behind one
+		 * runaway, its equal-priority twins have run nothing yet, and
+		 * each would take a trip of its own (32 of them, a minute of a
+		 * starved CPU) */
+		for (size_t j = 0; j < m; j++) {
+			const struct track *tr = &sc->t[sc->cand[j]];
+			struct safety_culprit *c;
+
+			if (sc->pick[j] || !tr->alive || tr->state != 'R' || tr->processor != cpu ||
+			    unit_key(tr) != sc->ukey[u] ||
+			    !safety_is_managed(s, snap, tr->tid, tr->starttime))
+				continue;
+			if ((c = culprit_add(s, t, tr, cpu, sc->ran[j]))) {
+				c->waiting = true;
+				culprit_demote(s, snap, t, c, true);
+			}
+		}
 		/* nothing of it lives on: name its biggest, gone */
 		if (best_dead != SIZE_MAX && rest == sc->uran[u]) {
 			const struct track *tr = &sc->t[sc->cand[best_dead]];
@@ -301,7 +318,8 @@ static void trip_text(const struct safety_trip *t, char *buf)
 		text_add(buf, "%sCPU %d: tid %d (%s) of pid %d (%s), %s/%d, ran %.1f s of the last %.1f s (uid %u)%s",
 			 buf[0] ? "; " : "", c->cpu, (int)c->tid, c->comm, (int)c->pid, c->pcomm,
 			 policy_to_string(c->policy), c->priority, (double)c->ran_ns / NSEC, span, (unsigned)c->uid,
-			 c->demoted ? "" : !c->managed ? ", not a thread rtschedd manages: left alone" :
+			 c->demoted ? (c->waiting ? ", waiting there to run" : "") :
+			 !c->managed ? ", not a thread rtschedd manages: left alone" :
 			 ", gone or not demoted");
 	}
 	for (size_t i = 0; i < t->n_cpu_sum; i++) {
