@@ -3,6 +3,7 @@
  *   spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] [--seconds S]
  *               [--register ROLE|-] [--busy-ms B] [--period-ms P] [--serial MS]
  *               [--workers W] [--move-to M] [--register-process ROLE|-]
+ *               [--repromote 1]
  *   spin-helper query TID    print what the kernel reports for TID
  *
  * One worker thread named NAME ("runaway"), pinned to CPU N (0), prints
@@ -23,6 +24,12 @@
  * worker spins, the main thread registers the whole process in one request
  * (pid=) and prints "registered process N" or "err ERRNO".
  *
+ * --repromote 1: a spinning worker that finds itself demoted from a
+ * real-time policy (by the watchdog) prints "demoted", sets that policy and
+ * priority back on itself at once and prints "repromoted POLICY PRIO" (it
+ * needs a limit or CAP_SYS_NICE of its own: root). --repromote 2: the same,
+ * but it spins on as SCHED_OTHER until a SIGUSR1 (one per demotion).
+ *
  * --serial MS: the watchdog dodge of issue 23. One worker after another,
  * each new (its own tid), pinned, registered as above (it prints "tid",
  * then "registered" or "err" each time), spins MS ms and exits; the next
@@ -35,6 +42,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +63,8 @@ static const char *name = "runaway";
 static const char *role;
 static double busy_s = 0.010, period_s = 0.020;
 static double serial_s;    /* --serial: each worker's life; 0: one worker */
+static int repromote;      /* --repromote */
+static atomic_int raise_ok; /* --repromote 2: a SIGUSR1 came */
 
 static double now_s(void)
 {
@@ -67,6 +77,8 @@ static double now_s(void)
 static void on_usr(int sig)
 {
 	atomic_store(&mode, sig == SIGUSR1 ? MODE_SPIN : MODE_IDLE);
+	if (sig == SIGUSR1)
+		atomic_store(&raise_ok, 1);
 }
 
 static void pin(int c)
@@ -105,6 +117,32 @@ static void worker_start(int c)
 	}
 }
 
+/* --repromote: back to the real-time policy it last had, if demoted. */
+static void repromote_check(int *pol, struct sched_param *sp, bool *told)
+{
+	int now = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+	struct sched_param p;
+
+	/* the priority 0 of a demotion between the two calls is not kept */
+	if ((now == SCHED_FIFO || now == SCHED_RR) && sched_getparam(0, &p) == 0 && p.sched_priority > 0) {
+		*pol = now;
+		*sp = p;
+		*told = false;
+	} else if (now == SCHED_FIFO || now == SCHED_RR || *pol < 0) {
+		return;
+	} else if (!*told) {
+		printf("demoted\n");
+		*told = true;
+		atomic_store(&raise_ok, 0);
+	} else if (repromote == 1 || atomic_load(&raise_ok)) {
+		if (sched_setscheduler(0, *pol, sp) == 0)
+			printf("repromoted %s %d\n", *pol == SCHED_FIFO ? "fifo" : "rr", sp->sched_priority);
+		else
+			printf("err repromote %d\n", errno);
+		*pol = -1;   /* once per demotion */
+	}
+}
+
 /* --serial: one short-lived spinner. */
 static void *serial_worker(void *arg)
 {
@@ -136,10 +174,15 @@ static void *worker(void *arg)
 		double t = now_s();
 
 		if (m == MODE_SPIN) {
+			int pol = -1;
+			struct sched_param sp = { 0 };
+			bool told = false;
+
 			printf("spinning\n");
 			atomic_fetch_add(&n_spinning, 1);
 			while (atomic_load(&mode) == MODE_SPIN && now_s() < end)
-				;
+				if (repromote)
+					repromote_check(&pol, &sp, &told);
 		} else if (m == MODE_DUTY) {
 			while (now_s() < t + busy_s)
 				;
@@ -179,7 +222,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v) {
 			fprintf(stderr, "usage: spin-helper [--cpu N] [--name NAME] [--mode spin|duty|idle] "
-				"[--seconds S] [--register ROLE|-] [--busy-ms B] [--period-ms P] [--serial MS] [--workers W] [--move-to M] [--register-process ROLE|-] | query TID\n");
+				"[--seconds S] [--register ROLE|-] [--busy-ms B] [--period-ms P] [--serial MS] [--workers W] [--move-to M] [--register-process ROLE|-] [--repromote 1] | query TID\n");
 			return 64;
 		}
 		if (strcmp(a, "--cpu") == 0)
@@ -202,6 +245,8 @@ int main(int argc, char **argv)
 			n_workers = atoi(v);
 		else if (strcmp(a, "--move-to") == 0)
 			move_to = atoi(v);
+		else if (strcmp(a, "--repromote") == 0)
+			repromote = atoi(v);
 		else if (strcmp(a, "--mode") == 0)
 			atomic_store(&mode, strcmp(v, "duty") == 0 ? MODE_DUTY : strcmp(v, "idle") == 0 ? MODE_IDLE : MODE_SPIN);
 		else {

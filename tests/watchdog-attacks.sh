@@ -25,6 +25,9 @@
 #   I  six equal-priority spinners of one user queued on CPU 0: one runs, the
 #      others wait behind it having run nothing; one trip must demote all six,
 #      not one per trip (32 of them once took a minute of a starved CPU)
+#   J  a demoted runaway that may set real-time itself (root's, or a user's
+#      with an RLIMIT_RTPRIO of its own) raises itself back at once: the
+#      watchdog must still know it as a thread it manages, and demote it again
 #
 # Every assertion about scheduling reads the kernel. The bounds of the waits
 # (HANG_S) only end a hang; how long each took is printed, never judged.
@@ -49,6 +52,12 @@ thread-name = runaway*
 policy = fifo
 priority = 50
 cpus = 0
+[rule flush-a]
+policy = fifo
+priority = 10
+[rule flush-b]
+policy = fifo
+priority = 11
 [rule steady]
 process-name = spin-helper
 thread-name = steady*
@@ -265,6 +274,26 @@ for t in $I_TIDS; do
 	expect_sched "$t" "policy=other priority=0 cpus=0 rfork=1" "I: twin $t demoted (reset-on-fork kept: granted, then demoted)"
 done
 echo "# I: $(grep -m1 'watchdog: CPU 0: tid' "$DLOG" | cut -c1-300)"
+
+# --- J. a demoted runaway that raises itself back -------------------------------------------------
+restart
+spin j "" --name phoenix --mode spin --register - --repromote 2 --seconds 120
+J=$(started j)
+expect_in "$(wait_for grep -q '^registered\|^err' "$TMP/j.out"; grep -m1 '^registered\|^err' "$TMP/j.out")" "registered fifo" \
+	"J: root's spinner registered"
+# the helper reads its own policy: each "demoted" line is a demotion the kernel showed it
+demotions() { grep -c '^demoted' "$TMP/j.out"; }
+wait_for grep -q '^demoted' "$TMP/j.out" || fail "J: the spinner was never demoted: $(grep watchdog "$DLOG" | tail -2)"
+# 1,100 grants of another root process since: the watchdog's memory of
+# recent grants (1,024) no longer holds the spinner's
+FLUSH=$(echo "alt flush-a flush-b 1100" | RTSCHED_SOCKET=$SOCK "$top_builddir/tests/lib-conn-helper")
+expect_in "$FLUSH" "ok 1100" "J: another root process registered 1,100 times, fifo 10 and 11 in turn"
+kill -USR1 "$LASTPID"
+wait_for grep -q '^repromoted' "$TMP/j.out" || fail "J: the spinner did not raise itself back: $(tail -2 "$TMP/j.out")"
+twice() { [ "$(demotions)" -ge 2 ]; }
+wait_for twice && pass "J: demoted, raised itself back to fifo/10, demoted again: the demoted thread stays one the watchdog manages" ||
+	fail "J: the runaway that raised itself back was not demoted again: $(demotions) demotion(s); $(grep watchdog "$DLOG" | tail -2)"
+echo "# J: $(grep 'watchdog: CPU 0: tid' "$DLOG" | sed -n 2p | cut -c1-200)"
 
 spin_stop
 daemon_stop

@@ -21,7 +21,9 @@ struct guard {
 	sd_event_source *publish;       /* coalesced update of the watchdog's thread list */
 };
 
-/* Tell the watchdog which real-time threads it guards and on which CPUs. */
+/* Tell the watchdog which threads it guards: the real-time ones, and the
+ * ones it demoted, until the cooldown promotes them (one that raises itself
+ * back with a limit of its own is a runaway it still knows). */
 static void publish(struct guard *g)
 {
 	struct registry *r = g->svc->registry;
@@ -34,7 +36,7 @@ static void publish(struct guard *g)
 	if (!v)
 		return;
 	REGISTRY_FOREACH_THREAD(t, r)
-		if (policy_is_realtime(t->applied.policy))
+		if (policy_is_realtime(t->applied.policy) || t->demoted)
 			v[n++] = (struct safety_thread){ t->tid, t->pid, t->starttime };
 	safety_set_threads(g->svc->safety, v, n);
 	free(v);
@@ -71,7 +73,9 @@ static void on_demoted(void *ud, const struct safety_trip *trip)
 			n++;
 			registry_hold_thread(r, t);
 		} else if (!trip->demote_all) {
-			/* gone, or not the registry's any more: its user is held all the same */
+			/* demoted before, and raised itself back since; or gone, or
+			 * not the registry's any more: its user is held all the same */
+			n += c->demoted;
 			registry_hold(r, grant_account(c->uid), c->pid, "");
 		}
 	}

@@ -120,7 +120,7 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 	struct scan *sc = s->scan;
 	size_t m = 0, nu = 0;
 	uint64_t total = 0;
-	pid_t loop = atomic_load(&s->loop_tid), self = getpid();
+	pid_t loop = atomic_load(&s->loop_tid), self = getpid(), me = gettid();
 
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct track *tr = &sc->t[i];
@@ -130,8 +130,9 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 		if (!tr->tid || !safety_track_on(tr, cpu))
 			continue;
 		/* the daemon's own loop: its budget bounds what it runs at
-		 * real-time priority, below what any canary's wait counts */
-		if (loop && tr->tid == loop && tr->pid == self)
+		 * real-time priority, below what any canary's wait counts; and the
+		 * watchdog itself (the caller), whose looks measured the others */
+		if (tr->pid == self && ((loop && tr->tid == loop) || tr->tid == me))
 			continue;
 		sc->cand[m] = i;
 		sc->ran[m] = safety_track_ran(tr);
