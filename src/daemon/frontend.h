@@ -38,6 +38,8 @@ struct frontend_task {
 	struct proc_rlimits limits;
 	pid_t pid;                  /* 0: the process and owner were not read */
 	uid_t owner;
+	uint64_t starttime;         /* with owner: the start time of the thread whose
+				       owner it is, read first (0: not read) */
 };
 
 /* Where reply messages go (each call is one message). */

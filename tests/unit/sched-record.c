@@ -7,14 +7,20 @@
 #include "sched-record.h"
 
 int __wrap_task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus, const char **what);
+int __real_task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus, const char **what);
 
 static struct sched_write writes[SCHED_RECORD_MAX];
 static size_t n_writes;
 static int fail_err;
 static const char *fail_what;
+static void (*on_write)(pid_t tid, void *ud);
+static void *on_write_ud;
+static bool passthrough;
 
 int __wrap_task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus, const char **what)
 {
+	if (on_write)
+		on_write(tid, on_write_ud);
 	ck_assert_msg(n_writes < SCHED_RECORD_MAX, "more than %d scheduling writes", SCHED_RECORD_MAX);
 	writes[n_writes].tid = tid;
 	writes[n_writes].s = *s;
@@ -24,7 +30,7 @@ int __wrap_task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus
 		*what = fail_what;
 		return fail_err;
 	}
-	return 0;
+	return passthrough ? __real_task_sched_write(tid, s, set_cpus, what) : 0;
 }
 
 void sched_record_reset(void)
@@ -33,6 +39,9 @@ void sched_record_reset(void)
 	n_writes = 0;
 	fail_err = 0;
 	fail_what = NULL;
+	on_write = NULL;
+	on_write_ud = NULL;
+	passthrough = false;
 }
 
 size_t sched_record_n(void)
@@ -75,6 +84,17 @@ void sched_record_fail(int err, const char *what)
 {
 	fail_err = err;
 	fail_what = what;
+}
+
+void sched_record_on_write(void (*fn)(pid_t tid, void *ud), void *ud)
+{
+	on_write = fn;
+	on_write_ud = ud;
+}
+
+void sched_record_passthrough(bool on)
+{
+	passthrough = on;
 }
 
 void sched_record_check_wrapped(void)

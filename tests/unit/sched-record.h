@@ -3,7 +3,8 @@
  * every task_sched_write() the daemon code makes recorded here, and none
  * reaches sched_setattr or sched_setaffinity: real threads of the test
  * process can be registered without their scheduling ever changing.
- * task_sched_read() is not wrapped, so reads stay real. */
+ * task_sched_read() is not wrapped, so reads stay real. A test may let
+ * the writes through (sched_record_passthrough()). */
 #ifndef RTSCHED_SCHED_RECORD_H
 #define RTSCHED_SCHED_RECORD_H
 
@@ -34,6 +35,13 @@ const struct sched_write *sched_record_nth(pid_t tid, size_t k);
 const struct sched_write *sched_record_last(pid_t tid);
 /* From now on writes fail with err (-errno) at the call `what`; 0: succeed. */
 void sched_record_fail(int err, const char *what);
+/* From now on call fn(tid, ud) at each write, before it is recorded (NULL:
+ * none); a test does there what may happen between the daemon's checks and
+ * its write. */
+void sched_record_on_write(void (*fn)(pid_t tid, void *ud), void *ud);
+/* From now on writes also reach the kernel (task_sched_write itself), and
+ * return what it returned: for a test of what the kernel ends up holding. */
+void sched_record_passthrough(bool on);
 /* Fail the test unless the wrap is linked in (call it in every setup). */
 void sched_record_check_wrapped(void);
 

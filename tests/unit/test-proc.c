@@ -421,7 +421,7 @@ START_TEST(test_read_limits)
 		/* the same through a pin (rtkit's callers) */
 		ck_assert_int_eq(proc_pin_open(&pin, c), 0);
 		memset(&l, 0, sizeof(l));
-		ck_assert_int_eq(proc_pin_read_limits(&pin, c, &l, NULL), 0);
+		ck_assert_int_eq(proc_pin_read_limits(&pin, c, &l, NULL, NULL), 0);
 		ck_assert(memcmp(&l, &file, sizeof(l)) == 0);
 		proc_pin_close(&pin);
 		close(hold);
@@ -444,22 +444,32 @@ START_TEST(test_pin)
 	uid_t owner = (uid_t)-1;
 	pid_t child;
 
-	ck_assert_int_eq(proc_pin_read_limits(&pin, gettid(), &l, NULL), -ESRCH);   /* not open */
+	ck_assert_int_eq(proc_pin_read_limits(&pin, gettid(), &l, NULL, NULL), -ESRCH);   /* not open */
 	ck_assert_int_eq(proc_pin_open(&pin, getpid()), 0);
-	ck_assert_int_eq(proc_pin_read_limits(&pin, gettid(), &l, &owner), 0);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, gettid(), &l, &owner, NULL), 0);
 	ck_assert_int_eq(proc_read_limits(getpid(), &want), 0);
 	ck_assert(memcmp(&l, &want, sizeof(l)) == 0);
 	ck_assert_uint_eq(owner, geteuid());
+	/* with the thread's start time, read through the same directory */
+	uint64_t start = 0;
+	struct proc_stat st;
+	owner = (uid_t)-1;
+	ck_assert_int_eq(proc_pin_read_limits(&pin, gettid(), &l, &owner, &start), 0);
+	ck_assert_int_eq(proc_read_stat(gettid(), &st), 0);
+	ck_assert_uint_eq(start, st.starttime);
+	ck_assert_uint_eq(owner, geteuid());
+	ck_assert(memcmp(&l, &want, sizeof(l)) == 0);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, getppid(), &l, &owner, &start), -ESRCH);
 	/* afresh: a lowered soft RLIMIT_RTTIME shows at the next read */
 	ck_assert_int_eq(getrlimit(RLIMIT_RTTIME, &old), 0);
 	rl = old;
 	rl.rlim_cur = old.rlim_max == RLIM_INFINITY || old.rlim_max > 12345 ? 12345 : old.rlim_max - 1;
 	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &rl), 0);
-	ck_assert_int_eq(proc_pin_read_limits(&pin, gettid(), &l, NULL), 0);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, gettid(), &l, NULL, NULL), 0);
 	ck_assert_int_eq(setrlimit(RLIMIT_RTTIME, &old), 0);
 	ck_assert_uint_eq(l.rttime_soft, rl.rlim_cur);
-	ck_assert_int_eq(proc_pin_read_limits(&pin, getppid(), &l, NULL), -ESRCH);
-	ck_assert_int_eq(proc_pin_read_limits(&pin, 0x3fffffff, &l, NULL), -ESRCH);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, getppid(), &l, NULL, NULL), -ESRCH);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, 0x3fffffff, &l, NULL, NULL), -ESRCH);
 	proc_pin_close(&pin);
 	ck_assert_int_eq(pin.dir_fd, -1);
 	proc_pin_close(&pin);
@@ -472,14 +482,15 @@ START_TEST(test_pin)
 		_exit(0);
 	}
 	ck_assert_int_eq(proc_pin_open(&pin, child), 0);
-	ck_assert_int_eq(proc_pin_read_limits(&pin, child, &l, &owner), 0);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, child, &l, &owner, NULL), 0);
 	struct proc_status ps;
 	ck_assert_int_eq(proc_pin_read_status(&pin, &ps), 0);
 	ck_assert_int_eq(ps.tgid, child);
 	ck_assert_uint_eq(ps.euid, geteuid());
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	ck_assert_int_eq(proc_pin_read_limits(&pin, child, &l, &owner), -ESRCH);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, child, &l, &owner, NULL), -ESRCH);
+	ck_assert_int_eq(proc_pin_read_limits(&pin, child, &l, &owner, &start), -ESRCH);
 	ck_assert_int_eq(proc_pin_read_status(&pin, &ps), -ESRCH);
 	proc_pin_close(&pin);
 	ck_assert_int_eq(proc_pin_read_status(&pin, &ps), -ESRCH);   /* not open */

@@ -4,7 +4,8 @@
  * settings a thread had before are the ones put back (the affinity only if
  * it was changed), thread counts per owner, process registrations taking in
  * the threads a process creates later (and the owner's limits refusing
- * some), a tid that names another thread now, failed writes, a reload, the
+ * some), a tid that names another thread now (and one given to another
+ * task during the write: root only), failed writes, a reload, the
  * watchdog's hold, and the change callbacks the state journal follows. */
 #include "autoconfig.h"
 
@@ -16,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon/core/registry.h"
@@ -673,6 +677,83 @@ START_TEST(test_rescan_keeps_own_registration)
 }
 END_TEST
 
+/* A child process that waits until it is killed, or its parent ends. */
+static pid_t sleeper(void)
+{
+	pid_t p = fork();
+
+	ck_assert_int_ge(p, 0);
+	if (p == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	return p;
+}
+
+/* At the write (once): the task written to ends and its id goes to a new
+ * process (ns_last_pid set just below it), which the write then reaches:
+ * the id reuse the check after the write is there to catch. */
+static pid_t reused_by;
+
+static void reuse_tid(pid_t tid, void *unused)
+{
+	int st;
+
+	(void)unused;
+	sched_record_on_write(NULL, NULL);
+	ck_assert_int_eq(kill(tid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(tid, &st, 0), tid);
+	for (int k = 0; k < 1000 && reused_by != tid; k++) {
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+		pid_t p;
+
+		ck_assert_ptr_nonnull(f);
+		fprintf(f, "%d", (int)tid - 1);
+		ck_assert_int_eq(fclose(f), 0);
+		if ((p = sleeper()) == tid) {
+			reused_by = p;
+		} else {
+			kill(p, SIGKILL);
+			waitpid(p, &st, 0);
+		}
+	}
+	ck_assert_msg(reused_by == tid, "could not give id %d to a new process through ns_last_pid", (int)tid);
+}
+
+/* Root only (main): the tid is given to another task between the write and
+ * the check after it (audit of the grant paths, F4). The grant is refused
+ * as stale, and the new holder does not keep the real-time policy written
+ * to it: set back to SCHED_OTHER, as the kernel then reports. */
+START_TEST(test_reused_during_write)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	char msg[512] = "";
+	pid_t a = sleeper();
+	int st, pol;
+
+	reused_by = 0;
+	sched_record_passthrough(true);
+	sched_record_on_write(reuse_tid, NULL);
+	ck_assert_int_eq(registry_add_thread(r, a, a, 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg, sizeof(msg)),
+			 REFUSE_STALE_THREAD);
+	ck_assert_int_eq(reused_by, a);
+	ck_assert_msg(strstr(msg, "exited while its scheduling was being set"), "%s", msg);
+	ck_assert_ptr_null(registry_find(r, a));
+	/* the write reached the new holder (FIFO 10), then it was set back */
+	ck_assert_int_eq(sched_record_nth(a, 0)->s.policy, SCHED_FIFO);
+	pol = sched_getscheduler(a);
+	ck_assert_msg(pol == SCHED_OTHER, "id %d, another process's now, was left at policy %d (SCHED_FIFO is %d) by a "
+		      "grant it never asked for", (int)a, pol, SCHED_FIFO);
+	ck_assert_uint_eq(sched_record_count(a), 2);
+	ck_assert_int_eq(sched_record_nth(a, 1)->s.policy, SCHED_OTHER);
+	ck_assert_int_eq(sched_record_nth(a, 1)->s.nice, 0);
+	sched_record_passthrough(false);
+	kill(a, SIGKILL);
+	waitpid(a, &st, 0);
+}
+END_TEST
+
 /* A tid whose thread is gone, or that names another thread now. */
 START_TEST(test_stale_and_gone)
 {
@@ -1054,6 +1135,11 @@ int main(void)
 	tcase_add_test(tc, test_new_thread_limits);
 	tcase_add_test(tc, test_rescan_keeps_own_registration);
 	tcase_add_test(tc, test_stale_and_gone);
+	if (geteuid() == 0 && access("/proc/sys/kernel/ns_last_pid", W_OK) == 0)
+		tcase_add_test(tc, test_reused_during_write);
+	else
+		unit_skip("test_reused_during_write: needs root and a writable /proc/sys/kernel/ns_last_pid, to "
+			  "give a tid to a new process");
 	tcase_add_test(tc, test_reapply_gone);
 	tcase_add_test(tc, test_exit_paths);
 	tcase_add_test(tc, test_write_fails);

@@ -93,6 +93,7 @@ static struct {
 	struct grant_request req;
 	bool has_known;             /* the service passed what it read */
 	struct frontend_task known;
+	uint64_t start;             /* the thread's start time then */
 	bool refuse;                /* answer with this refusal, not a grant */
 	int code;
 	char diag[32], msg[128];
@@ -111,6 +112,9 @@ static int on_grant(void *ud, const struct peer *p, pid_t tid, const struct gran
 	G.has_known = known != NULL;
 	if (known)
 		G.known = *known;
+	/* the thread's start time now (0 if there is none) */
+	struct proc_stat st;
+	G.start = proc_read_stat(tid, &st) == 0 ? st.starttime : 0;
 	memset(out, 0, sizeof(*out));
 	if (G.refuse) {
 		out->code = (enum proto_error)G.code;
@@ -346,6 +350,10 @@ START_TEST(test_identity_and_cap)
 	ck_assert_uint_eq(G.known.limits.rttime_soft, 200000);
 	ck_assert_int_eq(G.known.pid, getpid());
 	ck_assert_uint_eq(G.known.owner, geteuid());
+	/* and the start time of that thread, read with its owner: the grant
+	 * path pins that one (audit of the grant paths, F4) */
+	ck_assert_uint_ne(G.known.starttime, 0);
+	ck_assert_uint_eq(G.known.starttime, G.start);
 	/* above MaxRealtimePriority: capped, not refused */
 	ck_assert_str_eq(realtime(b, 0, 50, &k), "");
 	ck_assert_int_eq(G.req.priority, 20);

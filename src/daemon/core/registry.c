@@ -213,6 +213,35 @@ static int pass_limits(struct registry *r, const struct reg_thread *t, struct pr
 	return r->limits_err;
 }
 
+/* The check after a write found that tid names another thread now: the one
+ * written to exited, and its id went to a new thread, which the write may
+ * have reached. What the grant gave must not stay with it: like rtkit, set
+ * it back to SCHED_OTHER, nice 0, if it still shows what was written (a
+ * thread that set itself otherwise since is left as it is). */
+static void thread_unwrite(pid_t tid, const struct task_sched *written)
+{
+	struct task_sched now, plain;
+	const char *what = "";
+	int r;
+
+	if (!policy_is_realtime(written->policy) && written->nice >= 0)
+		return; /* nothing above what any thread may set itself */
+	if (task_sched_read(tid, &now) < 0 || now.policy != written->policy || now.priority != written->priority ||
+	    (!policy_is_realtime(now.policy) && now.nice != written->nice))
+		return;
+	plain = now;
+	plain.policy = SCHED_OTHER;
+	plain.priority = 0;
+	plain.nice = 0;
+	plain.reset_on_fork = false;
+	r = task_sched_write(tid, &plain, false, &what);
+	if (r < 0 && r != -ESRCH)
+		log_errno(LOG_LEVEL_WARNING, r, "tid %d went to another thread during a grant: setting it back to "
+			  "SCHED_OTHER: %s", (int)tid, what);
+	else if (r == 0)
+		log_warnx("tid %d went to another thread during a grant: set back to SCHED_OTHER, nice 0", (int)tid);
+}
+
 /* Apply a spec to a pinned thread and read back what the kernel holds: 0,
  * or a refusal with msg. */
 static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, char *msg, size_t len)
@@ -268,6 +297,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	}
 	t->cpus_changed = spec->has_cpus;
 	if (!registry_same_thread(t)) {
+		thread_unwrite(t->tid, &want);
 		snprintf(msg, len, "tid %d exited while its scheduling was being set", (int)t->tid);
 		return REFUSE_STALE_THREAD;
 	}

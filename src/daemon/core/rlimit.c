@@ -63,7 +63,7 @@ int rlimit_grant(pid_t pid, uid_t owner, int prio, int rttime_us, struct rlimit_
 		return -EINVAL;
 	if ((r = proc_pin_open(&pin, pid)) < 0)
 		return r;
-	if ((r = proc_pin_read_limits(&pin, pid, &before, &who)) < 0)
+	if ((r = proc_pin_read_limits(&pin, pid, &before, &who, NULL)) < 0)
 		goto out;
 	if (who != owner) {
 		r = -ESRCH;
@@ -96,7 +96,7 @@ int rlimit_grant(pid_t pid, uid_t owner, int prio, int rttime_us, struct rlimit_
 	}
 	/* still the same process (the pin is alive, so the pid named it all
 	 * along) and still owner's: else what was raised goes back */
-	if ((r = proc_pin_read_limits(&pin, pid, &after, &who)) < 0)
+	if ((r = proc_pin_read_limits(&pin, pid, &after, &who, NULL)) < 0)
 		goto out;
 	if (who == owner && (r = runs_as(&pin, owner)) == 0)
 		goto out;

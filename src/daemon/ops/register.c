@@ -165,10 +165,16 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 	 * another user's thread before the apply is refused, not changed */
 	/* a thread managed already (a new role, a new priority) is pinned by
 	 * its pidfd: the kernel formatting its stat was a tenth of a grant */
-	if (!is_pid && registry_known_start(s->registry, id, &pin.starttime))
+	/* a front end that read the owner (rtkit: through the caller's process
+	 * held open) pinned the thread in the same step: that start time */
+	if (!is_pid && known && known->tid == id && known->pid && known->pid == peer->pid && known->starttime) {
+		pin.starttime = known->starttime;
 		r = 0;
-	else
+	} else if (!is_pid && registry_known_start(s->registry, id, &pin.starttime)) {
+		r = 0;
+	} else {
 		r = proc_read_stat(id, &pin);
+	}
 	if (r < 0 || (r = task_identity(peer, subj, id, known, &ps)) < 0) {
 		snprintf(msg, len, "%s %d: %s", is_pid ? "pid" : "tid", (int)id,
 			 r == -ESRCH ? "no such task" : strerror(-r));

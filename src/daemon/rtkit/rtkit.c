@@ -216,6 +216,7 @@ static int read_rttime(struct rtkit *rk, struct sender *s, pid_t pid, pid_t tid,
 		       sd_bus_error *err)
 {
 	struct proc_rlimits l;
+	uint64_t start;
 	uid_t owner;
 	int r = -ESRCH;
 
@@ -223,9 +224,12 @@ static int read_rttime(struct rtkit *rk, struct sender *s, pid_t pid, pid_t tid,
 	if (s && s->pid == pid) {
 		if (s->pin.dir_fd < 0)
 			proc_pin_open(&s->pin, pid);   /* if it fails: /proc/TID/limits below */
-		if ((r = proc_pin_read_limits(&s->pin, tid, &l, &owner)) == 0) {
+		/* the thread pinned (its start time) and its owner read in one
+		 * step: the grant path checks the owner of the thread it pins */
+		if ((r = proc_pin_read_limits(&s->pin, tid, &l, &owner, &start)) == 0) {
 			known->pid = pid;
 			known->owner = owner;
+			known->starttime = start;
 		}
 	}
 	if (r < 0)

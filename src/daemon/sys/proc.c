@@ -267,7 +267,36 @@ void proc_pin_close(struct proc_pin *pin)
 	*pin = PROC_PIN_NONE;
 }
 
-int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlimits *out, uid_t *owner)
+/* task/TID of a pinned process: its start time, then (through the same
+ * descriptor, so the same thread) its owner in *st. */
+static int pin_read_task(const struct proc_pin *pin, const char *path, uint64_t *starttime, struct stat *st)
+{
+	char buf[STAT_MAX];
+	struct proc_stat ps;
+	int tfd, fd, r;
+
+	tfd = openat(pin->dir_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (tfd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
+	fd = openat(tfd, "stat", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = errno == ENOENT ? -ESRCH : -errno;
+	} else {
+		r = read_whole(fd, false, buf, sizeof(buf), whole_line);
+		close(fd);
+	}
+	if (r == 0)
+		r = proc_parse_stat(buf, &ps);
+	if (r == 0 && fstat(tfd, st) < 0)
+		r = errno == ENOENT ? -ESRCH : -errno;
+	close(tfd);
+	if (r == 0)
+		*starttime = ps.starttime;
+	return r;
+}
+
+int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlimits *out, uid_t *owner,
+			 uint64_t *starttime)
 {
 	char path[32], buf[SMALL_MAX];
 	struct stat st;
@@ -281,8 +310,13 @@ int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlim
 	 * again while its process exists) */
 	by_pid = prlimit_read(pin->pid, out) == 0;
 	snprintf(path, sizeof(path), "task/%d", (int)tid);
-	if (fstatat(pin->dir_fd, path, &st, 0) < 0)
+	if (starttime) {
+		int r = pin_read_task(pin, path, starttime, &st);
+		if (r < 0)
+			return r;
+	} else if (fstatat(pin->dir_fd, path, &st, 0) < 0) {
 		return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
+	}
 	if (owner)
 		*owner = st.st_uid;
 	if (by_pid)

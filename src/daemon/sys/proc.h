@@ -163,9 +163,14 @@ void proc_pin_close(struct proc_pin *pin);
  * fstatat of task/TID, then the limits read again at offset 0, or before
  * it by prlimit(2) as proc_read_limits() would): what
  * /proc/TID/limits would say; *owner (if not NULL) gets what
- * proc_task_owner() would, the thread's effective uid. -ESRCH if tid is not
- * its thread, or it is gone, or pin is not open; else as proc_read_limits(). */
-int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlimits *out, uid_t *owner);
+ * proc_task_owner() would, the thread's effective uid. With starttime (not
+ * NULL), the thread's start time too, read first: task/TID is opened once
+ * and both its stat and its owner are read through that descriptor, so
+ * they are one thread's, pinned before its owner is known, whatever
+ * happens to the id meanwhile. -ESRCH if tid is not its thread, or it is
+ * gone, or pin is not open; else as proc_read_limits(). */
+int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlimits *out, uid_t *owner,
+			 uint64_t *starttime);
 /* The status of the pinned process (its main thread's, through the pinned
  * directory: never a later process given its pid). -ESRCH if it is gone or
  * pin is not open. */
