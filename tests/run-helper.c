@@ -20,12 +20,22 @@
  *                   process's limits as getrlimit(2) reads them (-1: unlimited)
  *   exec PROG ARGS  print "exec pid=PID" and execv(2) PROG with ARGS (the
  *                   rest of the line)
+ *   churn:N         4 threads each create and join N threads, all at once
+ *                   (the preload library's table of thread ids filled and
+ *                   emptied concurrently); prints "churn:N rc=0 ..."
+ *   others:N        during a churn of 4 x 1100 threads (more than the
+ *                   table's 4096 slots), N threads that wait; then
+ *                   pthread_setschedparam(FIFO 10+K) on the K-th from this
+ *                   thread, and each prints "other:K rc=RC ..." (RC that
+ *                   call's) with what it runs at; after the churn one more
+ *                   thread is set to FIFO 30 the same way: "late rc=RC ..."
  * Built without the sanitizers, like the preload library it is run with. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +85,112 @@ static void report(const char *call, int rc, int err)
 }
 
 #define LIM(v) ((v) == RLIM_INFINITY ? -1LL : (long long)(v))
+
+/* --- churn:N and others:N ---------------------------------------------------------- */
+
+static void *idle_main(void *arg)
+{
+	return arg;
+}
+
+static void *churn_main(void *arg)
+{
+	int n = *(int *)arg;
+
+	for (int k = 0; k < n; k++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, idle_main, NULL) != 0)
+			return (void *)1;
+		pthread_join(t, NULL);
+	}
+	return NULL;
+}
+
+#define CHURNERS 4
+static pthread_t churners[CHURNERS];
+
+/* Start CHURNERS threads that each create and join n threads. */
+static int churn_start(int *n)
+{
+	for (int k = 0; k < CHURNERS; k++)
+		if (pthread_create(&churners[k], NULL, churn_main, n) != 0)
+			return -1;
+	return 0;
+}
+
+/* Wait for them: 0 if every thread could be made. */
+static int churn_end(void)
+{
+	int bad = 0;
+
+	for (int k = 0; k < CHURNERS; k++) {
+		void *r;
+		pthread_join(churners[k], &r);
+		bad |= r != NULL;
+	}
+	return bad ? -1 : 0;
+}
+
+struct other {
+	pthread_t th;
+	char name[32];
+	int rc;        /* the pthread_setschedparam this thread waits for */
+	sem_t go;
+};
+
+static void *other_main(void *arg)
+{
+	struct other *o = arg;
+
+	while (sem_wait(&o->go) < 0)
+		;
+	report(o->name, o->rc ? -1 : 0, o->rc);
+	return NULL;
+}
+
+/* Start o's thread, set it to FIFO prio from here, let it report. */
+static int other_start(struct other *o, const char *name)
+{
+	snprintf(o->name, sizeof(o->name), "%s", name);
+	sem_init(&o->go, 0, 0);
+	return pthread_create(&o->th, NULL, other_main, o);
+}
+
+static void other_set(struct other *o, int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+
+	o->rc = pthread_setschedparam(o->th, SCHED_FIFO, &sp);
+	sem_post(&o->go);
+}
+
+static int others(int n)
+{
+	static int per = 1100;
+	struct other *o = calloc((size_t)n + 1, sizeof(*o));
+	char name[32];
+	int rc = 0;
+
+	if (!o || churn_start(&per) < 0)
+		return -1;
+	for (int k = 0; k < n; k++) {
+		snprintf(name, sizeof(name), "other:%d", k);
+		if (other_start(&o[k], name) != 0)
+			rc = -1;
+	}
+	for (int k = 0; k < n; k++)
+		other_set(&o[k], 10 + k);
+	for (int k = 0; k < n; k++)
+		pthread_join(o[k].th, NULL);
+	if (churn_end() < 0)
+		rc = -1;
+	if (other_start(&o[n], "late") != 0)
+		return -1;
+	other_set(&o[n], 30);
+	pthread_join(o[n].th, NULL);
+	free(o);
+	return rc;
+}
 
 static void *thread_main(void *arg)
 {
@@ -147,6 +263,12 @@ int main(int argc, char **argv)
 			execv(argv[i + 1], argv + i + 1);
 			report(argv[i], -1, errno);
 			return 126;
+		} else if (strncmp(argv[i], "churn:", 6) == 0) {
+			rc = churn_start(&n) < 0 ? -1 : churn_end();
+			report(argv[i], rc, rc ? EAGAIN : 0);
+		} else if (strncmp(argv[i], "others:", 7) == 0) {
+			rc = others(n);
+			report(argv[i], rc, rc ? EAGAIN : 0);
 		} else if (strcmp(argv[i], "hold") == 0) {
 			char buf[64];
 			printf("holding\n");

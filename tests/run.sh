@@ -9,7 +9,8 @@
 #      by `rtschedctl list` as SOURCE preload; a priority above the user's
 #      max-priority is refused with the kernel's errno unchanged and one line
 #      on stderr; a granted thread that execs a set-user-ID program loses
-#      the grant;
+#      the grant; pthread_setschedparam on other threads of the process
+#      names each by its own tid while thousands of threads start and end;
 #  (b) olad --scheduler-policy fifo --scheduler-priority 10 exits without run
 #      and through it stays up, its threads at the policies and priorities
 #      olad gets with CAP_SYS_NICE (its main thread FIFO 10);
@@ -107,6 +108,18 @@ expect_call nice:-5 0 0 other 0 "(a) nice(-5) through run"
 	fail "(a) setpriority: $(line setprio:-8)"
 expect_call setprio:-15 -1 EACCES other 0 "(a) setpriority(-15), below min-nice -10: EACCES unchanged"
 expect_in "$ERR" "nice-denied" "(a) its refusal line"
+
+# pthread_setschedparam on other threads while 4 x 1100 threads start and
+# end (more than the 4096 slots of the library's table of thread ids, which
+# takes no lock): each is named by its own tid, and a thread made after the
+# churn still finds a slot
+run "${AS_USER[@]}" "${RUN[@]}" -- "$RH" others:8
+expect_rc 0 "(a) others:8 through run"
+for k in 0 1 2 3 4 5 6 7; do
+	expect_call "other:$k" 0 0 fifo $((10 + k)) "(a) during the churn, thread $k set to FIFO $((10 + k)) from the main thread"
+done
+expect_call late 0 0 fifo 30 "(a) after 4400 threads came and went, a new thread set to FIFO 30 from the main thread"
+expect_call others:8 0 0 other 0 "(a) every churn thread was made"
 
 # held: the grant in rtschedctl list, SOURCE preload, until the program ends
 mkfifo "$TMP/hold"; chmod 666 "$TMP/hold"

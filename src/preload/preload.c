@@ -103,35 +103,37 @@ EXPORT int sched_setattr(pid_t pid, struct preload_sched_attr *attr, unsigned in
 
 /* pthread_t -> tid of the threads made through pthread_create since the
  * library was loaded; a slot is freed when its thread exits. Only looked up
- * by pthread_setschedparam/setschedprio on another thread. */
+ * by pthread_setschedparam/setschedprio on another thread.
+ *
+ * Without a lock: every thread's start and exit passes here, real-time
+ * threads' too, and a lock held by a preempted SCHED_OTHER thread would
+ * hold them up without bound (a plain mutex does not lend its holder the
+ * waiter's priority). A thread claims a free slot by compare-and-swap of
+ * tid from 0 to CLAIMED, writes its pthread_t, then publishes its tid; at
+ * exit it stores 0 into the slot it claimed (its index kept in a
+ * thread-specific value). A reader takes a slot's thread only between two
+ * reads of the same published tid. */
 #define TIDS_MAX 4096
+#define CLAIMED ((pid_t)-1)
 static struct {
 	pthread_t thread;
-	pid_t tid; /* 0: free */
+	pid_t tid; /* 0: free; CLAIMED: being filled */
 } tids[TIDS_MAX];
-static pthread_mutex_t tids_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t tids_key;
 static pthread_once_t tids_once = PTHREAD_ONCE_INIT;
 
-/* At a thread's exit: free its slot. */
-static void tids_forget(void *unused)
+/* At a thread's exit: free its slot (slot is its index + 1). */
+static void tids_forget(void *slot)
 {
-	pthread_t self = pthread_self();
-
-	(void)unused;
-	pthread_mutex_lock(&tids_lock);
-	for (size_t i = 0; i < TIDS_MAX; i++)
-		if (tids[i].tid && pthread_equal(tids[i].thread, self))
-			tids[i].tid = 0;
-	pthread_mutex_unlock(&tids_lock);
+	__atomic_store_n(&tids[(uintptr_t)slot - 1].tid, 0, __ATOMIC_RELEASE);
 }
 
 /* In a fork()ed child: only the forking thread is left, and the parent's
  * pthread_t values may come back for the child's new threads. */
 static void tids_fork_child(void)
 {
-	pthread_mutex_init(&tids_lock, NULL);
 	memset(tids, 0, sizeof(tids));
+	pthread_setspecific(tids_key, NULL);
 }
 
 static void tids_init(void)
@@ -143,33 +145,41 @@ static void tids_init(void)
 /* Enter the calling thread (a full table just leaves it out). */
 static void tids_enter(void)
 {
-	pthread_t self = pthread_self();
-
 	pthread_once(&tids_once, tids_init);
-	pthread_mutex_lock(&tids_lock);
-	for (size_t i = 0; i < TIDS_MAX; i++)
-		if (!tids[i].tid) {
-			tids[i].thread = self;
-			tids[i].tid = (pid_t)gettid();
-			break;
-		}
-	pthread_mutex_unlock(&tids_lock);
-	pthread_setspecific(tids_key, (void *)1);
+	for (size_t i = 0; i < TIDS_MAX; i++) {
+		pid_t free_slot = 0;
+
+		if (__atomic_load_n(&tids[i].tid, __ATOMIC_RELAXED) != 0 ||
+		    !__atomic_compare_exchange_n(&tids[i].tid, &free_slot, CLAIMED, false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		/* CLAIMED is seen before the new thread by a reader that sees it */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		__atomic_store_n(&tids[i].thread, pthread_self(), __ATOMIC_RELAXED);
+		__atomic_store_n(&tids[i].tid, (pid_t)gettid(), __ATOMIC_RELEASE);
+		pthread_setspecific(tids_key, (void *)(uintptr_t)(i + 1));
+		return;
+	}
 }
 
 /* The kernel's id of a thread of this process; 0 if unknown. */
 static pid_t tid_of(pthread_t t)
 {
-	pid_t tid = 0;
-
 	if (pthread_equal(t, pthread_self()))
 		return (pid_t)gettid();
-	pthread_mutex_lock(&tids_lock);
-	for (size_t i = 0; i < TIDS_MAX && !tid; i++)
-		if (tids[i].tid && pthread_equal(tids[i].thread, t))
-			tid = tids[i].tid;
-	pthread_mutex_unlock(&tids_lock);
-	return tid;
+	for (size_t i = 0; i < TIDS_MAX; i++) {
+		pid_t tid = __atomic_load_n(&tids[i].tid, __ATOMIC_ACQUIRE);
+		pthread_t th;
+
+		if (tid <= 0)
+			continue;
+		th = __atomic_load_n(&tids[i].thread, __ATOMIC_RELAXED);
+		/* the slot was not freed and taken again while th was read */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (pthread_equal(th, t) && __atomic_load_n(&tids[i].tid, __ATOMIC_RELAXED) == tid)
+			return tid;
+	}
+	return 0;
 }
 
 /* The thread a sched_* call names (0: the caller), if it is one of this
