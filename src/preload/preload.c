@@ -52,6 +52,7 @@
 
 #include "lib/internal.h"
 #include "rtsched.h"
+#include "shared/client.h"
 
 #define EXPORT __attribute__((visibility("default")))
 /* The rule `rtschedctl run --rule NAME` asks for (none: the daemon's default). */
@@ -212,6 +213,10 @@ __attribute__((constructor)) static void resolve_all(void)
 	real(&real_nice, "nice");
 	real(&real_setpriority, "setpriority");
 	pthread_once(&tids_once, tids_init);
+	/* and NSS for the same reason (it loads modules), and because a
+	 * request may come from a real-time thread: the daemon user's uid now
+	 * (conn.c's constructor does it too; whichever runs first) */
+	client_resolve_daemon_user();
 }
 
 /* --- asking rtschedd ------------------------------------------------------------ */

@@ -3,6 +3,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,22 +27,42 @@ const char *client_socket_path(const char *path)
 	return env && *env ? env : PROTO_DEFAULT_SOCKET;
 }
 
+/* The uid of RTSCHED_DAEMON_USER, looked up once per process; -1: no such
+ * user (or the look-up failed). */
+static pthread_once_t daemon_once = PTHREAD_ONCE_INIT;
+static uid_t daemon_uid = (uid_t)-1;
+
+static void daemon_lookup(void)
+{
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+
+	if (getpwnam_r(RTSCHED_DAEMON_USER, &pw, buf, sizeof(buf), &res) == 0 && res)
+		daemon_uid = res->pw_uid;
+}
+
+void client_resolve_daemon_user(void)
+{
+	pthread_once(&daemon_once, daemon_lookup);
+}
+
 /* Who may serve the socket: root, the user the daemon drops to
- * (RTSCHED_DAEMON_USER), or the caller itself (a private daemon). Anyone
- * else squats the path and would answer "OK fifo 99" to a request it never
- * passed on. */
+ * (RTSCHED_DAEMON_USER, its uid as client_resolve_daemon_user() found it),
+ * or the caller itself (a private daemon). Anyone else squats the path and
+ * would answer "OK fifo 99" to a request it never passed on. */
 static int check_server(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	struct passwd pw, *res = NULL;
-	char buf[1024];
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return -errno;
 	if (cred.uid == 0 || cred.uid == getuid() || cred.uid == geteuid())
 		return 0;
-	if (getpwnam_r(RTSCHED_DAEMON_USER, &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_uid == cred.uid)
+	/* at once if the library's constructor looked it up (librtsched and
+	 * the preload library always do); rtschedctl looks it up here */
+	client_resolve_daemon_user();
+	if (daemon_uid != (uid_t)-1 && cred.uid == daemon_uid)
 		return 0;
 	return -EPERM;
 }

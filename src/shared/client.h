@@ -12,9 +12,18 @@ const char *client_socket_path(const char *path);
 /* The system user rtschedd runs as (systemd/sysusers.d, User= in the unit). */
 #define RTSCHED_DAEMON_USER "rtschedd"
 
+/* Look up RTSCHED_DAEMON_USER's uid, once per process (later calls return
+ * at once). The look-up goes through NSS, which may load a module (taking
+ * the dynamic loader's lock) or ask sssd or userdb: nothing a request may
+ * wait for, as it can come from a real-time thread or from a thread that a
+ * library constructor created inside dlopen() and waits for. So librtsched
+ * and the preload library call this at load time (constructors); a user
+ * created after that is not seen by a process already running. */
+void client_resolve_daemon_user(void);
 /* Connect to the daemon; returns an fd or -errno. -EPERM: the socket is
  * served by a uid that is neither root, RTSCHED_DAEMON_USER nor the caller's,
- * so nothing it answers can be believed. */
+ * so nothing it answers can be believed. Makes no NSS look-up once
+ * client_resolve_daemon_user() has run (and makes that call otherwise). */
 int client_connect(const char *path);
 /* Send a request and pass each reply message to on_msg (ROW messages, then
  * the final OK or ERR). Returns 0 when the final message is OK, the
