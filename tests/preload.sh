@@ -14,7 +14,9 @@
 #  (b) with the spy saying the daemon user is uid 65533, the request
 #      reaches the stand-in and its refusal comes back, again with no
 #      look-up on the request;
-#  (c) thread start and exit take no mutex: 4 x 1100 threads made and
+#  (c) a socket of root's (socket activation): no look-up at all, not even
+#      at load, and its server is believed;
+#  (d) thread start and exit take no mutex: 4 x 1100 threads made and
 #      ended at once lock nothing more than none (a plain mutex there
 #      could hold a real-time thread's start behind a preempted holder).
 . "$(dirname "$0")/lib.sh"
@@ -40,6 +42,8 @@ SRV=$!
 stop_srv() { kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null; }
 at_exit stop_srv
 wait_for test -S "$SOCK_SRV" || { echo "FAIL - the stand-in server did not start"; exit 1; }
+# as rtschedd's own socket: anyone may connect (the check is the client's)
+chmod 666 "$SOCK_SRV"
 
 # spied NAME ARGS...: run-helper ARGS as nobody under the spy and the
 # library; the spy's line in COUNT (getpw=N mutex=M), the helper's in OUT/ERR
@@ -82,13 +86,28 @@ expect_in "$ERR" "refused by rtschedd: priority-denied" "(b) its refusal comes b
 	pass "(b) no user look-up on the request path ($COUNT; without a request $BASE)" ||
 	fail "(b) user look-ups on the request path: $COUNT, without a request $BASE"
 
-# --- (c) no mutex at thread start and exit --------------------------------------------------------
+# --- (c) root's socket: no look-up at load either ---------------------------------------------
+ROOT_SOCK="$TMP/root-control"
+: >"$TMP/root-requests"
+"$PY" "$top_srcdir/tests/ctl-server.py" "$ROOT_SOCK" "$TMP/root-requests" "$TMP/replies" &
+RSRV=$!
+stop_rsrv() { kill "$RSRV" 2>/dev/null; wait "$RSRV" 2>/dev/null; }
+at_exit stop_rsrv
+wait_for test -S "$ROOT_SOCK" || { echo "FAIL - the stand-in server did not start"; exit 1; }
+chmod 666 "$ROOT_SOCK"
+SOCK_SRV=$ROOT_SOCK spied root fifo:10
+[ "$(field "$COUNT" getpw)" = 0 ] && pass "(c) a socket of root's: no user look-up at all ($COUNT)" ||
+	fail "(c) user look-ups with root's socket: $COUNT"
+[ "$(grep -c 'register' "$TMP/root-requests")" -eq 1 ] && pass "(c) root's listener is believed: the request reached it" ||
+	fail "(c) requests: $(cat "$TMP/root-requests")"
+
+# --- (d) no mutex at thread start and exit --------------------------------------------------------
 spied base-t rlimit
 BASE=$COUNT
 spied churn churn:1100
-printf '%s\n' "$OUT" | grep -q '^churn:1100 rc=0 ' && pass "(c) 4 x 1100 threads made and ended" || fail "(c) churn: $OUT $ERR"
+printf '%s\n' "$OUT" | grep -q '^churn:1100 rc=0 ' && pass "(d) 4 x 1100 threads made and ended" || fail "(d) churn: $OUT $ERR"
 [ "$(field "$COUNT" mutex)" = "$(field "$BASE" mutex)" ] &&
-	pass "(c) thread start and exit lock no mutex ($COUNT; without threads $BASE)" ||
-	fail "(c) mutex locks at thread start/exit: $COUNT, without threads $BASE"
+	pass "(d) thread start and exit lock no mutex ($COUNT; without threads $BASE)" ||
+	fail "(d) mutex locks at thread start/exit: $COUNT, without threads $BASE"
 
 finish

@@ -20,7 +20,8 @@
  * thread that finds it busy makes its request on a connection of its own
  * rather than wait for another thread's round trip.
  * Who may serve it: client_connect()'s check, with the daemon user's uid
- * looked up once, when the library is loaded (conn_load()).
+ * looked up once, when the library is loaded (conn_load()), unless the
+ * socket was root's or ours then.
  * Restarts. A request that fails on the transport (EPIPE, ECONNRESET,
  * ENOTCONN: the daemon restarted or dropped the connection) on a connection
  * that had been kept is retried once on a new one. Any other transport
@@ -54,13 +55,14 @@ struct kept {
 static struct kept kept = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-/* At load time, the uid of the daemon's user (client_resolve_daemon_user()):
- * never on a request, which may come from a real-time thread, or from a
- * thread a library constructor made inside dlopen() while the loader's lock
- * is held, where an NSS module load would deadlock. */
+/* At load time, the uid of the daemon's user if the socket is not root's or
+ * ours (client_load_daemon_user()): never on a request, which may come from
+ * a real-time thread, or from a thread a library constructor made inside
+ * dlopen() while the loader's lock is held, where an NSS module load would
+ * deadlock. */
 __attribute__((constructor)) static void conn_load(void)
 {
-	client_resolve_daemon_user();
+	client_load_daemon_user();
 }
 
 /* In a fork()ed child, before it runs any code of its own: the parent's

@@ -214,9 +214,10 @@ __attribute__((constructor)) static void resolve_all(void)
 	real(&real_setpriority, "setpriority");
 	pthread_once(&tids_once, tids_init);
 	/* and NSS for the same reason (it loads modules), and because a
-	 * request may come from a real-time thread: the daemon user's uid now
-	 * (conn.c's constructor does it too; whichever runs first) */
-	client_resolve_daemon_user();
+	 * request may come from a real-time thread: the daemon user's uid now,
+	 * if the socket is not root's or ours (conn.c's constructor does it
+	 * too; whichever runs first) */
+	client_load_daemon_user();
 }
 
 /* --- asking rtschedd ------------------------------------------------------------ */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -46,6 +47,18 @@ void client_resolve_daemon_user(void)
 	pthread_once(&daemon_once, daemon_lookup);
 }
 
+void client_load_daemon_user(void)
+{
+	struct stat st;
+
+	/* the usual socket, root's (socket activation) or the caller's own (a
+	 * private daemon): its server is believed without the look-up */
+	if (stat(client_socket_path(NULL), &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    (st.st_uid == 0 || st.st_uid == getuid() || st.st_uid == geteuid()))
+		return;
+	client_resolve_daemon_user();
+}
+
 /* Who may serve the socket: root, the user the daemon drops to
  * (RTSCHED_DAEMON_USER, its uid as client_resolve_daemon_user() found it),
  * or the caller itself (a private daemon). Anyone else squats the path and
@@ -60,7 +73,8 @@ static int check_server(int fd)
 	if (cred.uid == 0 || cred.uid == getuid() || cred.uid == geteuid())
 		return 0;
 	/* at once if the library's constructor looked it up (librtsched and
-	 * the preload library always do); rtschedctl looks it up here */
+	 * the preload library do, unless their socket was root's or the
+	 * caller's then); rtschedctl looks it up here */
 	client_resolve_daemon_user();
 	if (daemon_uid != (uid_t)-1 && cred.uid == daemon_uid)
 		return 0;

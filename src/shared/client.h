@@ -16,14 +16,20 @@ const char *client_socket_path(const char *path);
  * at once). The look-up goes through NSS, which may load a module (taking
  * the dynamic loader's lock) or ask sssd or userdb: nothing a request may
  * wait for, as it can come from a real-time thread or from a thread that a
- * library constructor created inside dlopen() and waits for. So librtsched
- * and the preload library call this at load time (constructors); a user
- * created after that is not seen by a process already running. */
+ * library constructor created inside dlopen() and waits for. A user
+ * created after the look-up is not seen by a process already running. */
 void client_resolve_daemon_user(void);
+/* What librtsched and the preload library call at load time
+ * (constructors): client_resolve_daemon_user(), unless the socket
+ * (client_socket_path(NULL)) is there and root's or the caller's, whose
+ * server is believed without it (socket activation: the usual case, and
+ * no NSS round trip at every program's start). */
+void client_load_daemon_user(void);
 /* Connect to the daemon; returns an fd or -errno. -EPERM: the socket is
  * served by a uid that is neither root, RTSCHED_DAEMON_USER nor the caller's,
  * so nothing it answers can be believed. Makes no NSS look-up once
- * client_resolve_daemon_user() has run (and makes that call otherwise). */
+ * client_resolve_daemon_user() has run, and none for a server of root or
+ * of the caller; else it makes that call itself. */
 int client_connect(const char *path);
 /* Send a request and pass each reply message to on_msg (ROW messages, then
  * the final OK or ERR). Returns 0 when the final message is OK, the
