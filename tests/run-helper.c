@@ -135,25 +135,34 @@ struct other {
 	pthread_t th;
 	char name[32];
 	int rc;        /* the pthread_setschedparam this thread waits for */
-	sem_t go;
+	sem_t up, go;
 };
 
 static void *other_main(void *arg)
 {
 	struct other *o = arg;
 
+	sem_post(&o->up);
 	while (sem_wait(&o->go) < 0)
 		;
 	report(o->name, o->rc ? -1 : 0, o->rc);
 	return NULL;
 }
 
-/* Start o's thread, set it to FIFO prio from here, let it report. */
+/* Start o's thread and wait until it runs its start routine (the preload
+ * library enters a thread in its table when the thread starts: a
+ * pthread_setschedparam right after pthread_create may come first), then
+ * other_set() sets it to FIFO prio from here and lets it report. */
 static int other_start(struct other *o, const char *name)
 {
 	snprintf(o->name, sizeof(o->name), "%s", name);
+	sem_init(&o->up, 0, 0);
 	sem_init(&o->go, 0, 0);
-	return pthread_create(&o->th, NULL, other_main, o);
+	if (pthread_create(&o->th, NULL, other_main, o) != 0)
+		return -1;
+	while (sem_wait(&o->up) < 0)
+		;
+	return 0;
 }
 
 static void other_set(struct other *o, int prio)
