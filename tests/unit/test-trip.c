@@ -356,6 +356,53 @@ START_TEST(test_waiting_twins)
 }
 END_TEST
 
+static void move_to(struct spinner *sp, int a, int b)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(a, &set);
+	CPU_SET(b, &set);
+	ck_assert_int_eq(pthread_setaffinity_np(sp->th, sizeof(set), &set), 0);
+}
+
+/* Blame goes by where the time was spent, not where a thread may run at the
+ * trip: the runaway that starved CPU 0 and moved itself to CPU 1 before the
+ * trip is demoted; a thread that ran as much, but on CPU 1, and may run on
+ * CPU 0 too by then, keeps its policy. (The watchdog looks several times a
+ * check: the test looks once after they ran, before they move.) */
+START_TEST(test_blame_where_it_ran)
+{
+	struct spinner hopper, bystander, *all[] = { &hopper, &bystander };
+	const struct safety_culprit *c;
+	cpu_set_t starved;
+
+	spinner_start(&hopper, 0, SCHED_FIFO, 1);
+	spinner_start(&bystander, 1, SCHED_FIFO, 2);
+	publish(all, 2, SIZE_MAX);
+	spinner_spin(&hopper);
+	spinner_spin(&bystander);
+	safety_scan_run(s.scan);
+	move_to(&hopper, 1, 1);
+	move_to(&bystander, 0, 1);
+
+	CPU_ZERO(&starved);
+	CPU_SET(0, &starved);
+	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+	ck_assert_ptr_nonnull(c = culprit_of(hopper.tid));
+	ck_assert(c->demoted);
+	ck_assert_int_eq(c->cpu, 0);
+	ck_assert_uint_ge(c->ran_ns, SPIN_NS / 2);
+	ck_assert_ptr_null(culprit_of(bystander.tid));
+	ck_assert_uint_eq(s.trip.n_demoted, 1);
+	ck_assert_int_eq(policy_of(hopper.tid), SCHED_OTHER);
+	ck_assert_int_eq(policy_of(bystander.tid), SCHED_FIFO);
+	unpublish();
+	spinner_stop(&hopper);
+	spinner_stop(&bystander);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("trip");
@@ -371,6 +418,7 @@ int main(void)
 		tcase_add_test(tc, test_no_culprit);
 		tcase_add_test(tc, test_two_culprits);
 		tcase_add_test(tc, test_waiting_twins);
+		tcase_add_test(tc, test_blame_where_it_ran);
 	}
 	suite_add_tcase(su, tc);
 	return unit_run(su);

@@ -49,6 +49,7 @@ enum { TRIP_FREE, TRIP_READY };
 #define RING_SIZE 1024            /* recent grants the watchdog sees before they are published */
 #define DENTS_PROC 32768          /* getdents64 buffers: /proc, then a process's task/ */
 #define DENTS_TASK 8192
+#define TRACK_CPUS 4              /* CPUs a tracked thread's run time is kept apart for */
 
 /* A published thread: its CPU set is an index into the snapshot's sets,
  * which holds each distinct set once (10,000 threads share a handful). */
@@ -78,6 +79,11 @@ struct track {
 	uid_t uid;                       /* effective, from its /proc directory */
 	uint64_t run0;                   /* its run time when first seen (0: born in the episode) */
 	uint64_t run;                    /* and when last seen */
+	struct {
+		int cpu;
+		uint64_t ns;                 /* 0: a free entry */
+	} on[TRACK_CPUS];                /* what it ran in the episode, by the CPU each look saw it on */
+	uint64_t on_more;                /* and on CPUs past those (counted wherever it may run) */
 	int processor;                   /* where it last ran */
 	int policy, priority;
 	char state;                      /* as stat showed it: 'R' runs or waits to */
@@ -217,6 +223,9 @@ void safety_scan_run(struct scan *sc);
 bool safety_track_on(const struct track *t, int cpu);
 /* What the tracked thread ran in the episode. */
 uint64_t safety_track_ran(const struct track *t);
+/* What it ran on cpu: the time between two looks counts for the CPU the
+ * second one saw it on. */
+uint64_t safety_track_ran_on(const struct track *t, int cpu);
 /* The name of process pid into buf ("?" if unreadable). */
 void safety_read_pcomm(struct scan *sc, pid_t pid, char *buf, size_t len);
 

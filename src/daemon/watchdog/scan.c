@@ -157,6 +157,23 @@ static struct track *track_of(struct scan *sc, pid_t tid, bool add)
 	}
 }
 
+/* Charge ns of run time to cpu. */
+static void track_charge(struct track *t, int cpu, uint64_t ns)
+{
+	for (size_t i = 0; i < TRACK_CPUS; i++)
+		if (t->on[i].ns && t->on[i].cpu == cpu) {
+			t->on[i].ns += ns;
+			return;
+		}
+	for (size_t i = 0; i < TRACK_CPUS; i++)
+		if (!t->on[i].ns) {
+			t->on[i].cpu = cpu;
+			t->on[i].ns = ns;
+			return;
+		}
+	t->on_more += ns;
+}
+
 /* One real-time task seen now: record where it stands. */
 static void track_task(struct scan *sc, int taskdir, pid_t pid, const struct proc_stat *st)
 {
@@ -178,9 +195,16 @@ static void track_task(struct scan *sc, int taskdir, pid_t pid, const struct pro
 		t->starttime = st->starttime;
 		/* born during the episode: everything it ran counts; else from now */
 		t->run0 = st->starttime >= sc->since_boot_ticks ? 0 : run;
+		t->run = t->run0;
+		memset(t->on, 0, sizeof(t->on));
+		t->on_more = 0;
 		put_id(rel, st->tid)[0] = '\0';
 		t->uid = fstatat(taskdir, rel, &sb, 0) == 0 ? sb.st_uid : (uid_t)-1;
 	}
+	/* since the last look: where it is now (a look every tick/4 or so
+	 * during an episode, so a thread that moves is mostly charged right) */
+	if (run > t->run)
+		track_charge(t, st->processor, run - t->run);
 	t->run = run;
 	t->processor = st->processor;
 	t->policy = st->policy;
@@ -262,6 +286,18 @@ bool safety_track_on(const struct track *t, int cpu)
 uint64_t safety_track_ran(const struct track *t)
 {
 	return t->run > t->run0 ? t->run - t->run0 : 0;
+}
+
+uint64_t safety_track_ran_on(const struct track *t, int cpu)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < TRACK_CPUS; i++)
+		if (t->on[i].ns && t->on[i].cpu == cpu)
+			v += t->on[i].ns;
+	if (t->on_more && safety_track_on(t, cpu))
+		v += t->on_more;
+	return v;
 }
 
 void safety_read_pcomm(struct scan *sc, pid_t pid, char *buf, size_t len)

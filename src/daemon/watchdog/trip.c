@@ -124,10 +124,16 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct track *tr = &sc->t[i];
-		uint64_t key;
+		uint64_t key, ran;
 		size_t k;
 
-		if (!tr->tid || !safety_track_on(tr, cpu))
+		if (!tr->tid)
+			continue;
+		/* what ran there, wherever it may run now (one that moved off
+		 * does not dodge the blame, one that ran elsewhere is not
+		 * blamed); and what may run there now, its twins waiting */
+		ran = safety_track_ran_on(tr, cpu);
+		if (!ran && !(tr->alive && safety_track_on(tr, cpu)))
 			continue;
 		/* the daemon's own loop: its budget bounds what it runs at
 		 * real-time priority, below what any canary's wait counts; and the
@@ -135,7 +141,7 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 		if (tr->pid == self && ((loop && tr->tid == loop) || tr->tid == me))
 			continue;
 		sc->cand[m] = i;
-		sc->ran[m] = safety_track_ran(tr);
+		sc->ran[m] = ran;
 		total += sc->ran[m];
 		key = unit_key(tr);
 		for (k = 0; k < nu && sc->ukey[k] != key; k++)
