@@ -15,6 +15,10 @@
  *   abuse-client die SOCK N TEXT         N children connect, send TEXT and _exit() before the reply
  *   abuse-client noread SOCK N TEXT      send TEXT N times, never read a reply, exit when stdin closes
  *                                        ($ABUSE_STALL_S: stop sending after a send blocked that long)
+ *   abuse-client spawnreg SOCK N TEXT    "spawnreg: pid=P", then sends TEXT (@PID@ = P) and prints
+ *                                        "REPLY ..."; meanwhile a second thread waits for a line on
+ *                                        stdin, then creates N idle threads ("spawned N"); exits
+ *                                        when stdin closes
  *   abuse-client flood SOCK N TEXT       N requests pipelined on one connection, as fast as possible
  *   abuse-client flood-for SOCK S TEXT   the same for S seconds (then the replies still due are read);
  *                                        a reply's ROW messages are tallied as "row", not as replies
@@ -697,6 +701,53 @@ static int mode_noread(long n, const char *text)
 	return 0;
 }
 
+/* --- a process that makes threads while it registers itself ------------------ */
+
+static int idle_pipe[2];
+static pid_t idle_tids[4096];
+static void *idle_main(void *arg);
+static long spawn_n;
+
+/* On a line of stdin, spawn_n idle threads, as fast as they come. */
+static void *spawner_main(void *arg)
+{
+	char line[64];
+	long made = 0;
+
+	if (read_line(line, sizeof(line)) == 0)
+		for (; made < spawn_n; made++) {
+			pthread_t th;
+
+			if (pthread_create(&th, NULL, idle_main, (void *)(uintptr_t)made) != 0)
+				break;
+		}
+	printf("spawned %ld\n", made);
+	fflush(stdout);
+	return NULL;
+}
+
+static int mode_spawnreg(long n, const char *tmpl)
+{
+	char m[MSG_MAX + 1], buf[MSG_MAX + 1], code[64];
+	pthread_t th;
+	int fd;
+
+	if (n < 1 || n > (long)(sizeof(idle_tids) / sizeof(idle_tids[0])) || pipe(idle_pipe) < 0 || (fd = conn()) < 0)
+		return 1;
+	spawn_n = n;
+	if (pthread_create(&th, NULL, spawner_main, NULL) != 0)
+		return 1;
+	printf("spawnreg: pid=%d\n", (int)getpid());
+	fflush(stdout);
+	subst1(tmpl, "@PID@", getpid(), m, sizeof(m));
+	request(fd, m, strlen(m), buf, sizeof(buf), code, sizeof(code));
+	printf("REPLY %s\n", buf[0] ? buf : code);
+	fflush(stdout);
+	pthread_join(th, NULL);
+	wait_stdin_eof();
+	return 0;
+}
+
 /* --- flood and one-shot requests -------------------------------------------- */
 
 /* n requests pipelined (or, with for_us, as many as fit in that many µs),
@@ -1170,7 +1221,7 @@ static bool holds_until_eof(const char *mode)
 {
 	static const char *const m[] = { "hold", "noread", "threads", "self", "churn", "orphan", "heir", "exec",
 					 "regexec",
-					 "threxec" };
+					 "threxec", "spawnreg" };
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (strcmp(mode, m[i]) == 0)
@@ -1224,6 +1275,8 @@ int main(int argc, char **argv)
 		return mode_die(atol(argv[3]), argv[4]);
 	if (strcmp(mode, "noread") == 0 && argc == 5)
 		return mode_noread(atol(argv[3]), argv[4]);
+	if (strcmp(mode, "spawnreg") == 0 && argc == 5)
+		return mode_spawnreg(atol(argv[3]), argv[4]);
 	if (strcmp(mode, "flood") == 0 && argc == 5)
 		return mode_flood(atol(argv[3]), argv[4], 0);
 	if (strcmp(mode, "flood-for") == 0 && argc == 5 && atol(argv[3]) > 0 && atol(argv[3]) < ALARM_S - IO_TIMEOUT_S)

@@ -4,9 +4,11 @@
  *
  *   RTSCHEDD_TEST_PAUSE=POINT:FIFO   at the named point of the grant path
  *       ("after-check": the target's ownership was checked, nothing applied
- *       yet) the event loop reads one line from FIFO before it goes on, so a
- *       test can change the world in that window (a thread exits, its tid is
- *       reused).
+ *       yet; "after-decide": the grant was decided, with the quota's count
+ *       of a process's threads, nothing applied yet) the event loop reads
+ *       one line from FIFO before it goes on, so a test can change the world
+ *       in that window (a thread exits, its tid is reused; a process makes
+ *       more threads).
  *   RTSCHEDD_TEST_HOLD_LOCKS=FIFO    on SIGUSR2 the main thread takes glibc's
  *       stdio lock of stderr and, inside malloc_stats(), the main arena's
  *       malloc lock, and blocks in a write to FIFO (a pipe kept full) until

@@ -658,14 +658,18 @@ static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *u
 	return 0;
 }
 
-/* Manage the threads of p that are not managed yet. Returns how many failed. */
+/* Manage the threads of p that are not managed yet, at most `most` of them:
+ * the grant counted the threads it approved from an earlier listing, and a
+ * thread created since is not among them. *left is how many were left for
+ * registry_process_more(). Returns how many failed. */
 static int process_adopt(struct registry *r, struct reg_process *p, const struct sched_spec *spec,
-			 char *msg, size_t len)
+			 size_t most, size_t *left, char *msg, size_t len)
 {
 	pid_t *tids = NULL;
 	size_t n = 0;
 	int failed = 0, e;
 
+	*left = 0;
 	if (proc_list_tasks(p->pid, &tids, &n) < 0)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
@@ -673,6 +677,11 @@ static int process_adopt(struct registry *r, struct reg_process *p, const struct
 
 		if (t && t->proc == p)
 			continue;
+		if (most == 0) {
+			(*left)++;
+			continue;
+		}
+		most--;
 		if (t) /* registered on its own before: the process registration takes it over */
 			registry_remove_thread(r, t, true);
 		e = registry_add_thread(r, tids[i], p->pid, p->owner, REG_SOURCE_PROCESS, &p->req, spec, p, NULL, msg, len);
@@ -739,16 +748,20 @@ void registry_restore_saved(pid_t tid, const struct reg_saved *saved)
 int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
 			 const struct sched_spec *spec, struct reg_process **out, char *msg, size_t len)
 {
-	return registry_add_process_pinned(r, pid, 0, owner, req, spec, out, msg, len);
+	return registry_add_process_pinned(r, pid, 0, owner, req, spec, SIZE_MAX, NULL, out, msg, len);
 }
 
 int registry_add_process_pinned(struct registry *r, pid_t pid, uint64_t starttime, uid_t owner,
-				const struct grant_request *req, const struct sched_spec *spec, struct reg_process **out,
-				char *msg, size_t len)
+				const struct grant_request *req, const struct sched_spec *spec, size_t most,
+				size_t *left, struct reg_process **out, char *msg, size_t len)
 {
 	struct reg_process *p = registry_find_process(r, pid);
 	struct proc_stat st;
+	size_t rest;
 	int rr;
+
+	if (left)
+		*left = 0;
 
 	if (p && starttime && p->starttime != starttime) {
 		snprintf(msg, len, "pid %d is no longer the process that was checked (it exited; the id was reused)",
@@ -780,10 +793,12 @@ int registry_add_process_pinned(struct registry *r, pid_t pid, uint64_t starttim
 	p->req = *req;
 	registry_notify(r, REG_EV_PROC_SET, NULL, p);
 	msg[0] = '\0';
-	if (process_adopt(r, p, spec, msg, len) > 0 && p->n_threads == 0) {
+	if (process_adopt(r, p, spec, most, &rest, msg, len) > 0 && p->n_threads == 0) {
 		registry_remove_process(r, p, true);
 		return REFUSE_APPLY_FAILED;
 	}
+	if (left)
+		*left = rest;
 	if (out)
 		*out = p;
 	return 0;
@@ -893,6 +908,28 @@ static bool process_new_thread(struct registry *r, const struct config *c, struc
 	return false;
 }
 
+/* The threads of p not managed yet, each through process_new_thread(); true
+ * if p's registration ended instead (p is freed). */
+static bool process_more(struct registry *r, const struct config *c, struct reg_process *p, bool quiet_repeat)
+{
+	pid_t *tids = NULL;
+	size_t n = 0;
+	bool ended = false;
+
+	if (proc_list_tasks(p->pid, &tids, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n && !ended; i++)
+		if (!registry_find(r, tids[i]))
+			ended = process_new_thread(r, c, p, tids[i], quiet_repeat);
+	free(tids);
+	return ended;
+}
+
+bool registry_process_more(struct registry *r, const struct config *c, struct reg_process *p)
+{
+	return process_more(r, c, p, false);
+}
+
 void registry_on_new_thread(struct registry *r, const struct config *c, pid_t tid, pid_t pid)
 {
 	struct reg_process *p = registry_find_process(r, pid);
@@ -961,9 +998,6 @@ void registry_rescan(struct registry *r, const struct config *c)
 			thread_disowned(r, t, &ps);
 	}
 	for (p = r->procs; p; p = pn) {
-		pid_t *tids = NULL;
-		size_t n = 0;
-
 		pn = pnode(p)->next;
 		if (p->owner != 0 && !runs_as(p->owner, p->pid, &ps)) {
 			process_disowned(r, p, &ps);
@@ -977,12 +1011,7 @@ void registry_rescan(struct registry *r, const struct config *c)
 		/* threads the connector did not report, through the owner's limits
 		 * like the ones it did; a thread managed already (registered on its
 		 * own, too) is left as it is */
-		if (proc_list_tasks(p->pid, &tids, &n) < 0)
-			continue;
-		for (size_t i = 0; i < n; i++)
-			if (!registry_find(r, tids[i]) && process_new_thread(r, c, p, tids[i], true))
-				break;   /* p's registration ended */
-		free(tids);
+		process_more(r, c, p, true);
 	}
 }
 

@@ -166,10 +166,18 @@ int registry_adopt_thread(struct registry *r, pid_t tid, pid_t pid, uid_t owner,
  * registry_add_thread(). */
 int registry_add_process(struct registry *r, pid_t pid, uid_t owner, const struct grant_request *req,
 			 const struct sched_spec *spec, struct reg_process **out, char *msg, size_t len);
-/* The same for a process pinned before its checks (see above). */
+/* The same for a process pinned before its checks (see above), adopting at
+ * most `most` threads it does not manage yet: the count the grant approved
+ * (SIZE_MAX: no bound). *left (if not NULL) is how many more it found,
+ * created after that count was taken; registry_process_more() decides them. */
 int registry_add_process_pinned(struct registry *r, pid_t pid, uint64_t starttime, uid_t owner,
-				const struct grant_request *req, const struct sched_spec *spec, struct reg_process **out,
-				char *msg, size_t len);
+				const struct grant_request *req, const struct sched_spec *spec, size_t most,
+				size_t *left, struct reg_process **out, char *msg, size_t len);
+/* The threads of registered process p not managed yet, each decided as a
+ * thread it creates later is (the owner's limits and quota; a refusal
+ * noted for list --all and logged). True if p's registration ended
+ * instead (one runs as another user) and p is freed. */
+bool registry_process_more(struct registry *r, const struct config *c, struct reg_process *p);
 /* Take over a process a previous rtschedd managed, if its start time still
  * matches; its threads come through registry_adopt_thread(). */
 int registry_adopt_process(struct registry *r, pid_t pid, uint64_t starttime, uid_t owner,

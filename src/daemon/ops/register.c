@@ -200,9 +200,13 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 		grant_decision_text(d, msg, len);
 		return e;
 	}
+	testhook_pause("after-decide");
+	size_t left = 0;
 	if (is_pid)
-		e = registry_add_process_pinned(s->registry, id, pin.starttime, subj->uid, req, &d->spec,
-						&out->process, msg, len);
+		/* no more threads than were counted for the quota: those its
+		 * process made since are decided one by one, below */
+		e = registry_add_process_pinned(s->registry, id, pin.starttime, subj->uid, req, &d->spec, a.adding,
+						&left, &out->process, msg, len);
 	else
 		e = registry_add_thread_pinned(s->registry, id, ps.tgid, pin.starttime, subj->uid, source, req,
 					       &d->spec, &out->thread, msg, len);
@@ -215,6 +219,11 @@ int register_grant(struct service *s, const struct peer *peer, const struct gran
 		registry_set_process_account(out->process, subj->account);
 	else
 		registry_set_account(out->thread, subj->account, false);
+	if (left && registry_process_more(s->registry, s->config, out->process)) {
+		snprintf(msg, len, "pid %d: a thread of it runs as another user now (it exec'd a setuid program): "
+			 "its registration ended", (int)id);
+		return REFUSE_NOT_OWN_THREAD;
+	}
 	s->grants++;
 	return 0;
 }
