@@ -15,6 +15,10 @@
  *   abuse-client die SOCK N TEXT         N children connect, send TEXT and _exit() before the reply
  *   abuse-client noread SOCK N TEXT      send TEXT N times, never read a reply, exit when stdin closes
  *                                        ($ABUSE_STALL_S: stop sending after a send blocked that long)
+ *   abuse-client unread SOCK N TEXT      N connections, TEXT sent once on each, no reply read: prints
+ *                                        "answered A of N" each time more have a reply waiting; on a
+ *                                        line of stdin reads every reply ("unread: ... bytes=B" the
+ *                                        most bytes one reply had), then waits for stdin to close
  *   abuse-client spawnreg SOCK N TEXT    "spawnreg: pid=P", then sends TEXT (@PID@ = P) and prints
  *                                        "REPLY ..."; meanwhile a second thread waits for a line on
  *                                        stdin, then creates N idle threads ("spawned N"); exits
@@ -701,6 +705,99 @@ static int mode_noread(long n, const char *text)
 	return 0;
 }
 
+/* n connections, text sent once on each, and no reply read until a line
+ * comes on stdin: how many the daemon answered meanwhile (a reply's first
+ * message waiting in the socket) is printed as it grows. */
+static int mode_unread(long n, const char *text)
+{
+	struct pollfd *pf = calloc((size_t)n + 1, sizeof(*pf));
+	int *fds = calloc((size_t)n, sizeof(int));
+	char buf[MSG_MAX + 1], code[64];
+	struct tally t = { 0 };
+	long connected, answered = 0;
+	size_t most = 0;
+
+	if (!fds || !pf)
+		return 1;
+	connected = open_many(fds, n);
+	for (long i = 0; i < connected; i++)
+		if (send(fds[i], text, strlen(text), MSG_NOSIGNAL) < 0)
+			tally_add(&t, "send-failed");
+	printf("answered 0 of %ld\n", connected);
+	/* the connections not answered yet, and stdin last */
+	for (long i = 0; i < connected; i++)
+		pf[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	pf[connected] = (struct pollfd){ .fd = 0, .events = POLLIN };
+	alarm(0);
+	for (;;) {
+		long got = 0;
+
+		if (poll(pf, (nfds_t)connected + 1, -1) < 0 && errno != EINTR)
+			break;
+		if (pf[connected].revents)
+			break;
+		for (long i = 0; i < connected; i++)
+			if (pf[i].fd >= 0 && pf[i].revents) {
+				pf[i].fd = -1;   /* answered: not polled again */
+				got++;
+			}
+		if (got) {
+			answered += got;
+			printf("answered %ld of %ld\n", answered, connected);
+		}
+	}
+	alarm(ALARM_S);
+	{
+		char line[64];
+		read_line(line, sizeof(line));
+	}
+	/* every reply, from whichever connection has one: the daemon may go on
+	 * with the rest only once these are read */
+	size_t *bytes = calloc((size_t)connected + 1, sizeof(size_t));
+	long left = connected;
+
+	if (!bytes)
+		return 1;
+	for (long i = 0; i < connected; i++)
+		pf[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	while (left > 0) {
+		if (poll(pf, (nfds_t)connected, IO_TIMEOUT_S * 1000) <= 0) {
+			tally_add(&t, "timeout");
+			break;
+		}
+		for (long i = 0; i < connected; i++) {
+			ssize_t r;
+
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			r = recv(fds[i], buf, sizeof(buf) - 1, MSG_DONTWAIT);
+			if (r < 0 && errno == EAGAIN)
+				continue;
+			if (r <= 0) {
+				snprintf(code, sizeof(code), "%s", r == 0 ? "eof" : "error");
+			} else {
+				bytes[i] += (size_t)r;
+				buf[r] = '\0';
+				reply_code(buf, code, sizeof(code));
+				if (strcmp(code, "row") == 0)
+					continue;
+			}
+			tally_add(&t, code);
+			if (bytes[i] > most)
+				most = bytes[i];
+			pf[i].fd = -1;
+			left--;
+		}
+	}
+	free(bytes);
+	printf("unread: n=%ld connected=%ld answered_before=%ld bytes=%zu", n, connected, answered, most);
+	tally_print(&t);
+	printf("\n");
+	fflush(stdout);
+	wait_stdin_eof();
+	return 0;
+}
+
 /* --- a process that makes threads while it registers itself ------------------ */
 
 static int idle_pipe[2];
@@ -1221,7 +1318,7 @@ static bool holds_until_eof(const char *mode)
 {
 	static const char *const m[] = { "hold", "noread", "threads", "self", "churn", "orphan", "heir", "exec",
 					 "regexec",
-					 "threxec", "spawnreg" };
+					 "threxec", "unread", "spawnreg" };
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (strcmp(mode, m[i]) == 0)
@@ -1275,6 +1372,8 @@ int main(int argc, char **argv)
 		return mode_die(atol(argv[3]), argv[4]);
 	if (strcmp(mode, "noread") == 0 && argc == 5)
 		return mode_noread(atol(argv[3]), argv[4]);
+	if (strcmp(mode, "unread") == 0 && argc == 5)
+		return mode_unread(atol(argv[3]), argv[4]);
 	if (strcmp(mode, "spawnreg") == 0 && argc == 5)
 		return mode_spawnreg(atol(argv[3]), argv[4]);
 	if (strcmp(mode, "flood") == 0 && argc == 5)

@@ -264,7 +264,9 @@ def check_limits(docs, limits):
             "the last %s are kept for root" % limits["reserved-privileged"],
             "may hold at most %s" % limits["max-per-uid"],
             "more than %s KiB" % limits["queue-pause-kib"],
-            "over %s MiB" % limits["max-queued-mib"]]
+            "over %s MiB" % limits["max-queued-mib"],
+            "While more than %s KiB of replies are unread on all of a user's connections" %
+            limits["account-queue-pause-kib"]]
     says(sec, want, "rtschedd-protocol(7) Connections", "control.h", "the limits of control.h")
     # one home for these numbers: elsewhere they drifted (4096 clients, 64 MiB)
     pages = {"man/rtschedd-protocol.7": text[:m.start()] + text[m.end():]}

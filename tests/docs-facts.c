@@ -96,6 +96,7 @@ int main(void)
 	printf("limit\tmax-per-uid\t%d\n", MAX_PER_UID);
 	printf("limit\tqueue-pause-kib\t%u\n", QUEUE_PAUSE >> 10);
 	printf("limit\tmax-queued-mib\t%u\n", MAX_QUEUED >> 20);
+	printf("limit\taccount-queue-pause-kib\t%u\n", ACCOUNT_QUEUE_PAUSE >> 10);
 	printf("limit\tcloser-per-owner\t%d\n", CLOSER_PER_OWNER);
 	printf("limit\tcloser-threads\t%d\n", CLOSER_THREADS);
 	printf("limit\tcloser-pending-max\t%d\n", CLOSER_PENDING_MAX);

@@ -8,8 +8,10 @@
  * RESERVED_PRIVILEGED of MAX_CLIENTS slots only for root and admin-group,
  * and a client whose unread replies pass QUEUE_PAUSE is not read from
  * until they drain (backpressure: its own sends block, our memory does not
- * grow). Per uid here means per account (grant.h): a user's subordinate
- * uids share its slots.
+ * grow); nor is any connection of a user whose unread replies, all its
+ * connections together, pass ACCOUNT_QUEUE_PAUSE (or a user could hold a
+ * big reply per connection). Per uid here means per account (grant.h): a
+ * user's subordinate uids share its slots.
  *
  * The loop serves users, not connections: each account's connections sit
  * in an epoll set of its own (struct user_conns), which is one source in the
@@ -66,6 +68,8 @@ struct user_conns {
 	sd_event_source *src;     /* epfd in the loop; off while held */
 	unsigned n;               /* its connections */
 	uint64_t held_until;      /* none read until then: over a rate limit (0: not held) */
+	size_t queued;            /* unread reply bytes of all its connections */
+	bool queue_paused;        /* none read: queued passed ACCOUNT_QUEUE_PAUSE */
 	struct user_conns *prev, *next;
 };
 
@@ -98,6 +102,7 @@ struct control {
 	unsigned long turned_away;
 	struct closer *closer;
 	unsigned n_close_paused;  /* clients with close_paused set */
+	unsigned long queue_pauses; /* times an account passed ACCOUNT_QUEUE_PAUSE (logged 1 in 1000) */
 	sd_event_source *hold;    /* the earliest held_until of any account */
 	struct user_conns *users;
 };
@@ -195,11 +200,14 @@ static void client_events(struct client *cl, uint32_t events)
 	cl->events = events;
 }
 
+static void account_drained(struct user_conns *a);
+
 static void client_free(struct client *cl)
 {
 	struct control *c = cl->ctl;
 	struct user_conns *a = cl->acct;
 
+	a->queued -= cl->queued;
 	while (cl->head) {
 		struct outmsg *m = cl->head;
 		cl->head = m->next;
@@ -221,13 +229,34 @@ static void client_free(struct client *cl)
 	c->n_clients--;
 	a->n--;
 	free(cl);
+	account_drained(a);
 	conns_put(a);
 	accept_resume(c);
 }
 
-/* Whether to read the client: not while its replies are unread
- * (backpressure), nor while its user's descriptors wait to be closed (then
- * it is marked, for control_resume_closed()). */
+/* Whether the account's connections may be read: not while their unread
+ * replies, together, pass ACCOUNT_QUEUE_PAUSE (then it is marked, for
+ * account_drained()). */
+static bool account_readable(struct user_conns *a)
+{
+	struct control *c = a->ctl;
+
+	if (a->queued < ACCOUNT_QUEUE_PAUSE)
+		return true;
+	if (!a->queue_paused) {
+		a->queue_paused = true;
+		/* one line per 1000, or a user who reads in spurts floods the log */
+		if (c->queue_pauses++ % 1000 == 0)
+			log_warnx("uid %u leaves %zu KiB of replies unread on its %u connections (at most %u KiB per "
+				  "user): none of its requests is read until it reads them (%lu such pauses so far)",
+				  (unsigned)a->uid, a->queued >> 10, a->n, ACCOUNT_QUEUE_PAUSE >> 10, c->queue_pauses);
+	}
+	return false;
+}
+
+/* Whether to read the client: not while its replies, or its user's, are
+ * unread (backpressure), nor while its user's descriptors wait to be closed
+ * (then it is marked, for control_resume_closed()). */
 static bool client_readable(struct client *cl)
 {
 	bool closing = closer_pending(cl->ctl->closer, cl->peer.account) >= CLOSER_PENDING_MAX;
@@ -239,7 +268,19 @@ static bool client_readable(struct client *cl)
 		else
 			cl->ctl->n_close_paused--;
 	}
-	return cl->queued < QUEUE_PAUSE && !closing;
+	return cl->queued < QUEUE_PAUSE && account_readable(cl->acct) && !closing;
+}
+
+/* Some of the account's replies went: once they are under
+ * ACCOUNT_QUEUE_PAUSE again, read its connections again. */
+static void account_drained(struct user_conns *a)
+{
+	if (!a->queue_paused || a->queued >= ACCOUNT_QUEUE_PAUSE)
+		return;
+	a->queue_paused = false;
+	for (struct client *cl = a->ctl->clients; cl; cl = cl->next)
+		if (cl->acct == a && !cl->dead && client_readable(cl))
+			client_events(cl, EPOLLIN | (cl->head ? EPOLLOUT : 0));
 }
 
 /* The earliest held_until of any account, for the hold timer (0: none). */
@@ -324,8 +365,10 @@ static int client_flush(struct client *cl)
 		if (!cl->head)
 			cl->tail = NULL;
 		cl->queued -= m->len;
+		cl->acct->queued -= m->len;
 		free(m);
 	}
+	account_drained(cl->acct);
 	/* backpressure: a client that does not read its replies is not read */
 	client_events(cl, (client_readable(cl) ? EPOLLIN : 0) | (cl->head ? EPOLLOUT : 0));
 	return 0;
@@ -362,6 +405,7 @@ static void client_reply(void *ud, const char *data, size_t len)
 		cl->head = m;
 	cl->tail = m;
 	cl->queued += len;
+	cl->acct->queued += len;
 }
 
 /* The file descriptors a client sent: keep the first in *keep (only

@@ -18,6 +18,7 @@
 #define MAX_PER_UID 128         /* connections of one non-privileged uid */
 #define QUEUE_PAUSE (256u << 10) /* unread reply bytes above which we stop reading the client */
 #define MAX_QUEUED (64u << 20)  /* bytes of unread replies (one huge reply) before a client is dropped */
+#define ACCOUNT_QUEUE_PAUSE (1u << 20) /* the same as QUEUE_PAUSE for all of one user's connections together */
 #define RATE_HOLD_MAX_US 1000   /* a user over a rate limit: its connections unread this long, times their number, at most */
 
 struct control;

@@ -56,8 +56,9 @@ static int rate(struct service *s, uid_t uid, char *msg, size_t len)
 
 	if (ratelimit_take(s->ratelimit, uid, clock_usec(CLOCK_MONOTONIC), c->rate_limit, c->rate_burst))
 		return 0;
-	snprintf(msg, len, "more than %u requests per second (burst %u) from uid %u; "
-		 "slow down or raise rate-limit in [daemon]", c->rate_limit, c->rate_burst, (unsigned)uid);
+	snprintf(msg, len, "more than %u requests per second (burst %u; a reply costs one more per %d rows) "
+		 "from uid %u; slow down or raise rate-limit in [daemon]", c->rate_limit, c->rate_burst,
+		 ROWS_PER_TOKEN, (unsigned)uid);
 	return REFUSE_RATE_LIMITED;
 }
 
@@ -72,9 +73,9 @@ static int free_rate(struct service *s, const struct peer *p, char *msg, size_t 
 	    ratelimit_take(s->free_ratelimit, p->account, clock_usec(CLOCK_MONOTONIC), c->free_rate_limit,
 			   c->free_rate_burst))
 		return 0;
-	snprintf(msg, len, "more than %u version/status/list requests per second (burst %u) from uid %u; "
-		 "slow down or raise free-rate-limit in [daemon]", c->free_rate_limit, c->free_rate_burst,
-		 (unsigned)p->account);
+	snprintf(msg, len, "more than %u version/status/list requests per second (burst %u; a reply costs one "
+		 "more per %d rows) from uid %u; slow down or raise free-rate-limit in [daemon]",
+		 c->free_rate_limit, c->free_rate_burst, ROWS_PER_TOKEN, (unsigned)p->account);
 	return REFUSE_RATE_LIMITED;
 }
 
@@ -217,6 +218,26 @@ static int gate(struct ctx *x, const struct op *op)
 	return 0;
 }
 
+/* A request's rows (its reply's messages, the threads it looked through)
+ * cost its account one more token of the op's bucket per ROWS_PER_TOKEN,
+ * taken after it ran: a list of a big registry is that many requests' work
+ * for the loop. The bucket may go below empty; the account's next request
+ * is then refused, and its connections held, until it is paid back. */
+static void charge_rows(struct ctx *x, const struct op *op)
+{
+	const struct config *c = x->svc->config;
+	unsigned extra = (unsigned)(x->rows / ROWS_PER_TOKEN);
+	uint64_t now = clock_usec(CLOCK_MONOTONIC);
+
+	if (extra == 0)
+		return;
+	if (op->flags & OP_RATE)
+		ratelimit_charge(x->svc->ratelimit, x->peer->account, now, c->rate_limit, c->rate_burst, extra);
+	else if ((op->flags & OP_FREE) && x->peer->uid != 0)
+		ratelimit_charge(x->svc->free_ratelimit, x->peer->account, now, c->free_rate_limit,
+				 c->free_rate_burst, extra);
+}
+
 /* "a, b, ... or z": the ops a client may name (OP_UNLISTED ones left out). */
 static void op_names(char *buf, size_t len)
 {
@@ -253,8 +274,10 @@ static void dispatch(struct ctx *x)
 	for (size_t i = 0; name && i < sizeof(ops) / sizeof(ops[0]); i++) {
 		if (strcmp(name, ops[i].name) != 0)
 			continue;
-		if (gate(x, &ops[i]) == 0)
+		if (gate(x, &ops[i]) == 0) {
 			ops[i].run(x);
+			charge_rows(x, &ops[i]);
+		}
 		return;
 	}
 	op_names(names, sizeof(names));

@@ -4,8 +4,9 @@
  * (mode, directory, a stale file replaced, a live one refused) or taken from
  * systemd, descriptors passed with a request (one taken, more refused, none
  * leaked), the connection quotas (per uid, and the slots kept for root and
- * admin-group), backpressure on a client that does not read its replies, the
- * drop of one whose replies pass the limit, the pause when out of
+ * admin-group), backpressure on a client that does not read its replies and
+ * on a user whose connections together do not, the drop of one whose
+ * replies pass the limit, the pause when out of
  * descriptors, and turns per user, not per connection (as root: the other
  * user's connection is made by a child that changed its uid). Runs as any
  * user. The numbers are control.c's: */
@@ -14,6 +15,7 @@
 #define MAX_PER_UID 128
 #define QUEUE_PAUSE (256u << 10)
 #define MAX_QUEUED (64u << 20)
+#define ACCOUNT_QUEUE_PAUSE (1u << 20)
 
 #include "autoconfig.h"
 
@@ -516,6 +518,55 @@ START_TEST(test_backpressure)
 }
 END_TEST
 
+/* One user, many connections, one request on each whose reply is bigger
+ * than its socket takes, none read: once the replies the daemon holds for
+ * the user pass ACCOUNT_QUEUE_PAUSE, none of its connections is read (each
+ * alone is under QUEUE_PAUSE); once they are read, the rest is served. */
+START_TEST(test_backpressure_per_user)
+{
+	enum { N = 32 };
+	int c[N], msgs[N] = { 0 }, served, done = 0;
+	char buf[PROTO_MSG_MAX + 1];
+
+	H.huge = 48;   /* 192 KiB a reply: under QUEUE_PAUSE, over what a socket takes */
+	unit_log_capture();
+	for (int i = 0; i < N; i++) {
+		c[i] = client();
+		ck_assert_int_ge(c[i], 0);
+		send_with(c[i], "huge", 4, NULL, 0);
+	}
+	pump();
+	served = H.n_req;
+	ck_assert_msg(served < N, "all %d requests read although no reply was", N);
+	ck_assert_int_ge(served, 1);
+	const char *log = unit_log_captured();
+	ck_assert_msg(strstr(log, "KiB of replies unread on its 32 connections (at most 1024 KiB per user)"), "%s",
+		      log);
+	pump();
+	ck_assert_int_eq(H.n_req, served);
+	/* the clients read: every request is served, whole, and the loop is not stuck */
+	while (done < N) {
+		int before = H.n_req, got = 0;
+
+		for (int i = 0; i < N; i++) {
+			ssize_t n;
+
+			while (msgs[i] < H.huge && (n = recv(c[i], buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
+				ck_assert_int_eq(n, PROTO_MSG_MAX);
+				got++;
+				if (++msgs[i] == H.huge)
+					done++;
+			}
+		}
+		pump();
+		ck_assert_msg(got > 0 || H.n_req > before, "stuck: %d of %d served, %d read whole", H.n_req, N, done);
+	}
+	ck_assert_int_eq(H.n_req, N);
+	for (int i = 0; i < N; i++)
+		close(c[i]);
+}
+END_TEST
+
 /* Replies to one request past MAX_QUEUED unread: the client is dropped
  * (said once in the log), the daemon goes on. */
 START_TEST(test_drop_unread)
@@ -735,6 +786,7 @@ int main(void)
 	else
 		unit_skip("test_quota_reserved: RLIMIT_NOFILE's hard limit is below 3 descriptors per client");
 	tcase_add_test(tc, test_backpressure);
+	tcase_add_test(tc, test_backpressure_per_user);
 	tcase_add_test(tc, test_drop_unread);
 	/* valgrind closes a descriptor past its own, emulated RLIMIT_NOFILE as
 	 * accept4() returns it: the connection is lost instead of left queued */

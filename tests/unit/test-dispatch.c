@@ -465,8 +465,9 @@ START_TEST(test_free_rate_limit)
 	m = ask(&user, "v=1 op=list");
 	assert_ok(m);
 	m = ask(&user, "v=1 op=version");
-	snprintf(want, sizeof(want), "more than 1 version/status/list requests per second (burst 2) from uid %u; "
-		 "slow down or raise free-rate-limit in [daemon]", (unsigned)user_uid);
+	snprintf(want, sizeof(want), "more than 1 version/status/list requests per second (burst 2; a reply costs "
+		 "one more per 10 rows) from uid %u; slow down or raise free-rate-limit in [daemon]",
+		 (unsigned)user_uid);
 	assert_err(m, "rate-limited", want);
 	m = ask(&user, "v=1 op=metrics");
 	assert_ok(m);
@@ -513,8 +514,8 @@ START_TEST(test_rate_limit)
 	assert_ok(m);
 	writes = sched_record_n();
 	m = askf(&user, "v=1 op=register tid=%d role=audio", (int)wk.tid);
-	snprintf(want, sizeof(want), "more than 1 requests per second (burst 2) from uid %u; "
-		 "slow down or raise rate-limit in [daemon]", (unsigned)user_uid);
+	snprintf(want, sizeof(want), "more than 1 requests per second (burst 2; a reply costs one more per 10 "
+		 "rows) from uid %u; slow down or raise rate-limit in [daemon]", (unsigned)user_uid);
 	assert_err(m, "rate-limited", want);
 	ck_assert_uint_eq(sched_record_n(), writes);
 	ck_assert_uint_eq(svc.grants, 2);

@@ -695,6 +695,28 @@ START_TEST(test_ratelimit_counted)
 }
 END_TEST
 
+/* A charge after the fact (a reply's rows): the bucket goes below empty and
+ * the next take waits until it is paid back; ratelimit_wait() says how long.
+ * No bucket, or rate 0: nothing. */
+START_TEST(test_ratelimit_charge)
+{
+	struct ratelimit *rl;
+	const uint64_t t0 = 1000000000;
+
+	ck_assert_int_eq(ratelimit_new(&rl), 0);
+	ratelimit_charge(rl, 9, t0, 10, 20, 100);            /* no bucket yet: nothing */
+	ck_assert(ratelimit_take(rl, 9, t0, 10, 20));
+	ratelimit_charge(rl, 9, t0, 10, 20, 60);              /* 19 - 60 = -41 */
+	ck_assert(!ratelimit_take(rl, 9, t0, 10, 20));
+	ck_assert_uint_eq(ratelimit_wait(rl, 9, t0, 10), 4200001); /* 42 tokens at 10/s */
+	ck_assert(!ratelimit_take(rl, 9, t0 + 4199999, 10, 20));
+	ck_assert(ratelimit_take(rl, 9, t0 + 4200001, 10, 20));
+	ratelimit_charge(rl, 9, t0, 0, 20, 1000);             /* rate 0: off */
+	ck_assert(ratelimit_take(rl, 9, t0 + 4300001, 10, 20));
+	ratelimit_free(rl);
+}
+END_TEST
+
 /* The wire code of every refusal (ops_wire_error(), the one table): what
  * clients have seen since before the core had refusals of its own. A
  * failure (-errno), or anything outside the table, is internal. */
@@ -1012,6 +1034,7 @@ int main(void)
 	tcase_add_test(tc, test_owns);
 	tcase_add_test(tc, test_ratelimit);
 	tcase_add_test(tc, test_ratelimit_counted);
+	tcase_add_test(tc, test_ratelimit_charge);
 	tcase_add_test(tc, test_wire_codes);
 	tcase_add_test(tc, test_decide_paths_agree);
 	tcase_add_test(tc, test_decide_cooldown);

@@ -600,6 +600,23 @@ bool ratelimit_take(struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate
 	return ratelimit_take_counted(rl, uid, now, rate, burst, NULL);
 }
 
+void ratelimit_charge(struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate, unsigned burst, unsigned n)
+{
+	if (rate == 0)
+		return;
+	for (size_t i = 0; i < rl->n; i++)
+		if (rl->b[i].uid == uid) {
+			struct bucket *b = &rl->b[i];
+
+			b->tokens += (double)(now - b->last) * rate / 1e6;
+			if (b->tokens > burst)
+				b->tokens = burst;
+			b->last = now;
+			b->tokens -= n;
+			return;
+		}
+}
+
 uint64_t ratelimit_wait(const struct ratelimit *rl, uid_t uid, uint64_t now, unsigned rate)
 {
 	if (rate == 0)

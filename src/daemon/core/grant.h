@@ -175,6 +175,12 @@ bool ratelimit_take(struct ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned
  * many takes for uid it refused since the last one it allowed. */
 bool ratelimit_take_counted(struct ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned rate, unsigned burst,
 			    unsigned long *missed);
+/* Take n more tokens from uid's bucket, after the one a request took for
+ * what turned out to be n tokens' work: the bucket may go below empty, and
+ * uid's next take waits until it is paid back. Nothing if uid has no bucket
+ * or rate is 0. */
+void ratelimit_charge(struct ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned rate, unsigned burst,
+		      unsigned n);
 /* Microseconds from now_usec until uid's bucket holds a token again (0: it
  * does, or uid has none yet, or rate is 0). */
 uint64_t ratelimit_wait(const struct ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned rate);

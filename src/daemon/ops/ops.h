@@ -46,7 +46,13 @@ struct ctx {
 	bool is_pid;
 	struct grant_request req;    /* OP_SCHED */
 	uint64_t hold_until;         /* refused by a rate limit: the account's next token (CLOCK_MONOTONIC µs) */
+	size_t rows;                 /* messages sent (send_buf), and managed threads an op looked through:
+				      * dispatch charges them to the op's rate limit (ROWS_PER_TOKEN) */
 };
+
+/* The rows of a reply, or the threads a request looks through, that cost
+ * one more token of its rate limit (rtschedd-protocol(7), RATE LIMIT). */
+#define ROWS_PER_TOKEN 10
 
 /* reply.c: the wire code of an answer of the core (core/refusal.h): a
  * refusal by the one table of them, a failure (-errno) as internal. */

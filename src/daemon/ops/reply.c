@@ -50,6 +50,7 @@ void send_buf(struct ctx *x)
 	if (x->out.overflow)
 		proto_error(&x->out, PE_INTERNAL, "reply too long");
 	x->reply(x->ud, x->out.data, x->out.len);
+	x->rows++;
 }
 
 /* Refuse with error e; diag, if not NULL or "", is the diagnosed cause's code. */

@@ -53,6 +53,8 @@ static int find_target(struct ctx *x, const char *want, pid_t *tid)
 	}
 	if ((*tid = jitter_probe_tid(s->jitter, want)))
 		return 0;
+	/* each a /proc read: the scan is charged like rows (dispatch.c) */
+	x->rows += registry_n_threads(s->registry);
 	REGISTRY_FOREACH_THREAD(t, s->registry) {
 		if (proc_read_stat(t->tid, &st) < 0 || strcmp(st.comm, want))
 			continue;
