@@ -21,8 +21,8 @@
  * immutable snapshot behind one pointer: the watchdog announces the one it
  * reads in `hazard`, and the main loop frees a replaced snapshot only once
  * it is not announced. Grants too recent to be in a snapshot come through
- * `ring`, whose slots carry a sequence number (a seqlock per slot). The trip
- * record is the watchdog's while `trip_state` is TRIP_FREE and the main
+ * `ring`, whose slots carry a sequence number (a seqlock per slot). Each trip
+ * record is the watchdog's while its `trip_state` is TRIP_FREE and the main
  * loop's while it is TRIP_READY. */
 #ifndef RTSCHED_SAFETY_INT_H
 #define RTSCHED_SAFETY_INT_H
@@ -43,6 +43,9 @@
 
 enum { WANT_PARK, WANT_RUN, WANT_EXIT };
 enum { TRIP_FREE, TRIP_READY };
+#define TRIP_SLOTS 4              /* trip records the main loop may not have taken yet: a starved
+				   * loop must not make later trips' demotions unknown to the
+				   * registry, nor their users unheld */
 
 #define TRACK_MAX 4096            /* real-time threads one starvation episode tracks */
 #define TRACK_SLOTS 8192          /* their hash table: a power of two, twice TRACK_MAX */
@@ -162,9 +165,11 @@ struct safety {
 	_Atomic uint64_t ring_next;        /* grants written so far */
 
 	struct scan *scan;                 /* the watchdog thread's */
-	_Atomic int trip_state;            /* TRIP_FREE / TRIP_READY */
-	struct safety_trip trip;           /* the record (see trip_state) */
-	_Atomic unsigned long unlogged;    /* trips while the record was the main loop's */
+	_Atomic int trip_state[TRIP_SLOTS]; /* TRIP_FREE / TRIP_READY, each record's */
+	struct safety_trip trip[TRIP_SLOTS]; /* the records (see trip_state) */
+	uint64_t trip_seq[TRIP_SLOTS];     /* the order they were made in (the watchdog's, while free) */
+	uint64_t trips_made;               /* the watchdog thread's count */
+	_Atomic unsigned long unlogged;    /* trips while every record was the main loop's */
 
 	int notify;                        /* eventfd: watchdog -> main loop */
 	sd_event_source *notify_src, *cooldown_src, *park_src;

@@ -263,6 +263,7 @@ void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, 
 	struct safety_trip *t = &sc->trip;
 	const struct snapshot *snap;
 	uint64_t one = 1;
+	size_t slot;
 
 	if (!sc->on)   /* late at the very first check: measure what runs now */
 		safety_scan_begin(sc, now_mono, 0);
@@ -284,14 +285,17 @@ void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, 
 	}
 	safety_snap_put(s);
 	safety_scan_end(sc);
-	if (atomic_load(&s->trip_state) != TRIP_FREE) {
-		/* the main loop has not taken the last one: the CPU is rescued all
-		 * the same; it will say how many it could not log */
+	for (slot = 0; slot < TRIP_SLOTS && atomic_load(&s->trip_state[slot]) != TRIP_FREE; slot++)
+		;
+	if (slot == TRIP_SLOTS) {
+		/* the main loop has taken none of the last ones: the CPU is rescued
+		 * all the same; it will say how many it could not log */
 		atomic_fetch_add(&s->unlogged, 1);
 		return;
 	}
-	memcpy(&s->trip, t, sizeof(*t));
-	atomic_store(&s->trip_state, TRIP_READY);
+	memcpy(&s->trip[slot], t, sizeof(*t));
+	s->trip_seq[slot] = ++s->trips_made;
+	atomic_store(&s->trip_state[slot], TRIP_READY);
 	if (write(s->notify, &one, sizeof(one)) < 0) {
 		/* the counter is full: the main loop has it already */
 	}
@@ -359,26 +363,24 @@ int safety_on_cooldown(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* The watchdog tripped: log, start the cooldown, let the daemon record it. */
-int safety_on_notify(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+/* One trip, its record in slot: log, start the cooldown, let the daemon
+ * record it. */
+static void trip_take(struct safety *s, size_t slot)
 {
-	struct safety *s = userdata;
 	struct safety_trip *t;
 	unsigned long unlogged;
 	size_t managed = 0;
 	char cpus[128];
-	uint64_t v, now;
+	uint64_t now;
 
-	if (read(fd, &v, sizeof(v)) < 0 || atomic_load(&s->trip_state) != TRIP_READY)
-		return 0;
 	t = malloc(sizeof(*t));
 	if (!t) {
-		atomic_store(&s->trip_state, TRIP_FREE);
+		atomic_store(&s->trip_state[slot], TRIP_FREE);
 		log_warnx("watchdog: tripped; out of memory for its record");
-		return 0;
+		return;
 	}
-	memcpy(t, &s->trip, sizeof(*t));
-	atomic_store(&s->trip_state, TRIP_FREE);
+	memcpy(t, &s->trip[slot], sizeof(*t));
+	atomic_store(&s->trip_state[slot], TRIP_FREE);
 	unlogged = atomic_exchange(&s->unlogged, 0);
 	t->unlogged = unlogged;
 	trip_text(t, t->culprits);
@@ -393,7 +395,7 @@ int safety_on_notify(sd_event_source *src, int fd, uint32_t revents, void *userd
 		 * not help the starved CPU and would punish the innocent */
 		log_warnx("watchdog: CPU %s starved; %s; nothing demoted", cpus, t->culprits);
 		free(t);
-		return 0;
+		return;
 	}
 	sd_event_now(s->event, CLOCK_BOOTTIME, &now);
 	t->cooldown_until_usec = now + (uint64_t)s->params.cooldown_s * 1000000u;
@@ -413,5 +415,25 @@ int safety_on_notify(sd_event_source *src, int fd, uint32_t revents, void *userd
 	free(t);
 	sd_event_source_set_time(s->cooldown_src, s->cooldown_until);
 	sd_event_source_set_enabled(s->cooldown_src, SD_EVENT_ONESHOT);
-	return 0;
+}
+
+/* The watchdog tripped: every record it made, oldest first. */
+int safety_on_notify(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct safety *s = userdata;
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0)
+		return 0;
+	for (;;) {
+		size_t first = TRIP_SLOTS;
+
+		for (size_t i = 0; i < TRIP_SLOTS; i++)
+			if (atomic_load(&s->trip_state[i]) == TRIP_READY &&
+			    (first == TRIP_SLOTS || s->trip_seq[i] < s->trip_seq[first]))
+				first = i;
+		if (first == TRIP_SLOTS)
+			return 0;
+		trip_take(s, first);
+	}
 }
