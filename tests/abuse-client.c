@@ -23,6 +23,9 @@
  *                                        "REPLY ..."; meanwhile a second thread waits for a line on
  *                                        stdin, then creates N idle threads ("spawned N"); exits
  *                                        when stdin closes
+ *   abuse-client connflood SOCK          connect and close at once, as fast as it can, until stdin
+ *                                        closes (the listen backlog full: the next try); then
+ *                                        "connflood: connects=C full=F other=O"
  *   abuse-client flood SOCK N TEXT       N requests pipelined on one connection, as fast as possible
  *   abuse-client flood-for SOCK S TEXT   the same for S seconds (then the replies still due are read);
  *                                        a reply's ROW messages are tallied as "row", not as replies
@@ -645,6 +648,45 @@ static int mode_hold(long n)
 			printf(" %s=%ld", t.code[i], t.n[i]);
 	printf("\n");
 	free(fds);
+	return 0;
+}
+
+/* Connect and close, as fast as the socket takes them, until stdin closes
+ * (looked at every 64 tries): the accept loop's flood. A full backlog
+ * (EAGAIN, a non-blocking connect) is tried again at once. */
+static int mode_connflood(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	long connects = 0, full = 0, other = 0;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		return 1;
+	strcpy(sa.sun_path, sock_path);
+	printf("flooding\n");
+	fflush(stdout);
+	alarm(0);
+	for (unsigned long i = 0;; i++) {
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		if (fd < 0)
+			return 1;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			connects++;
+		else if (errno == EAGAIN)
+			full++;
+		else
+			other++;
+		close(fd);
+		if (i % 64 == 0) {
+			struct pollfd pf = { .fd = 0, .events = POLLIN };
+			char b[256];
+
+			if (poll(&pf, 1, 0) > 0 && read(0, b, sizeof(b)) <= 0)
+				break;
+		}
+	}
+	alarm(ALARM_S);
+	printf("connflood: connects=%ld full=%ld other=%ld\n", connects, full, other);
 	return 0;
 }
 
@@ -1316,7 +1358,7 @@ static int mode_threxec(const char *tmpl, char **prog)
 /* Modes that wait for stdin to close, however long the test takes. */
 static bool holds_until_eof(const char *mode)
 {
-	static const char *const m[] = { "hold", "noread", "threads", "self", "churn", "orphan", "heir", "exec",
+	static const char *const m[] = { "hold", "connflood", "noread", "threads", "self", "churn", "orphan", "heir", "exec",
 					 "regexec",
 					 "threxec", "unread", "spawnreg" };
 
@@ -1353,6 +1395,10 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "storm") == 0 && argc == 4 && atol(argv[2]) > 0 && atol(argv[2]) < ALARM_S &&
 	    strlen(argv[3]) <= 14)
 		return mode_storm(atol(argv[2]), argv[3]);
+	if (strcmp(mode, "connflood") == 0 && argc == 3) {
+		sock_path = argv[2];
+		return mode_connflood();
+	}
 	if (argc < 4)
 		usage();
 	sock_path = argv[2];

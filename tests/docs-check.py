@@ -263,6 +263,7 @@ def check_limits(docs, limits):
     want = ["At most %s connections" % limits["max-clients"],
             "the last %s are kept for root" % limits["reserved-privileged"],
             "may hold at most %s" % limits["max-per-uid"],
+            "accepts at most %s connections" % limits["accept-batch"],
             "more than %s KiB" % limits["queue-pause-kib"],
             "over %s MiB" % limits["max-queued-mib"],
             "While more than %s KiB of replies are unread on all of a user's connections" %

@@ -94,6 +94,7 @@ int main(void)
 	printf("limit\tmax-clients\t%d\n", MAX_CLIENTS);
 	printf("limit\treserved-privileged\t%d\n", RESERVED_PRIVILEGED);
 	printf("limit\tmax-per-uid\t%d\n", MAX_PER_UID);
+	printf("limit\taccept-batch\t%u\n", ACCEPT_BATCH);
 	printf("limit\tqueue-pause-kib\t%u\n", QUEUE_PAUSE >> 10);
 	printf("limit\tmax-queued-mib\t%u\n", MAX_QUEUED >> 20);
 	printf("limit\taccount-queue-pause-kib\t%u\n", ACCOUNT_QUEUE_PAUSE >> 10);

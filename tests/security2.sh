@@ -27,6 +27,9 @@
 #   9  (the audit of the grant paths, F1) a rule takes nobody's setuid-root
 #      program started under the rule's name for root's; a thread a rule
 #      manages for root keeps root's grant once it runs as nobody
+#  10  (the control-socket audit, finding 4) nobody's processes that connect
+#      and close as fast as they can hold the accept loop: no one else is
+#      served
 . "$(dirname "$0")/lib.sh"
 need_root
 ABUSE="$top_builddir/tests/abuse-client"
@@ -624,5 +627,66 @@ wait_for sh -c "chrt -p $PP | grep -q SCHED_OTHER"
 exec {s9fd}>&-
 daemon_stop
 bg_stop
+
+# --- 10. a connect flood holds the accept loop ---------------------------------------------------
+# the control-socket audit, finding 4: on_accept() accepted until EAGAIN, so
+# nobody's processes connecting and closing as fast as they can (more of them
+# than CPUs) kept the listening socket readable and it never returned: no
+# request served, no exit seen, no watchdog ping. During such a flood root
+# registers a thread, reads its policy back from the kernel and asks for the
+# status, each bounded by rtschedctl's own timeouts, while every flooder still
+# runs (they stop only when the test closes their stdin); a thread registered
+# before the flood keeps its grant.
+plain_conf
+daemon_start "$CONF"
+nthreads f10 "" rt-f10- 4
+set -- $THR
+F10T1=$2
+ctl register --tid "$F10T1" --policy fifo --priority 7
+[ "$RC" = 0 ] && [ "$(kern "$F10T1")" = fifo/7 ] && pass "10: before the flood, root's tid $F10T1 is fifo/7" ||
+	fail "10: root's registration before the flood: rc $RC, kernel $(kern "$F10T1"): $OUT $ERR"
+mkfifo "$TMP/cf.in"
+CFP=""
+for i in $(seq $((NCPU + 1))); do
+	as_nobody "$ABUSE" connflood "$SOCK" <"$TMP/cf.in" >"$TMP/cf$i.out" 2>&1 &
+	CFP="$CFP $!"; BG="$BG $!"
+done
+exec {cffd}>"$TMP/cf.in"
+for i in $(seq $((NCPU + 1))); do wait_for grep -q flooding "$TMP/cf$i.out"; done
+# the flood reaches the cap (the loop never came back to the closed
+# connections, or did and nobody holds 128 again): its refusals are logged
+wait_for grep -q "refusing a connection from uid $NOBODY" "$DLOG"
+cf_alive() { for p in $CFP; do running "$p" || return 1; done; }
+served=0
+rounds=3
+for r in $(seq $rounds); do
+	set -- $THR
+	shift $((r + 1))
+	t=$1
+	ctl register --tid "$t" --policy fifo --priority $((7 + r))
+	reg_rc=$RC reg_err="$ERR"
+	got=$(kern "$t")
+	ctl status
+	st_rc=$RC
+	if [ "$reg_rc" = 0 ] && [ "$got" = "fifo/$((7 + r))" ] && [ "$st_rc" = 0 ] && cf_alive; then
+		served=$((served + 1))
+	else
+		echo "# round $r: register rc $reg_rc ($reg_err), tid $t is $got, status rc $st_rc ($ERR), flooders alive: $(cf_alive && echo yes || echo no)"
+	fi
+done
+[ "$served" = "$rounds" ] && pass "10: with $((NCPU + 1)) of nobody's processes connecting and closing, root's $rounds register + status rounds were all served while they ran (each read back from the kernel)" ||
+	fail "10: only $served of $rounds of root's register + status rounds were served during nobody's connect flood"
+[ "$(kern "$F10T1")" = fifo/7 ] && pass "10: root's tid $F10T1, registered before the flood, is still fifo/7" ||
+	fail "10: root's tid $F10T1 registered before the flood is now $(kern "$F10T1")"
+exec {cffd}>&-
+for p in $CFP; do bounded_wait "$p" "a connflood process"; done
+for i in $(seq $((NCPU + 1))); do echo "# flooder $i: $(tail -1 "$TMP/cf$i.out")"; done
+echo "# the daemon: $(grep -c "refusing a connection from uid $NOBODY" "$DLOG") refusal lines (one per 1000), last: $(grep "refusing a connection" "$DLOG" | tail -1 | sed 's/.*refused so far/& /' | grep -o '[0-9]* refused so far')"
+running "$DPID" && pass "10: the daemon is alive after the flood" || fail "10: the daemon died in the flood"
+ctl status
+expect_rc 0 "10: and answers after it"
+daemon_stop
+bg_stop
+
 
 finish

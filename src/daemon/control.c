@@ -22,6 +22,15 @@
  * user over a rate limit is held by turning one source off, not each of
  * its connections.
  *
+ * Accepting is sliced the same way: one turn of the loop accepts at most
+ * ACCEPT_BATCH connections, for at most PROCEV_SLICE_US, and the rest wait
+ * in the listen backlog for its next turn. A user who connects and closes
+ * as fast as a few CPUs allow would otherwise keep the listening socket
+ * readable and on_accept() never returning: nobody served, no connector
+ * events, no exits, no watchdog ping to systemd. And a connection of a
+ * user already at MAX_PER_UID is refused before any look-up of its user
+ * (NSS, the subordinate ranges): by its credentials alone (struct tally).
+ *
  * Nothing a client handed over is closed on the event loop: descriptors it
  * passed (SCM_RIGHTS) that no op kept, and the connection itself, whose
  * queue may hold more of them, go to the closer (closer.h); a client whose
@@ -42,8 +51,10 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "daemon/sys/clock.h"
 #include "daemon/sys/closer.h"
 #include "daemon/sys/log.h"
+#include "daemon/sys/procev.h"
 #include "shared/protocol.h"
 #include "daemon/control.h"
 #include "daemon/sys/proc.h"
@@ -73,9 +84,28 @@ struct user_conns {
 	struct user_conns *prev, *next;
 };
 
+/* The connections of one pair of peer credentials (uid, primary gid)
+ * accepted as not privileged. Privilege and account are functions of that
+ * pair (and of the configuration, the user database and the subordinate
+ * ranges), so a pair that holds MAX_PER_UID by itself is over its
+ * account's cap: its next connection is refused without asking them, for
+ * VERDICT_TRUST_US after a look-up last found it not privileged. Then one
+ * connection is looked up again, so what changed (a reload or the user
+ * database made it admin-group) is seen within that time, and a flood of
+ * connections costs one look-up per VERDICT_TRUST_US, not one each. */
+struct tally {
+	uid_t uid;
+	gid_t gid;
+	uid_t account;            /* theirs (its closes are charged to it) */
+	uint64_t confirmed;       /* CLOCK_MONOTONIC µs of the last look-up that found it not privileged */
+	unsigned n;
+	struct tally *prev, *next;
+};
+
 struct client {
 	struct control *ctl;
 	struct user_conns *acct;
+	struct tally *tally;      /* NULL: accepted as privileged */
 	int fd;
 	uint32_t events;          /* what acct->epfd waits for on fd */
 	struct peer peer;
@@ -105,6 +135,7 @@ struct control {
 	unsigned long queue_pauses; /* times an account passed ACCOUNT_QUEUE_PAUSE (logged 1 in 1000) */
 	sd_event_source *hold;    /* the earliest held_until of any account */
 	struct user_conns *users;
+	struct tally *tallies;
 };
 
 /* Accept again (a client went, or the timer ran). */
@@ -184,6 +215,39 @@ static void conns_put(struct user_conns *a)
 	free(a);
 }
 
+/* The tally of (uid, gid); made (n 0) if `add`; NULL if none or no memory. */
+static struct tally *tally_get(struct control *c, uid_t uid, gid_t gid, bool add)
+{
+	struct tally *t;
+
+	for (t = c->tallies; t; t = t->next)
+		if (t->uid == uid && t->gid == gid)
+			return t;
+	if (!add || !(t = calloc(1, sizeof(*t))))
+		return NULL;
+	t->uid = uid;
+	t->gid = gid;
+	t->next = c->tallies;
+	if (t->next)
+		t->next->prev = t;
+	c->tallies = t;
+	return t;
+}
+
+/* One connection of the tally's fewer; it goes with its last. */
+static void tally_put(struct control *c, struct tally *t)
+{
+	if (!t || --t->n)
+		return;
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		c->tallies = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	free(t);
+}
+
 /* What the account's set waits for on the client's connection. */
 static void client_events(struct client *cl, uint32_t events)
 {
@@ -228,6 +292,7 @@ static void client_free(struct client *cl)
 		cl->next->prev = cl->prev;
 	c->n_clients--;
 	a->n--;
+	tally_put(c, cl->tally);
 	free(cl);
 	account_drained(a);
 	conns_put(a);
@@ -562,11 +627,44 @@ static void accept_pause(struct control *c, const char *what)
 	sd_event_source_set_enabled(c->resume, SD_EVENT_ONESHOT);
 }
 
+/* Whether a connection with these credentials must be refused, and why
+ * (NULL: it may stay). The checks that need no look-up come first: all
+ * slots taken, or its (uid, gid) already holding MAX_PER_UID connections
+ * accepted as not privileged; only then its privilege and account (the
+ * user database, the subordinate ranges). */
+static const char *refusal(struct control *c, const struct ucred *cred, bool *privileged, uid_t *account)
+{
+	struct tally *t = tally_get(c, cred->uid, cred->gid, false);
+	uint64_t now = clock_usec(CLOCK_MONOTONIC);
+
+	*privileged = false;
+	*account = (uid_t)-1;
+	if (c->n_clients >= MAX_CLIENTS)
+		return "all connections taken";
+	if (t && t->n >= MAX_PER_UID && now - t->confirmed < VERDICT_TRUST_US) {
+		*account = t->account;
+		return "this user holds the most connections one user may";
+	}
+	*privileged = c->h->privileged(c->ud, cred->uid, cred->gid, cred->pid);
+	*account = c->h->account(c->ud, cred->uid);
+	if (t && !*privileged && *account == t->account)
+		t->confirmed = now;
+	if (!*privileged && c->n_clients >= MAX_CLIENTS - RESERVED_PRIVILEGED)
+		return "the free connections are kept for root and admin-group";
+	if (!*privileged && uid_clients(c, *account) >= MAX_PER_UID)
+		return "this user holds the most connections one user may";
+	return NULL;
+}
+
+/* At most ACCEPT_BATCH connections, for at most PROCEV_SLICE_US (as
+ * procev.c reads its events); the rest wait in the backlog, the socket
+ * stays readable and the loop comes back here after its other sources. */
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct control *c = userdata;
+	uint64_t end = clock_usec(CLOCK_MONOTONIC) + PROCEV_SLICE_US;
 
-	for (;;) {
+	for (unsigned i = 0; i < ACCEPT_BATCH && (i == 0 || clock_usec(CLOCK_MONOTONIC) < end); i++) {
 		struct ucred cred = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 		socklen_t len = sizeof(cred);
 		struct client *cl;
@@ -584,18 +682,10 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		const char *full = NULL;
 		uid_t account = (uid_t)-1;
 		bool known = getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
-		if (!known) {
+		if (!known)
 			full = "no credentials";
-		} else {
-			privileged = c->h->privileged(c->ud, cred.uid, cred.gid, cred.pid);
-			account = c->h->account(c->ud, cred.uid);
-			if (c->n_clients >= MAX_CLIENTS)
-				full = "all connections taken";
-			else if (!privileged && c->n_clients >= MAX_CLIENTS - RESERVED_PRIVILEGED)
-				full = "the free connections are kept for root and admin-group";
-			else if (!privileged && uid_clients(c, account) >= MAX_PER_UID)
-				full = "this user holds the most connections one user may";
-		}
+		else
+			full = refusal(c, &cred, &privileged, &account);
 		if (full || !(cl = calloc(1, sizeof(*cl)))) {
 			/* one line per 1000, or a flood of connections floods the log */
 			if (c->turned_away++ % 1000 == 0) {
@@ -637,6 +727,13 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		}
 		cl->events = EPOLLIN;
 		cl->acct->n++;
+		/* out of memory for it, the connection is only not counted here */
+		if (!privileged && (cl->tally = tally_get(c, cred.uid, cred.gid, true))) {
+			if (!cl->tally->n || cl->tally->account == account)
+				cl->tally->confirmed = clock_usec(CLOCK_MONOTONIC);
+			cl->tally->account = account;
+			cl->tally->n++;
+		}
 		/* after the set: without a pidfd the connection is still served */
 		peer_pin(&cl->peer, cfd);
 		cl->next = c->clients;
@@ -645,6 +742,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		c->clients = cl;
 		c->n_clients++;
 	}
+	return 0;
 }
 
 /* mkdir -p for the socket's directory. */

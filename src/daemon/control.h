@@ -20,6 +20,8 @@
 #define MAX_QUEUED (64u << 20)  /* bytes of unread replies (one huge reply) before a client is dropped */
 #define ACCOUNT_QUEUE_PAUSE (1u << 20) /* the same as QUEUE_PAUSE for all of one user's connections together */
 #define RATE_HOLD_MAX_US 1000   /* a user over a rate limit: its connections unread this long, times their number, at most */
+#define ACCEPT_BATCH 32u        /* connections one turn of the loop accepts, at most (and for PROCEV_SLICE_US) */
+#define VERDICT_TRUST_US 1000000u /* a uid at its cap is refused without a look-up for this long after one */
 
 struct control;
 struct closer;

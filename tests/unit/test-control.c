@@ -59,6 +59,7 @@ static struct {
 	size_t reply_size;        /* bytes of each reply */
 	int huge;                 /* replies to a "huge" request */
 	int privileged;           /* the next this many accepts are privileged */
+	int n_privileged;         /* calls of on_privileged (look-ups of a peer) */
 	int first_other;          /* requests served before the first of another uid's (-1: none yet) */
 } H;
 
@@ -113,6 +114,7 @@ static uint64_t on_request(void *ud, const struct peer *p, const void *data, siz
 
 static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid)
 {
+	H.n_privileged++;
 	if (H.privileged > 0) {
 		H.privileged--;
 		return true;
@@ -389,13 +391,15 @@ START_TEST(test_fds)
 }
 END_TEST
 
-/* At most MAX_PER_UID connections of one non-privileged uid; a privileged
- * one is not counted against it. */
+/* At most MAX_PER_UID connections of one non-privileged uid, those over it
+ * refused without a look-up of the peer (for VERDICT_TRUST_US after the
+ * last); a privileged one is not counted against it. */
 START_TEST(test_quota_per_uid)
 {
 	int c[MAX_PER_UID + 3], closed = 0;
 
 	unit_log_capture();
+	H.n_privileged = 0;
 	for (int i = 0; i < MAX_PER_UID + 2; i++) {
 		c[i] = client();
 		ck_assert_int_ge(c[i], 0);
@@ -408,6 +412,11 @@ START_TEST(test_quota_per_uid)
 	for (int i = 0; i < MAX_PER_UID + 2; i++)
 		closed += closed_by_server(c[i]);
 	ck_assert_int_eq(closed, 2);
+	/* the two over the cap were refused by their credentials alone */
+	ck_assert_int_eq(H.n_privileged, MAX_PER_UID);
+	/* once the verdict is older than VERDICT_TRUST_US the peer is looked
+	 * up again: now privileged (a reload made it admin-group), it is let in */
+	usleep(VERDICT_TRUST_US + 100000);
 	H.privileged = 1;
 	c[MAX_PER_UID + 2] = client();
 	pump();
