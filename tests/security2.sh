@@ -30,6 +30,8 @@
 #  10  (the control-socket audit, finding 4) nobody's processes that connect
 #      and close as fast as they can hold the accept loop: no one else is
 #      served
+#  11  (the control-socket audit, finding 5) each check opens system bus
+#      connections and starts a probe thread on the event loop
 . "$(dirname "$0")/lib.sh"
 need_root
 ABUSE="$top_builddir/tests/abuse-client"
@@ -688,5 +690,126 @@ expect_rc 0 "10: and answers after it"
 daemon_stop
 bg_stop
 
+# --- 11. check: a bus connection and a probe thread per request -------------------------------------
+# the control-socket audit, finding 5: each check examined the daemon itself
+# again, on the event loop: its unit's RestrictRealtime= over a new system bus
+# connection (its Hello under sd-bus's 25 s default) and a probe thread
+# started and joined; and a target's unit over another new connection. Now the
+# daemon examines itself at start-up (and reload) and asks about targets over
+# one connection it keeps. The daemon runs in a service's cgroup (the
+# name=systemd hierarchy) with a private system bus; strace counts its
+# connect() calls to that bus and the threads it starts during N checks of a
+# process in another service's cgroup, whose reports must stay the same.
+SYSD=/sys/fs/cgroup/systemd
+S11=rtsd-s11-$$
+s11_cg_rm() {
+	for d in "$SYSD/$S11.slice/$S11-target.service" "$SYSD/$S11.slice/$S11.service" "$SYSD/$S11.slice"; do
+		[ -d "$d" ] || continue
+		for p in $(cat "$d/cgroup.procs" 2>/dev/null); do echo "$p" >"$SYSD/cgroup.procs" 2>/dev/null; done
+		rmdir "$d" 2>/dev/null
+	done
+}
+if ! command -v strace >/dev/null || ! command -v dbus-daemon >/dev/null || [ ! -w "$SYSD/cgroup.procs" ]; then
+	echo "# SKIP 11: needs strace, dbus-daemon and a writable name=systemd hierarchy at $SYSD"
+else
+	at_exit s11_cg_rm
+	mkdir -p "$SYSD/$S11.slice/$S11.service" "$SYSD/$S11.slice/$S11-target.service"
+	# bus_conf RECEIVE: a system bus like the real one (rtkit.sh's); RECEIVE
+	# "deny": it delivers no reply, a Hello's either (a bus that stalls)
+	bus_conf() {
+		cat >"$TMP/bus.conf" <<EOC
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$TMP/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <$1 receive_type="method_return"/>
+    <$1 receive_type="error"/>
+    <$1 receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.systemd1"/>
+  </policy>
+</busconfig>
+EOC
+		rm -f "$TMP/bus"
+		dbus-daemon --config-file="$TMP/bus.conf" --nofork >>"$TMP/bus.log" 2>&1 &
+		BUSP=$!; BG="$BG $BUSP"
+		wait_for test -S "$TMP/bus"
+	}
+	bus_conf allow
+	# the daemon starts in the service's cgroup, with the private bus
+	cat >"$TMP/in-svc" <<EOS
+#!/bin/sh
+echo \$\$ >"$SYSD/$S11.slice/$S11.service/cgroup.procs" || exit 1
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/bus exec "$RTSCHEDD" "\$@"
+EOS
+	chmod 755 "$TMP/in-svc"
+	plain_conf
+	RTSCHEDD_REAL=$RTSCHEDD
+	RTSCHEDD=$TMP/in-svc
+	daemon_start "$CONF"
+	RTSCHEDD=$RTSCHEDD_REAL
+	sleep 3600 &
+	TGT=$!; BG="$BG $TGT"
+	echo "$TGT" >"$SYSD/$S11.slice/$S11-target.service/cgroup.procs"
+	ctl --json check --pid "$TGT"
+	first=$OUT
+	[ "$(printf '%s' "$first" | jq -r .unit)" = "$S11-target.service" ] &&
+		pass "11: check --pid names the target's service, $S11-target.service" ||
+		fail "11: check --pid $TGT: $first $ERR"
+	ctl check
+	self_first=$OUT
+	# every thread of the daemon traced (strace -f): then the checks
+	strace -f -qq -s 80 -e trace=connect,clone,clone3,sendmsg -o "$TMP/strace" -p "$DPID" &
+	STR=$!
+	wait_for sh -c "for s in /proc/$DPID/task/*/status; do awk '/^TracerPid:/ { exit \$2 == 0 }' \$s || exit 1; done"
+	N=10 same=0
+	for i in $(seq $N); do
+		ctl --json check --pid "$TGT"
+		[ "$OUT" = "$first" ] && same=$((same + 1))
+	done
+	ctl check
+	self_last=$OUT
+	kill "$STR"; wait "$STR" 2>/dev/null
+	conns=$(grep -c "connect(.*$TMP/bus" "$TMP/strace")
+	threads=$(grep -E "clone3?\(" "$TMP/strace" | grep -c CLONE_THREAD)
+	asked=$(grep -c "LoadState" "$TMP/strace")
+	echo "# during $N checks of pid $TGT and one of the daemon alone: $conns connect() to the bus, $asked LoadState calls, $threads threads started"
+	[ "$conns" -lt "$N" ] && pass "11: $N checks made $conns system bus connections (before: one per check or more)" ||
+		fail "11: $N checks made $conns system bus connections: one per request"
+	[ "$asked" -ge "$N" ] && pass "11: each check of pid $TGT still asked systemd about its unit ($asked calls)" ||
+		fail "11: $N checks of pid $TGT asked systemd $asked times"
+	[ "$threads" -lt "$N" ] && pass "11: and started $threads threads (before: a probe thread per check)" ||
+		fail "11: $N checks started $threads threads: a probe thread per request"
+	[ "$same" = "$N" ] && pass "11: the $N reports of pid $TGT are the first one's" ||
+		fail "11: only $same of $N reports of pid $TGT were the first one's"
+	[ "$self_last" = "$self_first" ] && pass "11: rtschedctl check of the daemon alone prints the same report as before" ||
+		fail "11: rtschedctl check changed: $(diff <(echo "$self_first") <(echo "$self_last") | head -5)"
+	ctl reload
+	ctl check
+	[ "$OUT" = "$self_first" ] && pass "11: and after a reload too" ||
+		fail "11: after a reload check says: $(diff <(echo "$self_first") <(echo "$OUT") | head -5)"
+	# a bus that stalls: a new one that answers no Hello. Each check opened
+	# a connection and waited for its Hello, 25 s (sd-bus's default) on the
+	# loop, longer than rtschedctl waits; now the connection the daemon opens
+	# again is not ready, and the unit's files answer
+	kill "$BUSP"; wait "$BUSP" 2>/dev/null
+	bus_conf deny
+	ctl --json check --pid "$TGT"
+	[ "$OUT" = "$first" ] && pass "11: with a bus that answers no Hello, check --pid is answered, the same report" ||
+		fail "11: with a bus that answers no Hello, check --pid: rc $RC, $ERR"
+	ctl status
+	expect_rc 0 "11: and status right after it"
+	daemon_stop
+	bg_stop
+	s11_cg_rm
+fi
 
 finish

@@ -20,6 +20,7 @@
 #include "daemon/cpu/isolate.h"
 #include "daemon/cpu/pmqos.h"
 #include "daemon/daemon.h"
+#include "daemon/diag/diag.h"
 #include "daemon/dispatch.h"
 #include "daemon/follow.h"
 #include "daemon/guard.h"
@@ -141,6 +142,7 @@ int daemon_reload(struct daemon *d, char *err, size_t len)
 	log_set_level(c->log_level);
 	d->reloads++;
 	rlimit_warn_incapable(c); /* CAP_SYS_RESOURCE is kept only if the start's config wanted it */
+	diag_self_keep(); /* what `check` says of the daemon: looked at again */
 	registry_reapply(d->svc.registry, c);
 	observing_reconfigure(&d->svc);
 	follow_scan(d->follow, true);
@@ -552,6 +554,13 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 		return r;
 	}
 	rlimit_warn_incapable(c);
+	/* what `check` and a refused apply's explanation say of the daemon
+	 * itself, with its capabilities final: looked at once here (and at
+	 * each reload), not per request on the loop; a target's unit is asked
+	 * of systemd over one connection, attached to the loop */
+	if ((r = diag_bus_attach(d->event)) < 0)
+		return r;
+	diag_self_keep();
 	/* threads only now: capabilities are per thread, and a thread started
 	 * before the drop would keep every one of them */
 	jitter_apply_config(d->svc.jitter, d->svc.config);
@@ -629,6 +638,8 @@ void daemon_free(struct daemon *d)
 	ratelimit_free(d->svc.ratelimit);
 	ratelimit_free(d->svc.free_ratelimit);
 	rtloop_free(d->svc.loop);
+	diag_bus_detach();
+	diag_self_forget();
 	sd_event_unref(d->event);
 	config_free(d->svc.config);
 	accounts_finish();

@@ -21,6 +21,15 @@
 
 #define UNIT_PATH "/etc/systemd/system:/run/systemd/system:/lib/systemd/system:/usr/lib/systemd/system"
 
+/* The checking process and the kernel's features, as diag_self_keep()
+ * found them (event-loop thread only). */
+static struct {
+	bool valid;
+	int err;                        /* diag_proc_load()'s, 0 if self is loaded */
+	struct diag_proc self;
+	struct kfeat feat[KFEAT_N];
+} kept;
+
 int diag_ctx_init(struct diag_ctx *c, const struct diag_env *env, const struct diag_target *t,
 		  struct diag_report *r)
 {
@@ -191,6 +200,67 @@ static int target_user(struct diag_ctx *c, char *user, size_t len)
 	return diag_path(user, len, "%s", pw.pw_name);
 }
 
+void diag_self_keep(void)
+{
+	static const struct diag_target none = { .policy = -1 };
+	struct diag_report scratch;
+	struct diag_ctx *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		kept.valid = false;
+		return;   /* each diagnosis looks for itself */
+	}
+	diag_report_init(&scratch);
+	if (diag_ctx_init(c, NULL, &none, &scratch) == 0) {
+		/* its unit's RestrictRealtime= is asked of systemd once (the
+		 * first time, waiting for the bus), then kept with it: c->self
+		 * takes it from kept.self, which stays as it was until here */
+		diag_bus_may_wait(!kept.valid);
+		int err = diag_proc_load(c, &c->self, 0);
+		diag_bus_may_wait(false);
+		kept.self = c->self;
+		kept.err = err;
+		kfeat_probe(kept.feat);
+		kept.valid = true;
+	} else {
+		kept.valid = false;
+	}
+	diag_report_free(&scratch);
+	free(c);
+}
+
+bool diag_kept_unit(struct diag_proc *p)
+{
+	if (!kept.valid || kept.err || p->id != 0 || strcmp(kept.self.unit, p->unit) != 0 ||
+	    kept.self.user_unit != p->user_unit)
+		return false;
+	p->restrict_rt = kept.self.restrict_rt;
+	p->transient = kept.self.transient;
+	memcpy(p->restrict_src, kept.self.restrict_src, sizeof(p->restrict_src));
+	return true;
+}
+
+void diag_self_forget(void)
+{
+	kept.valid = false;
+}
+
+const struct kfeat *diag_kept_features(void)
+{
+	return kept.valid ? kept.feat : NULL;
+}
+
+/* The checking process into c->self: as kept on the live system, else
+ * read now. 0 or -errno. */
+static int self_load(struct diag_ctx *c)
+{
+	if (!c->real || !kept.valid)
+		return diag_proc_load(c, &c->self, 0);
+	if (kept.err == 0)
+		c->self = kept.self;
+	return kept.err;
+}
+
 int diag_run(const struct diag_env *env, const struct diag_target *t, struct diag_report *out)
 {
 	struct diag_ctx *c;
@@ -203,7 +273,7 @@ int diag_run(const struct diag_env *env, const struct diag_target *t, struct dia
 		return -ENOMEM;
 	if ((r = diag_ctx_init(c, env, t, out)) < 0)
 		goto done;
-	if ((r = diag_proc_load(c, &c->self, 0)) < 0)
+	if ((r = self_load(c)) < 0)
 		diag_failed(c, "the checking process in /proc/self", r);
 	if (t->pid > 0) {
 		if ((r = diag_proc_load(c, &c->target, t->pid)) < 0)
@@ -370,7 +440,7 @@ int diag_explain(const struct diag_env *env, const struct diag_target *t, const 
 		return -ENOMEM;
 	if ((r = diag_ctx_init(c, env, t, &scratch)) < 0)
 		goto done;
-	diag_proc_load(c, &c->self, 0);
+	self_load(c);
 	if (t->pid > 0 && (r = diag_proc_load(c, &c->target, t->pid)) == -ESRCH) {
 		r = diag_path(buf, len, "tid %d has exited", (int)t->pid);
 		goto done;

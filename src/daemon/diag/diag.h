@@ -69,6 +69,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <systemd/sd-event.h>
 
 #include "daemon/sys/irqinfo.h"
 #include "shared/report.h"
@@ -125,6 +126,38 @@ int diag_run(const struct diag_env *env, const struct diag_target *t, struct dia
  * the same code `check` would report for it. */
 int diag_explain(const struct diag_env *env, const struct diag_target *t, const char *what,
 		 int err, char *buf, size_t len, char *code);
+
+/* --- the daemon: what its checks and explanations run on the event loop ---
+ * The checking process is the daemon itself, which does not change between
+ * requests, and looking at it meant a system bus connection and PID 1's
+ * answers (its unit's RestrictRealtime=) and a probe thread joined on the
+ * loop (kfeat_rt_allowed()); the kernel's features were probed each time
+ * too. So the daemon examines itself once, at start-up and on each
+ * reload, and keeps it. A target's unit is asked of systemd over one
+ * connection the daemon keeps, attached to its loop. */
+
+/* Examine the checking process (this one) and probe the kernel's
+ * features now, and keep both: every later diag_run() and diag_explain()
+ * on the live system uses them instead of looking again. The daemon calls
+ * it once its privileges are final, and on every reload. */
+void diag_self_keep(void);
+/* Forget what diag_self_keep() kept: each diagnosis looks again. */
+void diag_self_forget(void);
+/* Ask systemd about units over one system bus connection, attached to e,
+ * kept and reused (until now: a connection per lookup, as rtschedd --check
+ * still does). It is opened without waiting; a lookup while it is not ready
+ * (connecting, or opened again after it closed) reads the unit's files
+ * instead, so the loop never waits for the bus to answer a connect or a
+ * Hello; each lookup waits DIAG_BUS_TIMEOUT_US at most in all, and after
+ * one timed out the bus is left alone for DIAG_BUS_QUIET_US. 0 or -errno. */
+int diag_bus_attach(sd_event *e);
+/* Close that connection (at exit); lookups open their own again. */
+void diag_bus_detach(void);
+
+/* What one unit lookup over the bus may take, all its calls together; and
+ * for how long the daemon's connection stays closed after one timed out. */
+#define DIAG_BUS_TIMEOUT_US (2u * 1000000u)
+#define DIAG_BUS_QUIET_US (60u * 1000000u)
 
 /* An [irq NAME] or [kthread NAME] section, as diag_irq() checks it. */
 struct diag_irq_section {

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdbool.h>
 
+#include "daemon/sys/kfeat.h"
 #include "daemon/sys/proc.h"
 #include "daemon/diag/diag.h"
 
@@ -67,6 +68,16 @@ void diag_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format
 /* Append to a fix or message being built; keeps it NUL-terminated and
  * marks a cut with "...". */
 void diag_cat(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The kernel's features diag_self_keep() probed, NULL if none are kept. */
+const struct kfeat *diag_kept_features(void);
+/* Fill p's RestrictRealtime= fields from the checking process kept when
+ * p is this process in the same unit (a running process's unit property
+ * does not change until it starts again): true, or false to look it up. */
+bool diag_kept_unit(struct diag_proc *p);
+/* Whether a unit lookup may wait for the daemon's bus connection to become
+ * ready (diag_self_keep() at start-up), instead of reading files. */
+void diag_bus_may_wait(bool wait);
 
 /* diag_proc.c: load what /proc says about a process (pid 0: self).
  * -ESRCH if it does not exist. */

@@ -275,11 +275,15 @@ int diag_preempt_model(const struct diag_env *env, char *mode, size_t len)
  * configuration turns its path on), or missing and what stands in. */
 static void check_features(struct diag_ctx *c)
 {
-	struct kfeat f[KFEAT_N];
+	struct kfeat probed[KFEAT_N];
+	const struct kfeat *f = diag_kept_features();
 
 	if (!c->real)
 		return;
-	kfeat_probe(f);
+	if (!f) {
+		kfeat_probe(probed);
+		f = probed;
+	}
 	for (int i = 0; i < KFEAT_N; i++) {
 		if (f[i].present > 0)
 			diag_add(c, "kernel-feature", DIAG_INFO, NULL, "available: %s (%s): %s", f[i].name,

@@ -71,7 +71,7 @@ int diag_proc_load(struct diag_ctx *c, struct diag_proc *p, pid_t pid)
 	if (p->have_cgroup &&
 	    ((p->cg.has_unified && proc_unit_from_cgroup(p->cg.unified, p->unit, sizeof(p->unit), &p->user_unit) == 0) ||
 	     (p->cg.has_systemd && proc_unit_from_cgroup(p->cg.systemd, p->unit, sizeof(p->unit), &p->user_unit) == 0)) &&
-	    in_service(p))
+	    in_service(p) && !(c->real && diag_kept_unit(p)))
 		p->restrict_rt = diag_unit_restrict_rt(c, p->unit, p->user_unit, &p->transient, p->restrict_src,
 						       sizeof(p->restrict_src));
 	/* what the kernel allows the checking process, asked of it (a fixture

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
+#include "daemon/sys/clock.h"
 #include "daemon/diag/diag_int.h"
 
 #define MAX_DROPINS 64
@@ -137,11 +138,102 @@ static const char *next_dir(const char *p, bool user, char *dir, size_t len)
 	return p[n] ? p + n + 1 : p + n;
 }
 
+/* The daemon's connection (diag_bus_attach()); NULL event: none. */
+static struct {
+	sd_event *event;
+	sd_bus *bus;
+	bool may_wait;            /* diag_bus_may_wait() */
+	uint64_t quiet_until;     /* after a lookup timed out: no bus until then (CLOCK_MONOTONIC µs) */
+} shared;
+
+void diag_bus_may_wait(bool wait)
+{
+	shared.may_wait = wait;
+}
+
+/* A system bus connection as sd_bus_open_system() makes one, but with the
+ * call timeout set before it starts, so its Hello waits no longer than a
+ * lookup may (sd-bus's default is 25 s), and refusing descriptors (none of
+ * these calls takes one; see rtkit.c's bus_open()). Attached to e, if
+ * given: it connects as the loop runs. */
+static int bus_connect(sd_bus **ret, sd_event *e)
+{
+	const char *addr = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS");
+	sd_bus *b = NULL;
+	int r;
+
+	if ((r = sd_bus_new(&b)) < 0)
+		return r;
+	if ((r = sd_bus_set_description(b, "rtschedd-diag")) < 0 ||
+	    (r = sd_bus_set_address(b, addr ? addr : "unix:path=/run/dbus/system_bus_socket")) < 0 ||
+	    (r = sd_bus_set_bus_client(b, 1)) < 0 || (r = sd_bus_negotiate_fds(b, 0)) < 0 ||
+	    (r = sd_bus_set_method_call_timeout(b, DIAG_BUS_TIMEOUT_US)) < 0 || (r = sd_bus_start(b)) < 0 ||
+	    (e && (r = sd_bus_attach_event(b, e, SD_EVENT_PRIORITY_NORMAL)) < 0)) {
+		sd_bus_close_unref(b);
+		return r;
+	}
+	*ret = b;
+	return 0;
+}
+
+int diag_bus_attach(sd_event *e)
+{
+	diag_bus_detach();
+	shared.event = sd_event_ref(e);
+	/* a failure here is tried again at the next lookup */
+	bus_connect(&shared.bus, e);
+	return 0;
+}
+
+void diag_bus_detach(void)
+{
+	if (shared.bus)
+		sd_bus_detach_event(shared.bus);
+	shared.bus = sd_bus_close_unref(shared.bus);
+	shared.event = sd_event_unref(shared.event);
+}
+
+/* The connection for one lookup, a reference the caller drops: the
+ * daemon's if it is ready (a closed one is opened again, for a later
+ * lookup), else -ENOTCONN; without diag_bus_attach() one of its own. */
+static int bus_get(sd_bus **ret)
+{
+	if (!shared.event)
+		return bus_connect(ret, NULL);
+	if (shared.bus && sd_bus_is_open(shared.bus) <= 0) {
+		sd_bus_detach_event(shared.bus);
+		shared.bus = sd_bus_close_unref(shared.bus);
+	}
+	if (!shared.bus && clock_usec(CLOCK_MONOTONIC) >= shared.quiet_until)
+		bus_connect(&shared.bus, shared.event);
+	/* a call on a connection still connecting waits for it to be ready */
+	if (!shared.bus || (!shared.may_wait && sd_bus_is_ready(shared.bus) <= 0))
+		return -ENOTCONN;
+	*ret = sd_bus_ref(shared.bus);
+	return 0;
+}
+
+/* Before each call of a lookup: what is left of its deadline as the call
+ * timeout; -ETIMEDOUT once it has passed. */
+static int bus_budget(sd_bus *bus, uint64_t deadline)
+{
+	uint64_t now = clock_usec(CLOCK_MONOTONIC);
+
+	if (now >= deadline)
+		return -ETIMEDOUT;
+	return sd_bus_set_method_call_timeout(bus, deadline - now);
+}
+
 /* RestrictRealtime= of a loaded system service, as systemd has it: 1 or 0,
- * else -errno (no bus, no systemd on it, not loaded, not a service). */
+ * else -errno (no bus, no systemd on it, not loaded, not a service). All
+ * its calls together wait DIAG_BUS_TIMEOUT_US at most; when they time out
+ * the daemon's connection is closed and for DIAG_BUS_QUIET_US not opened
+ * again (lookups read files meanwhile), so a bus that stalls costs the
+ * loop one timeout per DIAG_BUS_QUIET_US, not one per request. */
 static int bus_restrict_rt(const char *unit, bool *transient, char *src, size_t len)
 {
 	size_t n = strlen(unit);
+	uint64_t deadline = clock_usec(CLOCK_MONOTONIC) + DIAG_BUS_TIMEOUT_US;
 	sd_bus *bus = NULL;
 	char *path = NULL, *load = NULL, *frag = NULL;
 	int on = 0, tr = 0, r;
@@ -149,18 +241,20 @@ static int bus_restrict_rt(const char *unit, bool *transient, char *src, size_t 
 	/* only a service has an exec context to restrict (a scope has none) */
 	if (n < 9 || strcmp(unit + n - 8, ".service") != 0)
 		return -ENOTSUP;
-	if ((r = sd_bus_open_system(&bus)) < 0)
+	if ((r = bus_get(&bus)) < 0)
 		return r;
 	/* a call activates the name if needed: where systemd is not PID 1 that
 	 * fails at once (its bus service file runs /bin/false) */
-	sd_bus_set_method_call_timeout(bus, 2 * 1000000);
 	if ((r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path)) >= 0 &&
+	    (r = bus_budget(bus, deadline)) >= 0 &&
 	    (r = sd_bus_get_property_string(bus, SYSTEMD, path, SYSTEMD ".Unit", "LoadState", NULL, &load)) >= 0)
 		r = strcmp(load, "loaded") == 0 ? 0 : -ENOENT;
-	if (r >= 0 &&
+	if (r >= 0 && (r = bus_budget(bus, deadline)) >= 0 &&
 	    (r = sd_bus_get_property_trivial(bus, SYSTEMD, path, SYSTEMD ".Service", "RestrictRealtime", NULL, 'b',
 					     &on)) >= 0 &&
-	    sd_bus_get_property_trivial(bus, SYSTEMD, path, SYSTEMD ".Unit", "Transient", NULL, 'b', &tr) >= 0 && !tr)
+	    bus_budget(bus, deadline) >= 0 &&
+	    sd_bus_get_property_trivial(bus, SYSTEMD, path, SYSTEMD ".Unit", "Transient", NULL, 'b', &tr) >= 0 && !tr &&
+	    bus_budget(bus, deadline) >= 0)
 		sd_bus_get_property_string(bus, SYSTEMD, path, SYSTEMD ".Unit", "FragmentPath", NULL, &frag);
 	if (r >= 0) {
 		*transient = tr;
@@ -172,7 +266,15 @@ static int bus_restrict_rt(const char *unit, bool *transient, char *src, size_t 
 	free(path);
 	free(load);
 	free(frag);
-	sd_bus_flush_close_unref(bus);
+	if (shared.event && bus == shared.bus && (r == -ETIMEDOUT || clock_usec(CLOCK_MONOTONIC) >= deadline)) {
+		sd_bus_detach_event(shared.bus);
+		shared.bus = sd_bus_close_unref(shared.bus);
+		shared.quiet_until = clock_usec(CLOCK_MONOTONIC) + DIAG_BUS_QUIET_US;
+	}
+	if (shared.event)
+		sd_bus_unref(bus);
+	else
+		sd_bus_flush_close_unref(bus);
 	return r < 0 ? r : on;
 }
 

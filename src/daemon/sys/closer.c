@@ -1,7 +1,8 @@
 /* closer.c: descriptors closed by worker threads (see closer.h). The event
  * loop is the only producer; the owners' queues and counts sit behind one
- * mutex that nobody holds across a close(), so the loop waits for it a few
- * instructions at most. */
+ * mutex that nobody holds across a close(), and that lends a worker
+ * holding it the loop's priority (PTHREAD_PRIO_INHERIT), so the loop waits
+ * for it a few instructions at most. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -161,11 +162,18 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 int closer_new(struct closer **ret, sd_event *e, void (*drained)(void *ud), void *ud)
 {
 	struct closer *c = calloc(1, sizeof(*c));
+	pthread_mutexattr_t ma;
 	int r;
 
 	if (!c)
 		return -ENOMEM;
-	pthread_mutex_init(&c->lock, NULL);
+	/* priority inheritance: the real-time loop takes it, and so do the
+	 * SCHED_OTHER workers, which a user's real-time spinners could keep
+	 * off the CPU while they hold it */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&c->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&c->cond, NULL);
 	c->drained = drained;
 	c->ud = ud;
