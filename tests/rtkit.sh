@@ -377,6 +377,28 @@ expect_in "$row" " rtkit " "caller gone: the target is still managed (SOURCE rtk
 expect_in "$row" "$OTHER" "... owned by uid $OTHER"
 expect_sched "$SP" "policy=rr priority=9" "kernel: the target keeps RR 9 after its caller exited (as with rtkit)"
 
+# --- WithPID for a root process in a seteuid(nobody) window: its /proc owner is
+# nobody (it set itself dumpable again, as some daemons do), its real uid root --
+cat >"$TMP/euid.py" <<'EOP'
+import ctypes, os, sys, time
+os.setresuid(0, int(sys.argv[1]), 0)
+ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)   # PR_SET_DUMPABLE
+print("ready", flush=True)
+time.sleep(100000)
+EOP
+prlimit --rttime=100000:100000 python3 "$TMP/euid.py" "$OTHER" >"$TMP/euid.out" 2>&1 </dev/null &
+EP=$!   # prlimit execs: this is python
+sp_stop2() { kill "$EP" 2>/dev/null; wait "$EP" 2>/dev/null; }
+at_exit sp_stop2
+wait_for grep -q ready "$TMP/euid.out" || fail "the seteuid process did not start: $(cat "$TMP/euid.out")"
+expect_in "$(awk '/^Uid:/ { print $2, $3 }' /proc/"$EP"/status) $(stat -c %u /proc/"$EP")" "0 $OTHER $OTHER" \
+	"the target runs as root, effective uid $OTHER, /proc owner $OTHER"
+run "${AS_OTHER[@]}" busctl --system call $NAME $OPATH $NAME MakeThreadRealtimeWithPID ttu "$EP" "$EP" 9
+[ "$RC" != 0 ] && pass "uid $OTHER: MakeThreadRealtimeWithPID for root's process in its seteuid window is refused: $ERR" ||
+	fail "uid $OTHER was granted real-time on root's process $EP (real uid 0): $OUT"
+expect_sched "$EP" "policy=other" "kernel: root's process stays SCHED_OTHER"
+sp_stop2
+
 # --- the real client: PipeWire's module-rt, as nobody with RLIMIT_RTPRIO 0 ------
 # (so it cannot make itself real-time and asks RealtimeKit1, as on a desktop)
 PWPID=""; PWTID=""

@@ -25,6 +25,8 @@ struct peer {
 	uid_t account; /* whose limits, rate and connection slots it uses (grant.h) */
 	int pidfd; /* -1 if none */
 	bool gone; /* the process had exited by accept: pid names no process of ours */
+	bool foreign; /* pid is a process the caller named, not its own (rtkit's WithPID): the
+		       * target's real uid is read too, not only its /proc owner */
 };
 
 /* What a front end has just read from the kernel about the thread it asks

@@ -75,7 +75,9 @@ int may_act_on(const struct peer *peer, const struct grant_subject *subj, const 
  * thread's effective uid, which is what rtkit checks. Anything else (another
  * process's thread, a setuid program, which runs as root) is read from its
  * status: the thread group for a privileged caller, the real and effective
- * uid for the refusal's message. The status read was a quarter of the
+ * uid for the refusal's message; so is a process rtkit's WithPID named that
+ * is not the caller's own (its real uid must be the caller's too). The
+ * status read was a quarter of the
  * daemon's time per registration. A front end that has just made that stat
  * (known) is taken at its word: the rtkit service, through the caller's
  * process held open. */
@@ -91,7 +93,9 @@ static int task_identity(const struct peer *peer, const struct grant_subject *su
 	} else {
 		r = proc_task_owner(peer->pid, id, &owner);
 	}
-	if (r == 0 && (subj->privileged || owner == subj->uid)) {
+	/* a process the caller only named (rtkit's WithPID) may run as the
+	 * caller only in effect: a root daemon's seteuid() window */
+	if (r == 0 && (subj->privileged || (owner == subj->uid && !peer->foreign))) {
 		ps->tgid = peer->pid;
 		ps->pid = id;
 		ps->uid = ps->euid = owner;

@@ -260,8 +260,10 @@ static int call_finish(struct rtkit *rk, const struct call *c, struct peer *peer
 
 	/* WithPID: the thread must be one of `process`, which must be the
 	 * caller's uid's (the grant path checks both); else the caller's own */
-	if (c->with_pid)
+	if (c->with_pid) {
+		peer->foreign = peer->pid != (pid_t)c->process;
 		peer->pid = (pid_t)c->process;
+	}
 	memset(&req, 0, sizeof(req));
 	snprintf(req.role, sizeof(req.role), "%s", conf->role);
 	req.has_policy = true;
