@@ -717,6 +717,28 @@ START_TEST(test_ratelimit_charge)
 }
 END_TEST
 
+/* Buckets full again go when the table needs room: 1,024 uids that each took
+ * a token once, then ten seconds later another uid, leave two buckets, the
+ * new one and the one still in debt (a charge it has not paid back), which
+ * still refuses. */
+START_TEST(test_ratelimit_evict)
+{
+	struct ratelimit *rl;
+	const uint64_t t0 = 1000000000;
+
+	ck_assert_int_eq(ratelimit_new(&rl), 0);
+	for (uid_t u = 0; u < 1024; u++)
+		ck_assert(ratelimit_take(rl, 100000 + u, t0, 1, 2));
+	ratelimit_charge(rl, 100005, t0, 1, 2, 100);
+	ck_assert_uint_eq(ratelimit_buckets(rl), 1024);
+	ck_assert(ratelimit_take(rl, 7, t0 + 10000000, 1, 2));
+	ck_assert_uint_eq(ratelimit_buckets(rl), 2);
+	ck_assert(!ratelimit_take(rl, 100005, t0 + 10000000, 1, 2));
+	ck_assert(ratelimit_take(rl, 100006, t0 + 10000000, 1, 2));   /* as new: full */
+	ratelimit_free(rl);
+}
+END_TEST
+
 /* The wire code of every refusal (ops_wire_error(), the one table): what
  * clients have seen since before the core had refusals of its own. A
  * failure (-errno), or anything outside the table, is internal. */
@@ -1035,6 +1057,7 @@ int main(void)
 	tcase_add_test(tc, test_ratelimit);
 	tcase_add_test(tc, test_ratelimit_counted);
 	tcase_add_test(tc, test_ratelimit_charge);
+	tcase_add_test(tc, test_ratelimit_evict);
 	tcase_add_test(tc, test_wire_codes);
 	tcase_add_test(tc, test_decide_paths_agree);
 	tcase_add_test(tc, test_decide_cooldown);

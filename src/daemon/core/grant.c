@@ -568,6 +568,18 @@ bool ratelimit_take_counted(struct ratelimit *rl, uid_t uid, uint64_t now, unsig
 			b = &rl->b[i];
 			break;
 		}
+	if (!b && rl->n == rl->cap) {
+		/* a bucket full again is what a new one would be: let those go
+		 * before growing (or every uid ever seen, 65,536 subordinate ones
+		 * included, would stay, and be looked through at every take) */
+		size_t k = 0;
+		for (size_t i = 0; i < rl->n; i++) {
+			const struct bucket *o = &rl->b[i];
+			if (o->missed || o->tokens + (double)(now - o->last) * rate / 1e6 < burst)
+				rl->b[k++] = *o;
+		}
+		rl->n = k;
+	}
 	if (!b) {
 		if (rl->n == rl->cap) {
 			size_t cap = rl->cap ? rl->cap * 2 : 16;
@@ -629,6 +641,11 @@ uint64_t ratelimit_wait(const struct ratelimit *rl, uid_t uid, uint64_t now, uns
 			return have >= 1.0 ? 0 : (uint64_t)((1.0 - have) * 1e6 / rate) + 1;
 		}
 	return 0;
+}
+
+size_t ratelimit_buckets(const struct ratelimit *rl)
+{
+	return rl->n;
 }
 
 void ratelimit_free(struct ratelimit *rl)

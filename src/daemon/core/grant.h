@@ -184,6 +184,9 @@ void ratelimit_charge(struct ratelimit *rl, uid_t uid, uint64_t now_usec, unsign
 /* Microseconds from now_usec until uid's bucket holds a token again (0: it
  * does, or uid has none yet, or rate is 0). */
 uint64_t ratelimit_wait(const struct ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned rate);
+/* The buckets it keeps: one per uid seen, until it is full again and the
+ * table needs room. */
+size_t ratelimit_buckets(const struct ratelimit *rl);
 void ratelimit_free(struct ratelimit *rl);
 
 #endif
