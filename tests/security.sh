@@ -185,8 +185,9 @@ before=$(rss)
 for i in 1 2 3 4; do
 	mkfifo "$TMP/nr$i.in"
 	ABUSE_STALL_S=3 as_nobody "$ABUSE" noread "$SOCK" 80000 "v=1 op=status" <"$TMP/nr$i.in" >"$TMP/nr$i.out" 2>&1 &
-	BG="$BG $!"
+	BG="$BG $!"; NRPIDS="${NRPIDS:-} $!"
 	exec {x}>"$TMP/nr$i.in"
+	NRFDS="${NRFDS:-} $x"
 done
 for i in 1 2 3 4; do wait_for grep -q "noread:" "$TMP/nr$i.out"; done
 after=$(rss)
@@ -200,6 +201,10 @@ fi
 [ "$sent" -lt 320000 ] && pass "5: backpressure: the senders were stopped ($sent sent)" || fail "5: all $sent requests were taken"
 ctl status
 expect_rc 0 "5: the daemon still answers"
+# the senders go: nobody's unread replies with them (while they stay, none of
+# nobody's connections is read: at most 1 MiB of unread replies per user)
+for x in $NRFDS; do exec {x}>&-; done
+for p in $NRPIDS; do wait "$p" 2>/dev/null; done
 
 # --- 6. authorization by identity, not by process -----------------------------------------------
 SUID="$TMP/suid-sleep"
