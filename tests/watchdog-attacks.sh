@@ -28,6 +28,11 @@
 #   J  a demoted runaway that may set real-time itself (root's, or a user's
 #      with an RLIMIT_RTPRIO of its own) raises itself back at once: the
 #      watchdog must still know it as a thread it manages, and demote it again
+#   K  every look of the watchdog at /proc held 600 ms in the kernel (a path
+#      lookup waiting on the same name's lookup by a task the runaway starves;
+#      RTSCHEDD_TEST_WATCHDOG_STALL_MS stands in for it): the watchdog wakes
+#      late at every check, yet the canary of the other CPU ticks on time, so
+#      the daemon was not stopped: it must judge, not start over
 #
 # Every assertion about scheduling reads the kernel. The bounds of the waits
 # (HANG_S) only end a hang; how long each took is printed, never judged.
@@ -294,6 +299,18 @@ twice() { [ "$(demotions)" -ge 2 ]; }
 wait_for twice && pass "J: demoted, raised itself back to fifo/10, demoted again: the demoted thread stays one the watchdog manages" ||
 	fail "J: the runaway that raised itself back was not demoted again: $(demotions) demotion(s); $(grep watchdog "$DLOG" | tail -2)"
 echo "# J: $(grep 'watchdog: CPU 0: tid' "$DLOG" | sed -n 2p | cut -c1-200)"
+
+# --- K. the watchdog held in the kernel at every look -------------------------------------------
+export RTSCHEDD_TEST_WATCHDOG_STALL_MS=600
+restart
+unset RTSCHEDD_TEST_WATCHDOG_STALL_MS
+spin k nobody --name held --mode spin --register - --seconds 120
+K=$(started k)
+wait_for is_sched "$K" fifo
+wait_for trip_seen || fail "K: no trip while each look of the watchdog was held 600 ms: $(grep watchdog "$DLOG" | tail -2)"
+wait_for is_sched "$K" other
+expect_sched "$K" "policy=other" "K: the runaway is demoted though the watchdog woke late at every check"
+echo "# K: $(grep -m1 -o 'watchdog: CPU 0: .*' "$DLOG" | cut -c1-200)"
 
 spin_stop
 daemon_stop

@@ -1,4 +1,4 @@
-/* testhook.h: two hooks for the security tests (tests/security2.sh,
+/* testhook.h: three hooks for the security tests (tests/security2.sh,
  * tests/watchdog-attacks.sh), inert unless the environment rtschedd was
  * started with names them: only whoever starts the daemon can arm them.
  *
@@ -14,7 +14,11 @@
  *       malloc lock, and blocks in a write to FIFO (a pipe kept full) until
  *       the test reads it (under AddressSanitizer, which has no glibc
  *       arena, only the stdio lock): the main loop stuck inside the locks a starved
- *       SCHED_OTHER thread may hold, for the watchdog test. */
+ *       SCHED_OTHER thread may hold, for the watchdog test.
+ *   RTSCHEDD_TEST_WATCHDOG_STALL_MS=N  each look of the watchdog thread at
+ *       /proc (watchdog/scan.c, read at its start) first sleeps N ms, as one
+ *       whose path lookup waits on a lookup of the same name by a task the
+ *       runaway starves would. */
 #ifndef RTSCHED_TESTHOOK_H
 #define RTSCHED_TESTHOOK_H
 

@@ -201,9 +201,12 @@ enum safety_clock_verdict {
 	SAFETY_CLOCK_LATE,        /* the watchdog itself woke far too late: the daemon was stopped */
 };
 
-/* Judge the interval between two watchdog wake-ups meant to be period_ns apart. */
+/* Judge the interval between two watchdog wake-ups meant to be period_ns
+ * apart; canaries_ticked: a canary ticked in it, so the daemon was not
+ * stopped, only the watchdog held (a look at /proc waiting on a name a
+ * starved task is looking up): it is judged, not a reason to start over. */
 enum safety_clock_verdict safety_clock_check(const struct safety_clocks *prev, const struct safety_clocks *now,
-					     uint64_t period_ns);
+					     uint64_t period_ns, bool canaries_ticked);
 /* A canary's total wait, counting the tick it is overdue for now: waits are
  * measured from max(deadline, since) and count only past floor_ns. */
 uint64_t safety_stall_now(uint64_t stall_total, uint64_t deadline, uint64_t since, uint64_t now,

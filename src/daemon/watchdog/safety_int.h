@@ -114,6 +114,8 @@ struct canary {
 	/* the watchdog thread's own */
 	struct safety_window win;
 	unsigned seen_epoch;
+	uint64_t seen_deadline;     /* its deadline and late ticks at the last check */
+	uint64_t seen_late;
 };
 
 /* The watchdog thread's working memory, allocated with the object. */
@@ -129,6 +131,8 @@ struct scan {
 	uint64_t since_mono;             /* and in CLOCK_MONOTONIC ns */
 	uint64_t next_scan;              /* CLOCK_MONOTONIC ns of the next scan in it */
 	unsigned long untracked;         /* threads past TRACK_MAX (not measured) */
+	uint64_t test_stall_ns;          /* RTSCHEDD_TEST_WATCHDOG_STALL_MS (testhook.h): each look
+					  * waits this long first, as one held in the kernel would */
 	/* trip.c's scratch: per starved CPU, runners and their run time */
 	size_t cand[TRACK_MAX];
 	uint64_t ran[TRACK_MAX], uran[TRACK_MAX];

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/sys/proc.h"
@@ -257,6 +258,11 @@ static void scan_process(struct scan *sc, pid_t pid)
 void safety_scan_run(struct scan *sc)
 {
 	long n;
+
+	if (sc->test_stall_ns) {
+		struct timespec ts = { (time_t)(sc->test_stall_ns / NSEC), (long)(sc->test_stall_ns % NSEC) };
+		nanosleep(&ts, NULL);
+	}
 
 	for (size_t i = 0; i < sc->n; i++)
 		sc->t[i].alive = false;

@@ -13,7 +13,7 @@
 /* --- the pure decisions (safety.h) --------------------------------------------- */
 
 enum safety_clock_verdict safety_clock_check(const struct safety_clocks *prev, const struct safety_clocks *now,
-					     uint64_t period_ns)
+					     uint64_t period_ns, bool canaries_ticked)
 {
 	uint64_t dm = now->mono - prev->mono, db = now->boot - prev->boot;
 	uint64_t late_limit = period_ns > 100 * MSEC ? period_ns : 100 * MSEC;
@@ -24,8 +24,11 @@ enum safety_clock_verdict safety_clock_check(const struct safety_clocks *prev, c
 		return SAFETY_CLOCK_SUSPENDED;
 	/* Nothing a managed thread (priority <= 98) does can hold a FIFO 99
 	 * thread this long: the whole daemon was stopped (SIGSTOP, freezer,
-	 * a paused VM), and its canaries with it. */
-	if (dm > period_ns + late_limit)
+	 * a paused VM), and its canaries with it. Unless a canary ticked
+	 * meanwhile: then only the watchdog was held, in the kernel (a look
+	 * at /proc waits on a lookup of the same name by a task the runaway
+	 * starves), and starting over would let the runaway be for ever. */
+	if (dm > period_ns + late_limit && !canaries_ticked)
 		return SAFETY_CLOCK_LATE;
 	return SAFETY_CLOCK_OK;
 }
@@ -89,6 +92,28 @@ uint64_t safety_window_push(struct safety_window *w, uint64_t stall_total)
 }
 
 /* --- the watchdog thread ------------------------------------------------------ */
+
+/* Whether a running canary ticked since the last call (its deadline moved)
+ * and on time every time (its count of late ticks did not): the daemon ran.
+ * After a paused VM or a thawed daemon every canary's first tick is late. */
+static bool canaries_ticked(struct safety *s)
+{
+	bool ticked = false;
+
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		struct canary *c = atomic_load(&s->canary[cpu]);
+		uint64_t late, dl;
+
+		if (!c || atomic_load(&c->w.want) != WANT_RUN)
+			continue;
+		dl = atomic_load(&c->deadline);
+		late = atomic_load(&c->late);   /* counted before the deadline moved: canary_main */
+		ticked |= dl != c->seen_deadline && late == c->seen_late;
+		c->seen_deadline = dl;
+		c->seen_late = late;
+	}
+	return ticked;
+}
 
 /* Restart every window: what happened before `mono` does not count. */
 static void watchdog_restart(struct safety *s, uint64_t mono)
@@ -198,6 +223,7 @@ void *safety_watch_main(void *arg)
 		if (next == 0) {
 			safety_clocks_now(&prev);
 			watchdog_restart(s, prev.mono);
+			canaries_ticked(s);
 			next = prev.mono + period;
 		}
 		t = clock_nsec(CLOCK_MONOTONIC);
@@ -211,7 +237,7 @@ void *safety_watch_main(void *arg)
 			continue;   /* kicked or not: re-read what to do */
 		}
 		safety_clocks_now(&now);
-		if (safety_clock_check(&prev, &now, next - prev.mono) != SAFETY_CLOCK_OK) {
+		if (safety_clock_check(&prev, &now, next - prev.mono, canaries_ticked(s)) != SAFETY_CLOCK_OK) {
 			atomic_fetch_add(&s->suspends, 1);
 			next = 0;
 			continue;
