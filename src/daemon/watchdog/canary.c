@@ -67,17 +67,17 @@ static void *canary_main(void *arg)
 			from = dl > atomic_load(&s->since) ? dl : atomic_load(&s->since);
 			late = now.mono > from ? now.mono - from : 0;
 		}
-		/* the count of late ticks before the deadline: a watchdog that
-		 * sees the new deadline sees this tick counted (canaries_ticked());
-		 * deadline before stall: the watchdog reads stall first, so it
+		/* deadline before stall: the watchdog reads stall first, so it
 		 * may briefly miss this wait but never count it twice */
-		if (late > SAFETY_FLOOR_MS * MSEC)
-			atomic_fetch_add(&c->late, 1);
 		atomic_store(&c->deadline, safety_canary_next(now.mono, late, safety_tick_ns(s),
 							      atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR,
 							      &alert_until, &c->rng));
-		if (late > SAFETY_FLOOR_MS * MSEC)
+		if (late > SAFETY_FLOOR_MS * MSEC) {
 			atomic_fetch_add(&c->stall, late);
+			atomic_fetch_add(&c->late, 1);
+		} else {
+			atomic_store(&c->ontime, now.mono);   /* the daemon runs (canaries_ticked()) */
+		}
 	}
 	return NULL;
 }

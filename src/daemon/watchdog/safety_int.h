@@ -109,13 +109,12 @@ struct canary {
 	_Atomic uint64_t deadline;  /* CLOCK_MONOTONIC ns of the tick it waits for */
 	_Atomic uint64_t stall;     /* ns it was kept waiting past its ticks, in total */
 	_Atomic uint64_t late;      /* ticks it woke more than SAFETY_FLOOR_MS late (in `stall`) */
+	_Atomic uint64_t ontime;    /* CLOCK_MONOTONIC ns of its last tick that was not */
 	_Atomic unsigned epoch;     /* bumped at each start: the watchdog restarts its window */
 	uint64_t rng;               /* the canary thread's own: its ticks' spread (canary.c) */
 	/* the watchdog thread's own */
 	struct safety_window win;
 	unsigned seen_epoch;
-	uint64_t seen_deadline;     /* its deadline and late ticks at the last check */
-	uint64_t seen_late;
 };
 
 /* The watchdog thread's working memory, allocated with the object. */

@@ -93,26 +93,19 @@ uint64_t safety_window_push(struct safety_window *w, uint64_t stall_total)
 
 /* --- the watchdog thread ------------------------------------------------------ */
 
-/* Whether a running canary ticked since the last call (its deadline moved)
- * and on time every time (its count of late ticks did not): the daemon ran.
- * After a paused VM or a thawed daemon every canary's first tick is late. */
-static bool canaries_ticked(struct safety *s)
+/* Whether a running canary ticked on time after `due`, when the watchdog
+ * should have woken: then the daemon ran, and only the watchdog was held.
+ * A tick from before a stop does not count (it came before `due`), nor
+ * does the first after it (it is late: its deadline passed meanwhile). */
+static bool canaries_ticked(struct safety *s, uint64_t due)
 {
-	bool ticked = false;
-
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		struct canary *c = atomic_load(&s->canary[cpu]);
-		uint64_t late, dl;
 
-		if (!c || atomic_load(&c->w.want) != WANT_RUN)
-			continue;
-		dl = atomic_load(&c->deadline);
-		late = atomic_load(&c->late);   /* counted before the deadline moved: canary_main */
-		ticked |= dl != c->seen_deadline && late == c->seen_late;
-		c->seen_deadline = dl;
-		c->seen_late = late;
+		if (c && atomic_load(&c->w.want) == WANT_RUN && atomic_load(&c->ontime) > due)
+			return true;
 	}
-	return ticked;
+	return false;
 }
 
 /* Restart every window: what happened before `mono` does not count. */
@@ -223,7 +216,6 @@ void *safety_watch_main(void *arg)
 		if (next == 0) {
 			safety_clocks_now(&prev);
 			watchdog_restart(s, prev.mono);
-			canaries_ticked(s);
 			next = prev.mono + period;
 		}
 		t = clock_nsec(CLOCK_MONOTONIC);
@@ -237,7 +229,7 @@ void *safety_watch_main(void *arg)
 			continue;   /* kicked or not: re-read what to do */
 		}
 		safety_clocks_now(&now);
-		if (safety_clock_check(&prev, &now, next - prev.mono, canaries_ticked(s)) != SAFETY_CLOCK_OK) {
+		if (safety_clock_check(&prev, &now, next - prev.mono, canaries_ticked(s, next)) != SAFETY_CLOCK_OK) {
 			atomic_fetch_add(&s->suspends, 1);
 			next = 0;
 			continue;
