@@ -130,6 +130,19 @@ held=$(sed -n 's/.*leaves \([0-9]*\) KiB.*/\1/p' <<<"$logged")
 expect_in "$summary" "ok=$N" "6: once read, every one of the $N requests answered (none lost)"
 exec {unfd}>&-
 kill -KILL "$UNP" 2>/dev/null; wait "$UNP" 2>/dev/null
+# root's account is not paused: all of root's processes share it, and one
+# stopped reader of root's (40 lists, some 2 MiB the daemon holds) would hold every root
+# service's requests
+mkfifo "$TMP/ru.in"
+"$ABUSE" unread "$SOCK" 40 "v=1 op=list all=1" <"$TMP/ru.in" >"$TMP/ru.out" 2>&1 &
+RUP=$!
+exec {rufd}>"$TMP/ru.in"
+wait_for grep -q '^answered 40 of 40' "$TMP/ru.out" ||
+	fail "6: root's 40 unread lists: $(tail -n 1 "$TMP/ru.out"); $(grep 'uid 0 leaves' "$DLOG" | tail -n 1)"
+ctl status
+expect_rc 0 "6: root's status answered while another root client leaves 40 lists unread"
+exec {rufd}>&-
+kill -KILL "$RUP" 2>/dev/null; wait "$RUP" 2>/dev/null
 
 # the loop's work: a list of 600 rows costs 60 more tokens of free-rate-limit
 printf '[daemon]\nrate-limit = 0\nfree-rate-limit = 5\nfree-rate-burst = 20\nwatchdog = no\n' >"$CONF"
@@ -143,6 +156,16 @@ expect_in "$ERR$OUT" "a reply costs one more per 10 rows" "6: the refusal says r
 expect_in "$ERR$OUT" "raise free-rate-limit" "6: ... and what to do"
 ctl list
 expect_rc 0 "6: root's list still answered (root has no free-rate-limit)"
+# root is not charged by rows: a why by name looks through the 601 threads
+# other users may have made, and root's rate-limit bucket also pays for its
+# services' grants (rtkit's, caught calls')
+printf '[daemon]\nrate-limit = 5\nrate-burst = 20\nfree-rate-limit = 5\nfree-rate-burst = 20\nwatchdog = no\n' >"$CONF"
+ctl reload
+expect_rc 0 "6: reload with rate-limit 5, burst 20"
+ctl why no-such-name
+ctl why no-such-name
+ctl jitter
+expect_rc 0 "6: root's third request after two whys through 601 threads is answered (no debt for rows)"
 exec {bulkfd}>&-
 bg_stop
 daemon_stop

@@ -105,7 +105,8 @@ struct tally {
 struct client {
 	struct control *ctl;
 	struct user_conns *acct;
-	struct tally *tally;      /* NULL: accepted as privileged */
+	struct tally *tally;      /* NULL: accepted as privileged (or no memory for it) */
+	bool privileged;          /* root or admin-group: not paused for its account's unread replies */
 	int fd;
 	uint32_t events;          /* what acct->epfd waits for on fd */
 	struct peer peer;
@@ -333,7 +334,11 @@ static bool client_readable(struct client *cl)
 		else
 			cl->ctl->n_close_paused--;
 	}
-	return cl->queued < QUEUE_PAUSE && account_readable(cl->acct) && !closing;
+	/* a privileged client is not held for its account's other replies: all
+	 * of root's processes share one account, and one `rtschedctl list |
+	 * less` would stop every root service's requests and the admin's
+	 * reload (its own connection still pauses at QUEUE_PAUSE) */
+	return cl->queued < QUEUE_PAUSE && (cl->privileged || account_readable(cl->acct)) && !closing;
 }
 
 /* Some of the account's replies went: once they are under
@@ -728,6 +733,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		cl->events = EPOLLIN;
 		cl->acct->n++;
 		/* out of memory for it, the connection is only not counted here */
+		cl->privileged = privileged;
 		if (!privileged && (cl->tally = tally_get(c, cred.uid, cred.gid, true))) {
 			if (!cl->tally->n || cl->tally->account == account)
 				cl->tally->confirmed = clock_usec(CLOCK_MONOTONIC);

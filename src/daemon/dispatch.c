@@ -222,18 +222,20 @@ static int gate(struct ctx *x, const struct op *op)
  * cost its account one more token of the op's bucket per ROWS_PER_TOKEN,
  * taken after it ran: a list of a big registry is that many requests' work
  * for the loop. The bucket may go below empty; the account's next request
- * is then refused, and its connections held, until it is paid back. */
+ * is then refused, and its connections held, until it is paid back. Not
+ * root's: the size of the registry is other users' doing, and root's
+ * bucket also pays for its services' grants (rtkit's, caught calls'). */
 static void charge_rows(struct ctx *x, const struct op *op)
 {
 	const struct config *c = x->svc->config;
 	unsigned extra = (unsigned)(x->rows / ROWS_PER_TOKEN);
 	uint64_t now = clock_usec(CLOCK_MONOTONIC);
 
-	if (extra == 0)
+	if (extra == 0 || x->peer->uid == 0)
 		return;
 	if (op->flags & OP_RATE)
 		ratelimit_charge(x->svc->ratelimit, x->peer->account, now, c->rate_limit, c->rate_burst, extra);
-	else if ((op->flags & OP_FREE) && x->peer->uid != 0)
+	else if (op->flags & OP_FREE)
 		ratelimit_charge(x->svc->free_ratelimit, x->peer->account, now, c->free_rate_limit,
 				 c->free_rate_burst, extra);
 }
