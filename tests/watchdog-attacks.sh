@@ -94,6 +94,13 @@ is_sched() { "$HELPER" query "$1" | grep -q "policy=$2 "; }
 rt_threads() { cat /proc/"$1"/task/*/stat 2>/dev/null | sed 's/.*) //' | awk '$39 == 1 || $39 == 2' | wc -l; }
 watching() { "$RTSCHEDCTL" --socket "$SOCK" status | grep -q 'watchdog  *watching'; }
 trip_seen() { grep -Eq 'watchdog: CPU 0|nothing demoted' "$DLOG"; }
+# demoted_by_trip TID WHILE WHAT: a trip comes (else fail: "no trip WHILE"),
+# and the kernel shows TID demoted (the pass or fail line says WHAT)
+demoted_by_trip() {
+	wait_for trip_seen || fail "${3%%:*}: no trip $2: $(grep watchdog "$DLOG" | tail -2)"
+	wait_for is_sched "$1" other
+	expect_sched "$1" "policy=other" "$3"
+}
 restart() { spin_stop; daemon_stop; : >"$DLOG"; taskset -pc "0-$LASTCPU" $$ >/dev/null; daemon_start "$CONF" "$@";
 	taskset -pc "1-$LASTCPU" $$ >/dev/null; }
 
@@ -222,9 +229,7 @@ restart
 spin f nobody --name lockstep --mode duty --busy-ms 150 --period-ms 160 --register - --seconds 120
 F=$(started f)
 wait_for is_sched "$F" fifo
-wait_for trip_seen || fail "F: no trip while a 150 ms-of-160 runaway kept CPU 0: $(grep watchdog "$DLOG" | tail -2)"
-wait_for is_sched "$F" other
-expect_sched "$F" "policy=other" "F: the runaway in step with the canary's ticks is demoted"
+demoted_by_trip "$F" "while a 150 ms-of-160 runaway kept CPU 0" "F: the runaway in step with the canary's ticks is demoted"
 echo "# F: $(grep -m1 -o 'watchdog: CPU 0: .*' "$DLOG" | cut -c1-200)"
 
 # --- G. a thread that moves itself off the CPUs it was granted on -------------------------------
@@ -233,9 +238,7 @@ spin g nobody --cpu 1 --move-to 0 --name hop --mode spin --register - --seconds 
 G=$(started g)
 wait_for grep -q '^moved' "$TMP/g.out"
 expect_in "$(grep -m1 '^registered\|^err' "$TMP/g.out")" "registered fifo" "G: nobody's thread registered on CPU 1 (default fifo 10), then moved itself to CPU 0"
-wait_for trip_seen || fail "G: no trip while the thread that moved itself kept CPU 0: $(grep watchdog "$DLOG" | tail -2)"
-wait_for is_sched "$G" other
-expect_sched "$G" "policy=other" "G: the thread that moved itself to CPU 0 and spins there is demoted"
+demoted_by_trip "$G" "while the thread that moved itself kept CPU 0" "G: the thread that moved itself to CPU 0 and spins there is demoted"
 
 # --- H. spinners on every CPU at once, the watchdog parked -----------------------------------
 restart
@@ -307,9 +310,7 @@ unset RTSCHEDD_TEST_WATCHDOG_STALL_MS
 spin k nobody --name held --mode spin --register - --seconds 120
 K=$(started k)
 wait_for is_sched "$K" fifo
-wait_for trip_seen || fail "K: no trip while each look of the watchdog was held 600 ms: $(grep watchdog "$DLOG" | tail -2)"
-wait_for is_sched "$K" other
-expect_sched "$K" "policy=other" "K: the runaway is demoted though the watchdog woke late at every check"
+demoted_by_trip "$K" "while each look of the watchdog was held 600 ms" "K: the runaway is demoted though the watchdog woke late at every check"
 echo "# K: $(grep -m1 -o 'watchdog: CPU 0: .*' "$DLOG" | cut -c1-200)"
 
 spin_stop

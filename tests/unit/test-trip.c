@@ -150,6 +150,16 @@ static void unpublish(void)
 	close(s.notify);
 }
 
+/* A trip: CPU 0 starved, three thresholds' worth, now. */
+static void trip_cpu0(void)
+{
+	cpu_set_t starved;
+
+	CPU_ZERO(&starved);
+	CPU_SET(0, &starved);
+	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+}
+
 /* The record's entry for tid, or NULL. */
 static const struct safety_culprit *culprit_of(pid_t tid)
 {
@@ -169,7 +179,6 @@ START_TEST(test_culprits)
 	struct spinner culprit, idle, elsewhere, other, stale;
 	struct spinner *all[] = { &culprit, &idle, &elsewhere, &other, &stale };
 	const struct safety_culprit *c;
-	cpu_set_t starved;
 	uint64_t v;
 
 	spinner_start(&culprit, 0, SCHED_FIFO, 1);
@@ -184,9 +193,7 @@ START_TEST(test_culprits)
 	spinner_spin(&other);
 	spinner_spin(&stale);
 
-	CPU_ZERO(&starved);
-	CPU_SET(0, &starved);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+	trip_cpu0();
 	ck_assert_int_eq(atomic_load(&s.trip_state[0]), TRIP_READY);
 	ck_assert_int_eq(read(s.notify, &v, sizeof(v)), (ssize_t)sizeof(v));   /* the main loop is told */
 	ck_assert_uint_eq(s.trip[0].n_demoted, 1);
@@ -220,14 +227,11 @@ END_TEST
 START_TEST(test_no_culprit)
 {
 	struct spinner idle, *all[] = { &idle };
-	cpu_set_t starved;
 
 	spinner_start(&idle, 0, SCHED_FIFO, 2);
 	spinner_spin(&idle);   /* before the window */
 	publish(all, 1, SIZE_MAX);
-	CPU_ZERO(&starved);
-	CPU_SET(0, &starved);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+	trip_cpu0();
 	ck_assert_uint_eq(s.trip[0].n_demoted, 0);
 	ck_assert_ptr_null(culprit_of(idle.tid));
 	ck_assert_uint_eq(s.trip[0].n_cpu_sum, 1);
@@ -243,16 +247,13 @@ END_TEST
 START_TEST(test_two_culprits)
 {
 	struct spinner a, b, *all[] = { &a, &b };
-	cpu_set_t starved;
 
 	spinner_start(&a, 0, SCHED_FIFO, 1);
 	spinner_start(&b, 0, SCHED_RR, 5);
 	publish(all, 2, SIZE_MAX);
 	spinner_spin(&a);
 	spinner_spin(&b);
-	CPU_ZERO(&starved);
-	CPU_SET(0, &starved);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+	trip_cpu0();
 	ck_assert_uint_eq(s.trip[0].n_demoted, 2);
 	ck_assert_ptr_nonnull(culprit_of(a.tid));
 	const struct safety_culprit *cb = culprit_of(b.tid);
@@ -300,7 +301,7 @@ START_TEST(test_waiting_twins)
 {
 	struct spinner head, twin[3], *all[] = { &head, &twin[0], &twin[1], &twin[2] };
 	struct sched_param p = { .sched_priority = 1 };
-	cpu_set_t starved, one, was;
+	cpu_set_t one, was;
 	const struct safety_culprit *c;
 	pthread_attr_t a;
 
@@ -332,9 +333,7 @@ START_TEST(test_waiting_twins)
 	for (size_t i = 0; i < 3; i++)
 		sem_post(&twin[i].go);   /* runnable, behind the head at its priority */
 
-	CPU_ZERO(&starved);
-	CPU_SET(0, &starved);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+	trip_cpu0();
 	ck_assert_ptr_nonnull(c = culprit_of(head.tid));
 	ck_assert(c->demoted && !c->waiting);
 	for (size_t i = 0; i < 3; i++) {
@@ -375,7 +374,6 @@ START_TEST(test_blame_where_it_ran)
 {
 	struct spinner hopper, bystander, *all[] = { &hopper, &bystander };
 	const struct safety_culprit *c;
-	cpu_set_t starved;
 
 	spinner_start(&hopper, 0, SCHED_FIFO, 1);
 	spinner_start(&bystander, 1, SCHED_FIFO, 2);
@@ -386,9 +384,7 @@ START_TEST(test_blame_where_it_ran)
 	move_to(&hopper, 1, 1);
 	move_to(&bystander, 0, 1);
 
-	CPU_ZERO(&starved);
-	CPU_SET(0, &starved);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+	trip_cpu0();
 	ck_assert_ptr_nonnull(c = culprit_of(hopper.tid));
 	ck_assert(c->demoted);
 	ck_assert_int_eq(c->cpu, 0);
@@ -409,21 +405,18 @@ END_TEST
 START_TEST(test_second_trip_kept)
 {
 	struct spinner a, b, *all[] = { &a, &b };
-	cpu_set_t starved;
 
 	spinner_start(&a, 0, SCHED_FIFO, 1);
 	spinner_start(&b, 0, SCHED_FIFO, 2);
 	publish(all, 2, SIZE_MAX);
-	CPU_ZERO(&starved);
-	CPU_SET(0, &starved);
 	spinner_spin(&a);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+	trip_cpu0();
 	/* the next episode, as the watchdog begins it at a late canary */
 	safety_scan_begin(s.scan, clock_nsec(CLOCK_MONOTONIC),
 			  clock_nsec(CLOCK_BOOTTIME) / (NSEC / (uint64_t)s.clk_tck));
 	safety_scan_run(s.scan);
 	spinner_spin(&b);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+	trip_cpu0();
 	ck_assert_uint_eq(atomic_load(&s.unlogged), 0);
 	ck_assert_int_eq(atomic_load(&s.trip_state[0]), TRIP_READY);
 	ck_assert_int_eq(atomic_load(&s.trip_state[1]), TRIP_READY);
@@ -456,7 +449,12 @@ int main(void)
 		tcase_add_test(tc, test_culprits);
 		tcase_add_test(tc, test_no_culprit);
 		tcase_add_test(tc, test_two_culprits);
-		tcase_add_test(tc, test_waiting_twins);
+		/* valgrind runs one thread at a time, each waiting for its lock in
+		 * the kernel: twins never wait on a runqueue behind the runaway */
+		if (strstr(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "", "vgpreload"))
+			unit_skip("test_waiting_twins: under valgrind, which queues threads on its own lock");
+		else
+			tcase_add_test(tc, test_waiting_twins);
 		tcase_add_test(tc, test_blame_where_it_ran);
 		tcase_add_test(tc, test_second_trip_kept);
 	}
