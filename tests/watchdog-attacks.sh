@@ -275,7 +275,12 @@ six_moved() { [ "$(grep -c '^moved' "$TMP/i.out")" -ge 6 ]; }
 wait_for six_moved
 I_TIDS=$(awk '/^tid / { print $2 }' "$TMP/i.out")
 wait_for trip_seen || fail "I: no trip while six fifo spinners took CPU 0: $(grep watchdog "$DLOG" | tail -2)"
+# the kernel's view as soon as the first trip is logged: a trip per twin
+# would leave five of them real-time for a second or more
+rt_twins=$(for t in $I_TIDS; do sed 's/.*) //' "/proc/$t/stat"; done | awk '$39 == 1 || $39 == 2' | wc -l)
 first=$(grep -m1 -o 'watchdog: CPU 0: SCHED_OTHER tasks were kept waiting .*' "$DLOG")
+[ "$rt_twins" = 0 ] && pass "I: when the first trip is logged, none of the six is real-time (kernel)" ||
+	fail "I: when the first trip was logged, $rt_twins of the six were still real-time (kernel)"
 expect_in "$first" "demoted 6 managed real-time threads" "I: the first trip demotes the runaway and the five waiting behind it"
 for t in $I_TIDS; do
 	wait_for is_sched "$t" other

@@ -92,7 +92,6 @@ int daemon_load_config(const char *path, bool required, const struct overrides *
 	return 0;
 }
 
-
 /* Whether the running configuration was read from the main file (it is
  * the first file read when there is one). */
 static bool main_file_read(const struct daemon *d)

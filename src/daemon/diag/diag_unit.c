@@ -20,6 +20,7 @@
 
 #include "daemon/sys/clock.h"
 #include "daemon/diag/diag_int.h"
+#include "daemon/sys/sysbus.h"
 
 #define MAX_DROPINS 64
 #define SYSTEMD "org.freedesktop.systemd1"
@@ -151,29 +152,17 @@ void diag_bus_may_wait(bool wait)
 	shared.may_wait = wait;
 }
 
-/* A system bus connection as sd_bus_open_system() makes one, but with the
- * call timeout set before it starts, so its Hello waits no longer than a
- * lookup may (sd-bus's default is 25 s), and refusing descriptors (none of
- * these calls takes one; see rtkit.c's bus_open()). Attached to e, if
- * given: it connects as the loop runs. */
+/* A system bus connection (sysbus_open(), its Hello bounded as a lookup
+ * is), attached to e if given: it connects as the loop runs. */
 static int bus_connect(sd_bus **ret, sd_event *e)
 {
-	const char *addr = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS");
-	sd_bus *b = NULL;
 	int r;
 
-	if ((r = sd_bus_new(&b)) < 0)
+	if ((r = sysbus_open(ret, "rtschedd-diag", DIAG_BUS_TIMEOUT_US)) < 0)
 		return r;
-	if ((r = sd_bus_set_description(b, "rtschedd-diag")) < 0 ||
-	    (r = sd_bus_set_address(b, addr ? addr : "unix:path=/run/dbus/system_bus_socket")) < 0 ||
-	    (r = sd_bus_set_bus_client(b, 1)) < 0 || (r = sd_bus_negotiate_fds(b, 0)) < 0 ||
-	    (r = sd_bus_set_method_call_timeout(b, DIAG_BUS_TIMEOUT_US)) < 0 || (r = sd_bus_start(b)) < 0 ||
-	    (e && (r = sd_bus_attach_event(b, e, SD_EVENT_PRIORITY_NORMAL)) < 0)) {
-		sd_bus_close_unref(b);
-		return r;
-	}
-	*ret = b;
-	return 0;
+	if (e && (r = sd_bus_attach_event(*ret, e, SD_EVENT_PRIORITY_NORMAL)) < 0)
+		*ret = sd_bus_close_unref(*ret);
+	return r;
 }
 
 int diag_bus_attach(sd_event *e)

@@ -26,6 +26,7 @@
 #include "daemon/config/config.h"
 #include "daemon/frontend.h"
 #include "daemon/sys/proc.h"
+#include "daemon/sys/sysbus.h"
 #include "daemon/rtkit/rtkit.h"
 
 #define RTKIT_NAME "org.freedesktop.RealtimeKit1"
@@ -686,30 +687,6 @@ static int request_name(struct rtkit *rk)
 					(uint32_t)(conf->replace ? NAME_FLAG_REPLACE_EXISTING : NAME_FLAG_DO_NOT_QUEUE));
 }
 
-/* The system bus, as sd_bus_open_system() connects to it, but refusing
- * descriptors: no method here takes one, and sd-bus would close a caller's
- * (a lingering socket, a file on its own FUSE mount) on the event loop when
- * the message is freed. Without unix-fd negotiation the bus daemon refuses
- * to deliver a message that carries any. */
-static int bus_open(sd_bus **ret)
-{
-	const char *addr = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS");
-	sd_bus *b = NULL;
-	int r;
-
-	if ((r = sd_bus_new(&b)) < 0)
-		return r;
-	if ((r = sd_bus_set_description(b, "rtschedd-rtkit")) < 0 ||
-	    (r = sd_bus_set_address(b, addr ? addr : "unix:path=/run/dbus/system_bus_socket")) < 0 ||
-	    (r = sd_bus_set_bus_client(b, 1)) < 0 || (r = sd_bus_negotiate_fds(b, 0)) < 0 ||
-	    (r = sd_bus_start(b)) < 0) {
-		sd_bus_unref(b);
-		return r;
-	}
-	*ret = b;
-	return 0;
-}
-
 int rtkit_start(struct rtkit **ret, const struct rtkit_ctx *ctx, const struct config *c)
 {
 	const struct rtkit_conf *conf = &c->rtkit;
@@ -728,7 +705,7 @@ int rtkit_start(struct rtkit **ret, const struct rtkit_ctx *ctx, const struct co
 	for (size_t i = 0; i < SENDER_CACHE; i++)
 		rk->senders[i].pin = PROC_PIN_NONE;
 	*ret = rk;
-	if ((r = bus_open(&rk->bus)) < 0) {
+	if ((r = sysbus_open(&rk->bus, "rtschedd-rtkit", 0)) < 0) {
 		snprintf(rk->detail, sizeof(rk->detail), "cannot connect to the system bus: %s", strerror(-r));
 		goto fail;
 	}

@@ -112,18 +112,34 @@ static int read_whole(int fd, bool kept, char *buf, size_t len, whole_fn whole)
 	return off ? 0 : -ESRCH;
 }
 
+/* Open path (relative to dirfd) to read: the descriptor, or -ESRCH when
+ * there is no such file (the task is gone), or -errno. */
+static int open_at(int dirfd, const char *path)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	return fd >= 0 ? fd : errno == ENOENT ? -ESRCH : -errno;
+}
+
+/* The same for a file of a task (task_path()). */
+static int open_task(const char *root, pid_t pid, pid_t tid, const char *name)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if ((r = task_path(path, sizeof(path), root, pid, tid, name)) < 0)
+		return r;
+	return open_at(AT_FDCWD, path);
+}
+
 /* Read a file of a task into buf (read_whole()): -ESRCH when the task is
  * gone (no such file, or nothing in it), -EFBIG if it does not fit. */
 static int read_task(const char *root, pid_t pid, pid_t tid, const char *name, char *buf, size_t len, whole_fn whole)
 {
-	char path[PATH_MAX];
-	int fd, r;
+	int fd = open_task(root, pid, tid, name), r;
 
-	if ((r = task_path(path, sizeof(path), root, pid, tid, name)) < 0)
-		return r;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return fd;
 	r = read_whole(fd, false, buf, len, whole);
 	close(fd);
 	return r;
@@ -131,19 +147,22 @@ static int read_task(const char *root, pid_t pid, pid_t tid, const char *name, c
 
 /* fd's file (read_whole(), from offset 0 each time) into a malloc'd buffer
  * that grows up to GROW_MAX, for files whose size depends on what the task
- * is (its groups, its cgroups). */
-static int read_fd_alloc(int fd, char **out)
+ * is (its groups, its cgroups); fd is closed. A negative fd (open_at()'s
+ * error) is returned as it is. */
+static int read_alloc(int fd, char **out)
 {
 	size_t len = 4096;
 	char *buf = NULL;
 	int r;
 
+	if (fd < 0)
+		return fd;
 	for (;;) {
 		char *nb = realloc(buf, len);
 
 		if (!nb) {
-			free(buf);
-			return -ENOMEM;
+			r = -ENOMEM;
+			break;
 		}
 		buf = nb;
 		r = read_whole(fd, true, buf, len, NULL);
@@ -151,6 +170,7 @@ static int read_fd_alloc(int fd, char **out)
 			break;
 		len *= 2;
 	}
+	close(fd);
 	if (r < 0) {
 		free(buf);
 		return r;
@@ -159,19 +179,16 @@ static int read_fd_alloc(int fd, char **out)
 	return 0;
 }
 
-/* A file of a task into a malloc'd buffer (read_fd_alloc()). */
-static int read_task_alloc(const char *root, pid_t pid, pid_t tid, const char *name, char **out)
+/* A status file, fd (read_alloc()), parsed. */
+static int read_status(int fd, struct proc_status *out)
 {
-	char path[PATH_MAX];
-	int fd, r;
+	char *buf;
+	int r;
 
-	if ((r = task_path(path, sizeof(path), root, pid, tid, name)) < 0)
+	if ((r = read_alloc(fd, &buf)) < 0)
 		return r;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	r = read_fd_alloc(fd, out);
-	close(fd);
+	r = proc_parse_status(buf, out);
+	free(buf);
 	return r;
 }
 
@@ -187,14 +204,7 @@ int proc_read_stat_at(const char *root, pid_t pid, pid_t tid, struct proc_stat *
 
 int proc_read_status_at(const char *root, pid_t pid, struct proc_status *out)
 {
-	char *buf;
-	int r;
-
-	if ((r = read_task_alloc(root, pid, 0, "status", &buf)) < 0)
-		return r;
-	r = proc_parse_status(buf, out);
-	free(buf);
-	return r;
+	return read_status(open_task(root, pid, 0, "status"), out);
 }
 
 int proc_read_limits_at(const char *root, pid_t pid, struct proc_rlimits *out)
@@ -238,6 +248,7 @@ static int prlimit_read(pid_t pid, struct proc_rlimits *out)
 int proc_pin_open(struct proc_pin *pin, pid_t pid)
 {
 	char path[32];
+	int r;
 
 	*pin = PROC_PIN_NONE;
 	if (pid <= 0)
@@ -248,12 +259,11 @@ int proc_pin_open(struct proc_pin *pin, pid_t pid)
 		return errno == ENOENT ? -ESRCH : -errno;
 	/* relative to the directory: the same process, even if pid was reused
 	 * between the two opens */
-	pin->limits_fd = openat(pin->dir_fd, "limits", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (pin->limits_fd < 0) {
-		int r = errno == ENOENT ? -ESRCH : -errno;
+	if ((r = open_at(pin->dir_fd, "limits")) < 0) {
 		proc_pin_close(pin);
 		return r;
 	}
+	pin->limits_fd = r;
 	pin->pid = pid;
 	return 0;
 }
@@ -278,9 +288,8 @@ static int pin_read_task(const struct proc_pin *pin, const char *path, uint64_t 
 	tfd = openat(pin->dir_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (tfd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
-	fd = openat(tfd, "stat", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		r = errno == ENOENT ? -ESRCH : -errno;
+	if ((fd = open_at(tfd, "stat")) < 0) {
+		r = fd;
 	} else {
 		r = read_whole(fd, false, buf, sizeof(buf), whole_line);
 		close(fd);
@@ -329,21 +338,9 @@ int proc_pin_read_limits(const struct proc_pin *pin, pid_t tid, struct proc_rlim
 
 int proc_pin_read_status(const struct proc_pin *pin, struct proc_status *out)
 {
-	char *buf;
-	int fd, r;
-
 	if (pin->dir_fd < 0)
 		return -ESRCH;
-	fd = openat(pin->dir_fd, "status", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	r = read_fd_alloc(fd, &buf);
-	close(fd);
-	if (r < 0)
-		return r;
-	r = proc_parse_status(buf, out);
-	free(buf);
-	return r;
+	return read_status(open_at(pin->dir_fd, "status"), out);
 }
 
 int proc_read_cgroup_at(const char *root, pid_t pid, struct proc_cgroup *out)
@@ -351,7 +348,7 @@ int proc_read_cgroup_at(const char *root, pid_t pid, struct proc_cgroup *out)
 	char *buf;
 	int r;
 
-	if ((r = read_task_alloc(root, pid, 0, "cgroup", &buf)) < 0)
+	if ((r = read_alloc(open_task(root, pid, 0, "cgroup"), &buf)) < 0)
 		return r;
 	r = proc_parse_cgroup(buf, out);
 	free(buf);
@@ -396,16 +393,9 @@ int proc_read_status(pid_t tid, struct proc_status *out)
 
 int proc_read_task_status(pid_t pid, pid_t tid, struct proc_status *out)
 {
-	char *buf;
-	int r;
-
 	if (pid <= 0 || tid <= 0)
 		return -ESRCH;
-	if ((r = read_task_alloc(NULL, pid, tid, "status", &buf)) < 0)
-		return r;
-	r = proc_parse_status(buf, out);
-	free(buf);
-	return r;
+	return read_status(open_task(NULL, pid, tid, "status"), out);
 }
 
 int proc_task_owner(pid_t pid, pid_t tid, uid_t *owner)
@@ -436,17 +426,13 @@ int proc_read_cgroup(pid_t pid, struct proc_cgroup *out)
 
 int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 {
-	char path[64];
 	ssize_t n;
 	int fd, r;
 
 	if (len < 2)
 		return -ENOSPC;
-	if ((r = task_path(path, sizeof(path), NULL, pid, tid, "comm")) < 0)
-		return r;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+	if ((fd = open_task(NULL, pid, tid, "comm")) < 0)
+		return fd;
 	/* one read, cut to the buffer: a kernel worker's name may be longer
 	 * than the 16 bytes of comm */
 	n = read(fd, buf, len - 1);
