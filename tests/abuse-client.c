@@ -694,7 +694,7 @@ static int mode_connflood(void)
 
 static int mode_die(long n, const char *tmpl)
 {
-	long sent = 0, failed = 0;
+	long sent = 0, refused = 0, failed = 0;
 
 	for (long i = 0; i < n; i++) {
 		pid_t c = fork();
@@ -705,8 +705,11 @@ static int mode_die(long n, const char *tmpl)
 			char m[MSG_MAX + 1];
 			int fd = conn();
 			subst1(tmpl, "@PID@", getpid(), m, sizeof(m));
-			if (fd < 0 || send(fd, m, strlen(m), MSG_NOSIGNAL) < 0)
+			if (fd < 0)
 				_exit(1);
+			if (send(fd, m, strlen(m), MSG_NOSIGNAL) < 0)
+				/* closed by the daemon first: over a connection cap */
+				_exit(errno == EPIPE || errno == ECONNRESET ? 2 : 1);
 			_exit(0); /* before the reply: the daemon answers a dead peer */
 		}
 	}
@@ -716,10 +719,12 @@ static int mode_die(long n, const char *tmpl)
 			break;
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			sent++;
+		else if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+			refused++;
 		else
 			failed++;
 	}
-	printf("die: n=%ld sent=%ld failed=%ld\n", n, sent, failed);
+	printf("die: n=%ld sent=%ld refused=%ld failed=%ld\n", n, sent, refused, failed);
 	return 0;
 }
 

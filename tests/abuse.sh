@@ -349,8 +349,13 @@ fresh_daemon
 abuse die "$SOCK" 300 "v=1 op=register tid=@PID@ policy=fifo priority=$PRIO"
 [ "$(field sent)" = 300 ] && pass "300 children sent a register of themselves and died" || fail "die: $AB"
 abuse die "$SOCK" 300 "v=1 op=list"
+# nobody holds at most 128 connections: a child whose connection the daemon
+# closed at that cap before it could send was refused, not lost
 "${NOBODY[@]}" "$ABUSE" die "$SOCK" 300 "v=1 op=register tid=@PID@ policy=fifo priority=15" >"$TMP/die.out" 2>&1
-expect_in "$(cat "$TMP/die.out")" "sent=300" "300 unprivileged children did the same"
+AB=$(cat "$TMP/die.out")
+[ "$(field failed)" = 0 ] && [ $(($(field sent) + $(field refused))) = 300 ] &&
+	pass "300 unprivileged children did the same: $(field sent) sent, $(field refused) refused at the per-user cap" ||
+	fail "300 unprivileged children: $AB"
 mark
 check_set "after clients that died mid-request"
 [ -z "$(rt_prio_tids)" ] && pass "no thread left at FIFO $PRIO" || fail "threads at FIFO $PRIO: $(rt_prio_tids)"
