@@ -1,17 +1,20 @@
-/* bench-scan.c: what one /proc scan of the watchdog costs (scan.c, run at
- * SCHED_FIFO 99 during a starvation episode), against the number of tasks on
- * the machine. The scan lists every process's threads and reads the stat
- * and schedstat of the real-time ones only; a machine with many
- * SCHED_OTHER threads (a desktop, or a user who adds thousands of sleeping
- * ones to slow the watchdog down) must not make it expensive.
+/* bench-scan.c: what one look of the watchdog at the machine's tasks costs
+ * (scan.c, run at SCHED_FIFO 99 during a starvation episode), against the
+ * number of tasks on the machine. Through /proc the look lists every
+ * process's threads and reads the stat and schedstat of the real-time ones
+ * only; through the BPF task iterator (-b) it is one read, the kernel
+ * walking its task list. A machine with many SCHED_OTHER threads (a
+ * desktop, or a user who adds thousands of sleeping ones to slow the
+ * watchdog down) must not make it expensive.
  *
- *   bench-scan [-n THREADS] [-r ROUNDS]
+ *   bench-scan [-b] [-n THREADS] [-r ROUNDS]
  *
  * Starts THREADS (default 0) sleeping SCHED_OTHER threads, then times ROUNDS
- * (default 50) scans and prints one line:
- *     tasks T  rt R  scan p50 X us  max Y us  per task Z us
- * where T is the machine's task count (/proc/loadavg) and R how many
- * real-time tasks the scan recorded. */
+ * (default 50) looks and prints one line:
+ *     VIA tasks T  rt R  scan p50 X us  max Y us  per task Z us
+ * where VIA is /proc or bpf, T the machine's task count (/proc/loadavg)
+ * and R how many real-time tasks the look recorded. With -b and no
+ * iterator (a build without BPF, no CAP_BPF) it exits 3, saying why. */
 #include "autoconfig.h"
 
 #include <pthread.h>
@@ -22,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench-common.h"
+#include "daemon/observe/bpf/tasks.h"
 #include "daemon/watchdog/safety_int.h"
 
 static int hold[2];
@@ -53,23 +57,32 @@ static long tasks_now(void)
 int main(int argc, char **argv)
 {
 	long threads = 0, rounds = 50, tasks;
+	struct tasks *iter = NULL;
+	bool bpf = false;
 	struct scan *sc;
 	pthread_attr_t a;
+	char why[256];
 	double *us;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:r:")) != -1) {
-		if (opt == 'n')
+	while ((opt = getopt(argc, argv, "bn:r:")) != -1) {
+		if (opt == 'b')
+			bpf = true;
+		else if (opt == 'n')
 			threads = atol(optarg);
 		else if (opt == 'r')
 			rounds = atol(optarg);
 		else {
-			fprintf(stderr, "usage: bench-scan [-n THREADS] [-r ROUNDS]\n");
+			fprintf(stderr, "usage: bench-scan [-b] [-n THREADS] [-r ROUNDS]\n");
 			return 2;
 		}
 	}
 	if (rounds < 1 || threads < 0 || pipe(hold) < 0)
 		return 2;
+	if (bpf && tasks_new(&iter, why, sizeof(why)) < 0) {
+		fprintf(stderr, "bench-scan: no BPF task iterator: %s\n", why);
+		return 3;
+	}
 	pthread_attr_init(&a);
 	pthread_attr_setstacksize(&a, 64 * 1024);
 	for (long i = 0; i < threads; i++) {
@@ -85,6 +98,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-scan: out of memory, or /proc unreadable\n");
 		return 1;
 	}
+	sc->tasks = iter;
 	safety_scan_begin(sc, clock_nsec(CLOCK_MONOTONIC), 0);
 	tasks = tasks_now();
 	for (long i = 0; i < rounds; i++) {
@@ -93,8 +107,17 @@ int main(int argc, char **argv)
 		us[i] = bench_now_us() - t0;
 	}
 	qsort(us, (size_t)rounds, sizeof(*us), bench_cmp);
-	printf("tasks %ld  rt %zu  scan p50 %.0f us  max %.0f us  per task %.2f us\n", tasks, sc->n,
+	if (sc->iter_failed) {
+		fprintf(stderr, "bench-scan: %lu of the iterator's reads failed\n", sc->iter_failed);
+		return 1;
+	}
+	printf("%-5s  tasks %ld  rt %zu  scan p50 %.0f us  max %.0f us  per task %.2f us\n", bpf ? "bpf" : "/proc",
+	       tasks, sc->n,
 	       bench_pct(us, (size_t)rounds, 50), us[rounds - 1],
 	       tasks > 0 ? bench_pct(us, (size_t)rounds, 50) / (double)tasks : 0.0);
+	close(sc->proc);
+	free(sc);
+	free(us);
+	tasks_free(iter);
 	return 0;
 }

@@ -13,6 +13,9 @@
  *   BPF load alone   the observer loaded in this process (bpfobs_new, 64
  *                    slots as the daemon's default, timed; then freed,
  *                    untimed; needs CAP_BPF + CAP_PERFMON: run as root);
+ *   iterators alone  the watchdog's BPF task iterators loaded in this
+ *                    process (tasks_new; the daemon loads them whenever its
+ *                    watchdog is on, the default, observer or not);
  *   rtschedd off     RTSCHEDD --config CONF_OFF (observe-threads = 0);
  *   rtschedd on      RTSCHEDD --config CONF_ON (the observer loads).
  * The daemons run with NOTIFY_SOCKET set to a datagram socket of this
@@ -38,19 +41,21 @@
 
 #include "bench-common.h"
 #include "daemon/observe/bpf/bpfobs.h"
+#include "daemon/observe/bpf/tasks.h"
 
 #define READY_TIMEOUT_MS 20000
 
 extern char **environ;
 
-enum series { S_FLOOR, S_BPF, S_OFF, S_ON, S__MAX };
+enum series { S_FLOOR, S_BPF, S_TASKS, S_OFF, S_ON, S__MAX };
 static const char *const names[S__MAX] = {
 	[S_FLOOR] = "exec floor (exec + READY=1)",
 	[S_BPF] = "BPF load alone (bpfobs_new)",
+	[S_TASKS] = "task iterators alone (tasks_new)",
 	[S_OFF] = "rtschedd, observer off",
 	[S_ON] = "rtschedd, observer on",
 };
-static const char *const keys[S__MAX] = { "floor-exec", "bpf-load", "rtschedd-off", "rtschedd-on" };
+static const char *const keys[S__MAX] = { "floor-exec", "bpf-load", "tasks-load", "rtschedd-off", "rtschedd-on" };
 
 /* Wait for a datagram holding the line READY=1; 0, or -ETIMEDOUT, or
  * -ECHILD if pid exited first (its status in *st). */
@@ -150,6 +155,26 @@ static double time_bpf(void)
 	return t;
 }
 
+/* The watchdog's task iterators loaded and freed here, in us; -1 (said
+ * once) if they cannot load. */
+static double time_tasks(void)
+{
+	static int said;
+	struct tasks *t = NULL;
+	char why[256] = "";
+	double t0 = bench_now_us(), t1;
+	int r = tasks_new(&t, why, sizeof(why));
+
+	t1 = bench_now_us() - t0;
+	if (r < 0) {
+		if (!said++)
+			fprintf(stderr, "bench-startup: the task iterators do not load here: %s\n", why);
+		return -1;
+	}
+	tasks_free(t);
+	return t1;
+}
+
 struct samples {
 	double *v;
 	size_t n, failed;
@@ -213,11 +238,13 @@ int main(int argc, char **argv)
 	 * caches warm, as on a machine that has run rtschedd before */
 	time_start(floor_argv, notify, fd, 0);
 	time_bpf();
+	time_tasks();
 	time_start(off_argv, notify, fd, 1);
 	time_start(on_argv, notify, fd, 1);
 	for (int i = 0; i < rounds; i++) {
 		add(&s[S_FLOOR], time_start(floor_argv, notify, fd, 0));
 		add(&s[S_BPF], time_bpf());
+		add(&s[S_TASKS], time_tasks());
 		add(&s[S_OFF], time_start(off_argv, notify, fd, 1));
 		add(&s[S_ON], time_start(on_argv, notify, fd, 1));
 	}
@@ -228,7 +255,7 @@ int main(int argc, char **argv)
 		struct samples *x = &s[k];
 
 		qsort(x->v, x->n, sizeof(double), bench_cmp);
-		if (k != S_BPF)
+		if (k != S_BPF && k != S_TASKS)
 			bad += x->failed > 0;
 		if (x->n == 0) {
 			printf("%-38s %8zu %6zu %10s\n", names[k], x->n, x->failed, "-");

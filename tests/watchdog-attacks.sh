@@ -33,6 +33,12 @@
 #      RTSCHEDD_TEST_WATCHDOG_STALL_MS stands in for it): the watchdog wakes
 #      late at every check, yet the canary of the other CPU ticks on time, so
 #      the daemon was not stopped: it must judge, not start over
+#   L  what K stands in for, removed at its root: through a whole episode
+#      and its trip, the watchdog thread (strace'd) looks up no path at all
+#      (no open, no stat: it reads the tasks through BPF task iterators,
+#      bpf(BPF_ITER_CREATE)), so no lookup a starved task has in flight can
+#      hold it; and the runaway is still demoted. Skipped in a build
+#      without BPF, whose watchdog reads /proc (status says so).
 #
 # Every assertion about scheduling reads the kernel. The bounds of the waits
 # (HANG_S) only end a hang; how long each took is printed, never judged.
@@ -317,6 +323,35 @@ K=$(started k)
 wait_for is_sched "$K" fifo
 demoted_by_trip "$K" "while each look of the watchdog was held 600 ms" "K: the runaway is demoted though the watchdog woke late at every check"
 echo "# K: $(grep -m1 -o 'watchdog: CPU 0: .*' "$DLOG" | cut -c1-200)"
+
+# --- L. no path lookup in the watchdog thread ------------------------------------------------
+restart
+how=$("$RTSCHEDCTL" --socket "$SOCK" status | sed -n 's/^ *watchdog_tasks *//p')
+case "$how" in
+bpf)
+	WD=$(grep -l '^rtsd-watchdog$' /proc/"$DPID"/task/*/comm | awk -F/ '{ print $5 }')
+	[ -n "$WD" ] || fail "L: no rtsd-watchdog thread in the daemon"
+	# strace on this shell's CPUs (not CPU 0, which the runaway takes),
+	# attached (the kernel names it the tracer) before the runaway starts
+	strace -qq -p "$WD" -e trace=%file,%stat,bpf -o "$TMP/l.strace" &
+	ST=$!
+	wait_for grep -Eq '^TracerPid:[[:space:]]*[1-9]' "/proc/$WD/status" || fail "L: strace did not attach"
+	spin l nobody --name nolookup --mode spin --register - --seconds 120
+	L=$(started l)
+	wait_for is_sched "$L" fifo
+	demoted_by_trip "$L" "with the watchdog under strace" "L: the runaway is demoted"
+	kill -INT "$ST"; wait "$ST" 2>/dev/null
+	iters=$(grep -c 'BPF_ITER_CREATE' "$TMP/l.strace")
+	paths=$(grep -v 'bpf(' "$TMP/l.strace" | grep -c '(')
+	[ "$iters" -ge 2 ] && [ "$paths" = 0 ] &&
+		pass "L: through the episode and its trip the watchdog read the tasks $iters times through BPF iterators and looked up no path" ||
+		fail "L: the watchdog made $iters iterator reads and $paths path lookups: $(grep -v 'bpf(' "$TMP/l.strace" | head -3)"
+	;;
+'/proc (rtschedd was built without BPF'*)
+	echo "# L skipped: $how" ;;
+*)
+	fail "L: the watchdog does not read tasks through BPF iterators in a build with BPF: watchdog_tasks ${how:-missing}" ;;
+esac
 
 spin_stop
 daemon_stop

@@ -26,6 +26,7 @@
 #include "daemon/guard.h"
 #include "daemon/irq/irqmgr.h"
 #include "daemon/metrics.h"
+#include "daemon/observe/bpf/tasks.h"
 #include "daemon/observe/jitter.h"
 #include "daemon/observe/observer.h"
 #include "daemon/observing.h"
@@ -405,6 +406,27 @@ static void caught_load(struct daemon *d)
 			 "sched_setattr refused with EPERM goes through the grant path as a register by its caller");
 }
 
+/* Load the watchdog's task iterators while CAP_BPF and CAP_PERFMON are
+ * held (watchdog/scan.c says why it reads tasks through them); without
+ * them it reads /proc. Loaded once: a watchdog turned on by a reload gets
+ * them only if they were loaded at start-up. */
+static void tasks_load(struct daemon *d)
+{
+	struct service *s = &d->svc;
+	int r;
+
+	if (!s->config->watchdog) {
+		snprintf(s->tasks_why, sizeof(s->tasks_why), "the watchdog was off at start-up");
+		return;
+	}
+	r = tasks_new(&s->tasks, s->tasks_why, sizeof(s->tasks_why));
+	if (r < 0)
+		log_notice("watchdog: reading tasks from /proc, whose lookups a starved task can hold up "
+			   "(BPF task iterators unavailable: %s)", s->tasks_why);
+	else
+		log_debug("watchdog: reading tasks through BPF task iterators");
+}
+
 /* The event loop, its signals (through the loop, never a handler doing
  * work) and the systemd watchdog's pings. */
 static int loop_new(struct daemon *d)
@@ -544,6 +566,7 @@ int daemon_new(struct daemon **ret, const char *config_path, bool config_require
 	 * here on_registry_change() keeps it in step */
 	observing_start(&d->svc, d->event);
 	caught_load(d);
+	tasks_load(d);
 	/* the socket, the connector, the state, the bus and the BPF observer
 	 * are open: keep only what the work needs from here on (CAP_BPF,
 	 * CAP_PERFMON go) */
@@ -632,7 +655,8 @@ void daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->tick);
 	registry_free(d->svc.registry, !d->keep_on_exit);
 	/* after the registry: restored threads can't starve its canaries */
-	guard_free(d->guard);
+	if (guard_free(d->guard))
+		tasks_free(d->svc.tasks);
 	follow_free(d->follow);
 	ratelimit_free(d->svc.ratelimit);
 	ratelimit_free(d->svc.free_ratelimit);

@@ -116,7 +116,7 @@ void guard_configure(struct guard *g)
 	const struct config *c = s->config;
 	struct safety_params p = { .enabled = c->watchdog, .threshold_ms = c->watchdog_threshold_ms,
 				   .cooldown_s = c->watchdog_cooldown_s, .demote_all = c->watchdog_demote_all,
-				   .loop_tid = rtloop_bounded_tid(s->loop) };
+				   .loop_tid = rtloop_bounded_tid(s->loop), .tasks = s->tasks };
 	int r;
 
 	if (s->safety && !p.enabled) {
@@ -148,12 +148,15 @@ void guard_follow(struct guard *g)
 	sd_event_source_set_enabled(g->publish, SD_EVENT_ONESHOT);
 }
 
-void guard_free(struct guard *g)
+bool guard_free(struct guard *g)
 {
+	bool stopped;
+
 	if (!g)
-		return;
+		return true;
 	sd_event_source_disable_unref(g->publish);
-	safety_free(g->svc->safety);
+	stopped = safety_free(g->svc->safety);
 	g->svc->safety = NULL;
 	free(g);
+	return stopped;
 }

@@ -20,7 +20,8 @@ void guard_configure(struct guard *g);
 /* The registry changed: the watchdog's list follows within 100 ms. */
 void guard_follow(struct guard *g);
 /* Stop the watchdog; after the registry is freed, so restored threads
- * cannot starve its canaries. NULL is fine. */
-void guard_free(struct guard *g);
+ * cannot starve its canaries. NULL is fine. False if its thread is left
+ * running (safety_free()): the service's task iterators must then stay. */
+bool guard_free(struct guard *g);
 
 #endif

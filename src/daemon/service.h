@@ -67,6 +67,8 @@ struct service {
 	int catcher_error;              /* the catcher of refused calls: as observer_error, -ECANCELED when off */
 	char catcher_why[256];
 	struct safety *safety;          /* the starvation watchdog; NULL when off */
+	struct tasks *tasks;            /* the watchdog's BPF task iterators; NULL: it reads /proc */
+	char tasks_why[256];            /* why NULL */
 	struct pmqos *pmqos;            /* cpu-dma-latency, resume-latency-us (src/daemon/cpu) */
 	struct isolate *isolate;        /* isolate = yes (src/daemon/cpu) */
 	struct irqmgr *irq;             /* [irq]/[kthread] sections, irq-avoid-cpus (src/daemon/irq) */

@@ -9,11 +9,15 @@
  * its policy; when the real-time threads together ran too little the trip
  * blames no one. What each thread ran is real CPU time (each spins
  * until its own clock says so), so nothing depends on the machine's speed.
+ * Every case runs twice: reading the tasks from /proc, and through the BPF
+ * task iterators (observe/bpf/tasks.h; skipped where they cannot load),
+ * whose records are also compared with /proc's.
  * Needs a process that may be real-time (CAP_SYS_NICE): skipped without. */
 #include "autoconfig.h"
 
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -25,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/observe/bpf/tasks.h"
 #include "daemon/sys/proc.h"
 #include "daemon/watchdog/safety_int.h"
 
@@ -104,6 +109,16 @@ static int policy_of(pid_t tid)
 	return sched_getscheduler(tid) & ~SCHED_RESET_ON_FORK;
 }
 
+/* The task iterators, loaded before the cases fork; the "bpf" cases read
+ * through them (`via_iter`, set by their fixture). */
+static struct tasks *iter;
+static bool via_iter;
+
+static void use_iter(void)
+{
+	via_iter = true;
+}
+
 /* A watchdog that has published `sp`, its scan started now and a first
  * reading taken: just what trip.c reads. */
 static struct safety s;
@@ -138,6 +153,7 @@ static void publish(struct spinner **sp, size_t n, size_t stale)
 	s.scan = calloc(1, sizeof(*s.scan));
 	ck_assert_ptr_nonnull(s.scan);
 	ck_assert_int_eq(safety_scan_init(s.scan), 0);
+	s.scan->tasks = via_iter ? iter : NULL;
 	safety_scan_begin(s.scan, clock_nsec(CLOCK_MONOTONIC),
 			  clock_nsec(CLOCK_BOOTTIME) / (NSEC / (uint64_t)s.clk_tck));
 	safety_scan_run(s.scan);   /* the baseline: what ran before does not count */
@@ -145,6 +161,8 @@ static void publish(struct spinner **sp, size_t n, size_t stale)
 
 static void unpublish(void)
 {
+	/* an iterator that failed would have left these cases to /proc */
+	ck_assert_uint_eq(s.scan->iter_failed, 0);
 	close(s.scan->proc);
 	free(s.scan);
 	close(s.notify);
@@ -435,29 +453,152 @@ START_TEST(test_second_trip_kept)
 }
 END_TEST
 
+/* A record of the iterator for tid, or false. */
+struct find {
+	pid_t tid;
+	struct tasks_rec r;
+	bool found;
+};
+
+static void find_rec(struct find *f, int fd)
+{
+	struct tasks_rec r;
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	/* one record per read is fine too: the kernel keeps the rest */
+	while ((n = read(fd, &r, sizeof(r))) == (ssize_t)sizeof(r))
+		if (r.tid == f->tid) {
+			f->r = r;
+			f->found = true;
+		}
+	ck_assert_int_eq(n, 0);
+	close(fd);
+}
+
+/* The iterator's record of a real-time thread says what /proc says: its
+ * ids, start time, owner, CPU, policy, priority, names and run time; a
+ * SCHED_OTHER thread is not among the real-time records, but is among its
+ * process's. */
+START_TEST(test_iter_matches_proc)
+{
+	struct spinner rt, other;
+	struct find f = { 0 }, g = { 0 };
+	struct proc_stat st;
+	uint64_t run_after, tick_ns = NSEC / (uint64_t)sysconf(_SC_CLK_TCK);
+	char buf[128];
+	FILE *fp;
+
+	spinner_start(&rt, 1, SCHED_RR, 7);
+	spinner_start(&other, 1, SCHED_OTHER, 0);
+	pthread_setname_np(rt.th, "iter-rt");
+	spinner_spin(&rt);
+	f.tid = rt.tid;
+	find_rec(&f, tasks_open(iter));
+	ck_assert_int_eq(proc_read_stat_at(NULL, getpid(), rt.tid, &st), 0);
+	snprintf(buf, sizeof(buf), "/proc/%d/task/%d/schedstat", (int)getpid(), (int)rt.tid);
+	ck_assert_ptr_nonnull(fp = fopen(buf, "r"));
+	ck_assert_int_eq(fscanf(fp, "%" SCNu64, &run_after), 1);
+	fclose(fp);
+
+	ck_assert(f.found);
+	ck_assert_int_eq(f.r.pid, getpid());
+	ck_assert_uint_eq(f.r.start_ns / tick_ns, st.starttime);
+	ck_assert_uint_eq(f.r.euid, geteuid());
+	ck_assert_int_eq(f.r.cpu, 1);
+	ck_assert_uint_eq(f.r.policy, SCHED_RR);
+	ck_assert_uint_eq(f.r.priority, 7);
+	ck_assert_str_eq(f.r.comm, "iter-rt");
+	ck_assert_int_eq(proc_read_stat_at(NULL, getpid(), getpid(), &st), 0);
+	ck_assert_str_eq(f.r.pcomm, st.comm);
+	ck_assert_uint_ge(f.r.run_ns, SPIN_NS / 2);
+	ck_assert_uint_le(f.r.run_ns, run_after);
+	ck_assert_uint_eq(f.r.running, 0);   /* blocked on its semaphore */
+
+	g.tid = other.tid;
+	find_rec(&g, tasks_open(iter));
+	ck_assert(!g.found);
+	find_rec(&g, tasks_open_process(iter, getpid()));
+	ck_assert(g.found);
+	ck_assert_uint_eq(g.r.policy, SCHED_OTHER);
+	spinner_stop(&rt);
+	spinner_stop(&other);
+}
+END_TEST
+
+/* A demotion checks the thread's identity through the iterator of its
+ * process: another start time (a reused tid) or another process is never
+ * touched; the right one is set to SCHED_OTHER. */
+START_TEST(test_iter_demote_identity)
+{
+	struct spinner rt;
+	struct proc_stat st;
+	struct scan *sc = calloc(1, sizeof(*sc));
+
+	ck_assert_ptr_nonnull(sc);
+	ck_assert_int_eq(safety_scan_init(sc), 0);
+	sc->tasks = iter;
+	spinner_start(&rt, 1, SCHED_FIFO, 3);
+	ck_assert_int_eq(proc_read_stat_at(NULL, getpid(), rt.tid, &st), 0);
+	ck_assert_int_eq(safety_scan_demote(sc, rt.tid, getpid(), st.starttime + 1), -ESRCH);
+	ck_assert_int_eq(safety_scan_demote(sc, rt.tid, getppid(), st.starttime), -ESRCH);
+	ck_assert_int_eq(policy_of(rt.tid), SCHED_FIFO);
+	ck_assert_int_eq(safety_scan_demote(sc, rt.tid, getpid(), st.starttime), 0);
+	ck_assert_int_eq(policy_of(rt.tid), SCHED_OTHER);
+	ck_assert_uint_eq(sc->iter_failed, 0);
+	spinner_stop(&rt);
+	close(sc->proc);
+	free(sc);
+}
+END_TEST
+
+static TCase *cases(const char *name, bool bpf)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, 60);
+	if (bpf)
+		tcase_add_checked_fixture(tc, use_iter, NULL);
+	tcase_add_test(tc, test_culprits);
+	tcase_add_test(tc, test_no_culprit);
+	tcase_add_test(tc, test_two_culprits);
+	/* valgrind runs one thread at a time, each waiting for its lock in
+	 * the kernel: twins never wait on a runqueue behind the runaway */
+	if (!strstr(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "", "vgpreload"))
+		tcase_add_test(tc, test_waiting_twins);
+	tcase_add_test(tc, test_blame_where_it_ran);
+	tcase_add_test(tc, test_second_trip_kept);
+	if (bpf) {
+		tcase_add_test(tc, test_iter_matches_proc);
+		tcase_add_test(tc, test_iter_demote_identity);
+	}
+	return tc;
+}
+
 int main(void)
 {
 	Suite *su = suite_create("trip");
-	TCase *tc = tcase_create("culprits");
+	char why[256];
+	int r;
 
-	tcase_set_timeout(tc, 60);
 	if (!unit_can_realtime()) {
 		unit_skip("test-trip: this process may not be real-time (no CAP_SYS_NICE)");
+		suite_add_tcase(su, tcase_create("none"));
 	} else if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
 		unit_skip("test-trip: needs 2 CPUs (a real-time thread pinned to the other one)");
+		suite_add_tcase(su, tcase_create("none"));
 	} else {
-		tcase_add_test(tc, test_culprits);
-		tcase_add_test(tc, test_no_culprit);
-		tcase_add_test(tc, test_two_culprits);
-		/* valgrind runs one thread at a time, each waiting for its lock in
-		 * the kernel: twins never wait on a runqueue behind the runaway */
 		if (strstr(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "", "vgpreload"))
 			unit_skip("test_waiting_twins: under valgrind, which queues threads on its own lock");
-		else
-			tcase_add_test(tc, test_waiting_twins);
-		tcase_add_test(tc, test_blame_where_it_ran);
-		tcase_add_test(tc, test_second_trip_kept);
+		suite_add_tcase(su, cases("proc", false));
+		if (tasks_new(&iter, why, sizeof(why)) < 0) {
+			unit_skip("test-trip's bpf cases: the task iterators cannot load here");
+			fprintf(stderr, "  (%s)\n", why);
+		} else {
+			suite_add_tcase(su, cases("bpf", true));
+		}
 	}
-	suite_add_tcase(su, tc);
-	return unit_run(su);
+	r = unit_run(su);
+	tasks_free(iter);
+	return r;
 }

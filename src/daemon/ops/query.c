@@ -80,6 +80,13 @@ void op_status(struct ctx *x)
 		proto_add_long(&x->out, "watchdog_trips", (long)ss.trips);
 		proto_add_long(&x->out, "watchdog_canary_late", (long)ss.canary_late);
 		proto_add_long(&x->out, "watchdog_canary_stall_ms", (long)ss.canary_stall_ms);
+		if (ss.tasks_iter) {
+			proto_add(&x->out, "watchdog_tasks", "bpf");
+		} else {
+			char buf[300];
+			snprintf(buf, sizeof(buf), "/proc (%s)", s->tasks_why);
+			proto_add(&x->out, "watchdog_tasks", buf);
+		}
 		if (ss.last_culprit[0])
 			proto_add(&x->out, "watchdog_last", ss.last_culprit);
 		if (ss.cooldown) {

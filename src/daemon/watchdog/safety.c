@@ -367,6 +367,10 @@ void safety_get_status(const struct safety *s, struct safety_status *out)
 		}
 	}
 	snprintf(out->last_culprit, sizeof(out->last_culprit), "%s", s->last_culprit);
+	if (s->scan) {
+		out->tasks_iter = s->scan->tasks != NULL;
+		out->iter_failed = s->scan->iter_failed;
+	}
 }
 
 int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, const struct safety_ops *ops,
@@ -408,6 +412,7 @@ int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, 
 		s->scan->test_stall_ns = strtoull(test, NULL, 10) * MSEC;
 	if ((r = safety_scan_init(s->scan)) < 0)
 		return r;
+	s->scan->tasks = p->tasks;
 	if (sched_getaffinity(0, sizeof(s->allowed), &s->allowed) < 0)
 		return -errno;
 	s->notify = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -428,12 +433,12 @@ int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, 
 	return 0;
 }
 
-void safety_free(struct safety *s)
+bool safety_free(struct safety *s)
 {
 	bool leak = false;
 
 	if (!s)
-		return;
+		return true;
 	if (!safety_worker_stop(&s->wd))
 		leak = true;
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
@@ -452,7 +457,7 @@ void safety_free(struct safety *s)
 	sd_event_source_disable_unref(s->park_src);
 	sd_event_unref(s->event);
 	if (leak)
-		return;
+		return false;
 	if (s->notify >= 0)
 		close(s->notify);
 	if (s->scan && s->scan->proc >= 0)
@@ -466,4 +471,5 @@ void safety_free(struct safety *s)
 	}
 	snap_reclaim(s);
 	free(s);
+	return true;
 }

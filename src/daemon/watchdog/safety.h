@@ -78,9 +78,12 @@ struct safety_params {
 	bool demote_all;        /* every managed real-time thread on a guilty CPU, not the culprits */
 	pid_t loop_tid;         /* the daemon's own event loop while a budget bounds its real-time
 				 * run time (sys/rtloop.h), 0 if none: never blamed */
+	const struct tasks *tasks; /* BPF task iterators (observe/bpf/tasks.h) to read the tasks
+				    * through, or NULL: /proc. Taken at safety_new() only; it
+				    * must outlive the object. */
 };
 
-#define SAFETY_PARAMS_DEFAULT { true, SAFETY_THRESHOLD_MS_DEFAULT, SAFETY_COOLDOWN_S_DEFAULT, false, 0 }
+#define SAFETY_PARAMS_DEFAULT { true, SAFETY_THRESHOLD_MS_DEFAULT, SAFETY_COOLDOWN_S_DEFAULT, false, 0, NULL }
 
 /* A managed real-time thread, as the main loop publishes it. */
 struct safety_thread {
@@ -152,9 +155,12 @@ struct safety_status {
 	uint64_t canary_late;           /* canary ticks woken more than SAFETY_FLOOR_MS late, all CPUs */
 	uint64_t canary_stall_ms;       /* what those waits added up to */
 	char last_culprit[SAFETY_CULPRITS_MAX]; /* "" if never tripped */
+	bool tasks_iter;                /* it reads the tasks through BPF iterators, not /proc */
+	unsigned long iter_failed;      /* looks for which an iterator failed (/proc then) */
 };
 
 struct safety;
+struct tasks;
 
 /* Create the watchdog (its SCHED_FIFO thread starts now, asleep, so a missing
  * privilege shows at start-up: -EPERM). Threads take the caller's
@@ -164,8 +170,9 @@ struct safety;
 int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, const struct safety_ops *ops,
 	       void *ud);
 /* Stop and join every thread (a canary still starved gets a second, then is
- * left to the process exit); NULL is fine. Demoted threads stay demoted. */
-void safety_free(struct safety *s);
+ * left to the process exit); NULL is fine. Demoted threads stay demoted.
+ * False if a thread is left running: what it reads (p->tasks) must stay. */
+bool safety_free(struct safety *s);
 /* Publish the managed real-time threads (a copy is taken). Canaries run on
  * every CPU the daemon may use while there is one (a thread may move itself
  * to any CPU after its grant); with n == 0 they park once their window is

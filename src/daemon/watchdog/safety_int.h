@@ -38,6 +38,8 @@
 #include "daemon/sys/clock.h"
 #include "daemon/watchdog/safety.h"
 
+struct tasks;
+
 #define NSEC 1000000000ull
 #define MSEC 1000000ull
 
@@ -92,6 +94,7 @@ struct track {
 	char state;                      /* as stat showed it: 'R' runs or waits to */
 	bool alive;                      /* seen in the last scan */
 	char comm[PROC_COMM_MAX + 1];
+	char pcomm[PROC_COMM_MAX + 1];   /* its process's, "" if not read yet (/proc) */
 };
 
 /* A thread of this module and how the main loop steers it. */
@@ -120,6 +123,9 @@ struct canary {
 /* The watchdog thread's working memory, allocated with the object. */
 struct scan {
 	int proc;                        /* /proc, open for the thread's life */
+	const struct tasks *tasks;       /* the task iterators (observe/bpf/tasks.h), or NULL: /proc */
+	unsigned long iter_failed;       /* looks that fell back to /proc */
+	uint64_t tick_ns;                /* ns per clock tick, /proc's unit of start times */
 	_Alignas(8) char dents[DENTS_PROC];  /* getdents64 packs 8-aligned records */
 	_Alignas(8) char tdents[DENTS_TASK];
 	struct track t[TRACK_MAX];
@@ -236,6 +242,9 @@ uint64_t safety_track_ran(const struct track *t);
 uint64_t safety_track_ran_on(const struct track *t, int cpu);
 /* The name of process pid into buf ("?" if unreadable). */
 void safety_read_pcomm(struct scan *sc, pid_t pid, char *buf, size_t len);
+/* safety_demote_tid(), with the thread's identity read through the task
+ * iterator where there is one (no /proc lookup). */
+int safety_scan_demote(struct scan *sc, pid_t tid, pid_t pid, uint64_t starttime);
 
 /* trip.c */
 

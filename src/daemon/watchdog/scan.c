@@ -1,10 +1,16 @@
-/* scan.c: the watchdog thread's reading of /proc (see safety_int.h): every
- * real-time thread on the machine, its run time, where it may run, whose it
- * is. It runs at SCHED_FIFO 99 while the main loop may be stopped inside
- * any of glibc's locks, so it calls no function that could take one: no
- * stdio, no malloc, no opendir (which mallocs); only system calls, the
- * lock-free parser of /proc's stat (procparse.c) and its own number
- * formatting and parsing, into memory allocated before the thread began. */
+/* scan.c: the watchdog thread's view of the machine (see safety_int.h):
+ * every real-time thread, its run time, where it may run, whose it is. It
+ * runs at SCHED_FIFO 99 while the main loop may be stopped inside any of
+ * glibc's locks, so it calls no function that could take one: no stdio, no
+ * malloc, no opendir (which mallocs); only system calls, the lock-free
+ * parser of /proc's stat (procparse.c) and its own number formatting and
+ * parsing, into memory allocated before the thread began.
+ *
+ * Where the daemon could load them, it reads the tasks through BPF task
+ * iterators (observe/bpf/tasks.h): no path lookup, so no wait on a lookup
+ * of the same name that a starved task has in flight (d_alloc_parallel),
+ * which can hold a /proc reader for as long as that task is starved. Else
+ * it reads /proc, which such a wait can delay. */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -16,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/observe/bpf/tasks.h"
 #include "daemon/sys/proc.h"
 #include "daemon/watchdog/safety_int.h"
 
@@ -113,6 +120,10 @@ static int read_stat(int proc, pid_t pid, pid_t tid, struct proc_stat *st)
 
 int safety_scan_init(struct scan *sc)
 {
+	long tck = sysconf(_SC_CLK_TCK);
+
+	/* /proc's start times are in clock ticks, an iterator's in ns */
+	sc->tick_ns = NSEC / (uint64_t)(tck > 0 ? tck : 100);
 	sc->proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sc->proc < 0)
 		return -errno;
@@ -175,44 +186,130 @@ static void track_charge(struct track *t, int cpu, uint64_t ns)
 	t->on_more += ns;
 }
 
-/* One real-time task seen now: record where it stands. */
-static void track_task(struct scan *sc, int taskdir, pid_t pid, const struct proc_stat *st)
+/* The table's entry for the thread tid started at starttime, emptied if it
+ * is new to the episode (or the tid was reused: a new thread in the old
+ * slot); *fresh tells which. NULL if the table is full. */
+static struct track *track_get(struct scan *sc, pid_t tid, uint64_t starttime, bool *fresh)
 {
-	struct track *t = track_of(sc, st->tid, true);
-	char rel[32], buf[128];
-	struct stat sb;
-	uint64_t run;
+	struct track *t = track_of(sc, tid, true);
 
 	if (!t)
-		return;
-	if (t->tid && t->starttime != st->starttime)
-		t->tid = 0;   /* the tid was reused: a new thread in the old slot */
-	task_rel(rel, st->tid, 0, "schedstat");
-	if (read_at(taskdir, rel + 0, buf, sizeof(buf)) <= 0 || !parse_run(buf, &run))
-		return;
-	if (!t->tid) {
-		t->tid = st->tid;
+		return NULL;
+	if (t->tid && t->starttime != starttime)
+		t->tid = 0;
+	*fresh = !t->tid;
+	return t;
+}
+
+/* A look at thread t of process pid: run time `run`, on `cpu`. */
+static void track_look(struct scan *sc, struct track *t, bool fresh, pid_t tid, pid_t pid,
+		       uint64_t starttime, uint64_t run, int cpu)
+{
+	if (fresh) {
+		t->tid = tid;
 		t->pid = pid;
-		t->starttime = st->starttime;
+		t->starttime = starttime;
 		/* born during the episode: everything it ran counts; else from now */
-		t->run0 = st->starttime >= sc->since_boot_ticks ? 0 : run;
+		t->run0 = starttime >= sc->since_boot_ticks ? 0 : run;
 		t->run = t->run0;
 		memset(t->on, 0, sizeof(t->on));
 		t->on_more = 0;
-		put_id(rel, st->tid)[0] = '\0';
-		t->uid = fstatat(taskdir, rel, &sb, 0) == 0 ? sb.st_uid : (uid_t)-1;
+		t->pcomm[0] = '\0';
 	}
 	/* since the last look: where it is now (a look every tick/4 or so
 	 * during an episode, so a thread that moves is mostly charged right) */
 	if (run > t->run)
-		track_charge(t, st->processor, run - t->run);
+		track_charge(t, cpu, run - t->run);
 	t->run = run;
-	t->processor = st->processor;
+	t->processor = cpu;
+	t->alive = true;
+}
+
+/* One real-time task seen in /proc now: record where it stands. */
+static void track_task(struct scan *sc, int taskdir, pid_t pid, const struct proc_stat *st)
+{
+	struct track *t;
+	char rel[32], buf[128];
+	struct stat sb;
+	uint64_t run;
+	bool fresh;
+
+	if (!(t = track_get(sc, st->tid, st->starttime, &fresh)))
+		return;
+	task_rel(rel, st->tid, 0, "schedstat");
+	if (read_at(taskdir, rel + 0, buf, sizeof(buf)) <= 0 || !parse_run(buf, &run))
+		return;
+	if (fresh) {
+		put_id(rel, st->tid)[0] = '\0';
+		t->uid = fstatat(taskdir, rel, &sb, 0) == 0 ? sb.st_uid : (uid_t)-1;
+	}
+	track_look(sc, t, fresh, st->tid, pid, st->starttime, run, st->processor);
 	t->policy = st->policy;
 	t->priority = st->rt_priority;
 	t->state = st->state;
-	t->alive = true;
 	memcpy(t->comm, st->comm, sizeof(t->comm));
+}
+
+/* A task's iterator record, as a NUL-terminated name into dst. */
+static void rec_name(char dst[PROC_COMM_MAX + 1], const char src[TASKS_COMM_LEN])
+{
+	size_t n = strnlen(src, TASKS_COMM_LEN);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* One real-time task as the iterator wrote it. Its uid is the one it acts
+ * with (its effective uid), also for a process that made itself
+ * non-dumpable, whose /proc directory root owns. */
+static void track_rec(struct scan *sc, const struct tasks_rec *r)
+{
+	uint64_t starttime = r->start_ns / sc->tick_ns;
+	struct track *t;
+	bool fresh;
+
+	if (r->tid <= 0 || !(t = track_get(sc, r->tid, starttime, &fresh)))
+		return;
+	if (fresh)
+		t->uid = r->euid;
+	track_look(sc, t, fresh, r->tid, r->pid, starttime, r->run_ns, r->cpu);
+	t->policy = (int)r->policy;
+	t->priority = (int)r->priority;
+	t->state = r->running ? 'R' : 'S';
+	rec_name(t->comm, r->comm);
+	rec_name(t->pcomm, r->pcomm);
+}
+
+/* Every record an iterator's descriptor gives, to fn; closes fd. False if
+ * the read failed (the records so far were handed on). */
+static bool iter_read(struct scan *sc, int fd, void (*fn)(struct scan *, const struct tasks_rec *, void *),
+		      void *ud)
+{
+	size_t have = 0, off;
+	ssize_t n;
+
+	/* whole records come out of a read whose buffer holds the kernel's
+	 * (8 pages); a larger kernel page could cut one, kept for the next */
+	while ((n = read(fd, sc->dents + have, sizeof(sc->dents) - have)) > 0) {
+		have += (size_t)n;
+		for (off = 0; off + sizeof(struct tasks_rec) <= have; off += sizeof(struct tasks_rec)) {
+			struct tasks_rec r;
+
+			memcpy(&r, sc->dents + off, sizeof(r));
+			fn(sc, &r, ud);
+		}
+		have -= off;
+		memmove(sc->dents, sc->dents + off, have);
+	}
+	close(fd);
+	return n == 0;
+}
+
+static void on_rt_rec(struct scan *sc, const struct tasks_rec *r, void *ud)
+{
+	(void)ud;
+	if (r->policy == SCHED_FIFO || r->policy == SCHED_RR)
+		track_rec(sc, r);
 }
 
 /* Every task of process pid. */
@@ -266,6 +363,13 @@ void safety_scan_run(struct scan *sc)
 
 	for (size_t i = 0; i < sc->n; i++)
 		sc->t[i].alive = false;
+	if (sc->tasks) {
+		int fd = tasks_open(sc->tasks);
+
+		if (fd >= 0 && iter_read(sc, fd, on_rt_rec, NULL))
+			return;
+		sc->iter_failed++;   /* /proc for this look: it still answers, later */
+	}
 	if (lseek(sc->proc, 0, SEEK_SET) < 0)
 		return;
 	while ((n = syscall(SYS_getdents64, sc->proc, sc->dents, sizeof(sc->dents))) > 0) {
@@ -320,20 +424,12 @@ void safety_read_pcomm(struct scan *sc, pid_t pid, char *buf, size_t len)
 	}
 }
 
-/* Demote tid if it is still the thread started at starttime (safety.h):
- * system calls only, so the watchdog thread may call it. */
-int safety_demote_tid(pid_t tid, uint64_t starttime)
+/* Set tid to SCHED_OTHER if it is real-time (keeping reset-on-fork). */
+static int demote_now(pid_t tid)
 {
 	struct sched_param sp = { .sched_priority = 0 };
-	char path[80] = "/proc/", buf[1024];
-	struct proc_stat st;
-	int pol;
+	int pol = sched_getscheduler(tid);
 
-	task_rel(path + 6, tid, tid, "stat");
-	if (read_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || proc_parse_stat(buf, &st) < 0 ||
-	    st.starttime != starttime)
-		return -ESRCH;
-	pol = sched_getscheduler(tid);
 	if (pol < 0)
 		return -errno;
 	if ((pol & ~SCHED_RESET_ON_FORK) != SCHED_FIFO && (pol & ~SCHED_RESET_ON_FORK) != SCHED_RR)
@@ -342,4 +438,48 @@ int safety_demote_tid(pid_t tid, uint64_t starttime)
 	if (sched_setscheduler(tid, SCHED_OTHER | (pol & SCHED_RESET_ON_FORK), &sp) < 0)
 		return -errno;
 	return 0;
+}
+
+/* Demote tid if it is still the thread started at starttime (safety.h):
+ * system calls only, so the watchdog thread may call it. */
+int safety_demote_tid(pid_t tid, uint64_t starttime)
+{
+	char path[80] = "/proc/", buf[1024];
+	struct proc_stat st;
+
+	task_rel(path + 6, tid, tid, "stat");
+	if (read_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || proc_parse_stat(buf, &st) < 0 ||
+	    st.starttime != starttime)
+		return -ESRCH;
+	return demote_now(tid);
+}
+
+struct identity {
+	pid_t tid;
+	uint64_t starttime;
+	bool seen, same;
+};
+
+static void on_any_rec(struct scan *sc, const struct tasks_rec *r, void *ud)
+{
+	struct identity *id = ud;
+
+	if (r->tid == id->tid) {
+		id->seen = true;
+		id->same = r->start_ns / sc->tick_ns == id->starttime;
+	}
+}
+
+int safety_scan_demote(struct scan *sc, pid_t tid, pid_t pid, uint64_t starttime)
+{
+	struct identity id = { .tid = tid, .starttime = starttime };
+	int fd;
+
+	/* the identity from the process's own tasks, not from /proc/TID */
+	if (sc->tasks && (fd = tasks_open_process(sc->tasks, pid)) >= 0) {
+		if (iter_read(sc, fd, on_any_rec, &id))
+			return id.seen && id.same ? demote_now(tid) : -ESRCH;
+		sc->iter_failed++;
+	}
+	return safety_demote_tid(tid, starttime);
 }

@@ -92,7 +92,10 @@ static struct safety_culprit *culprit_add(struct safety *s, struct safety_trip *
 	c->priority = tr->priority;
 	c->ran_ns = ran;
 	memcpy(c->comm, tr->comm, sizeof(c->comm));
-	safety_read_pcomm(s->scan, tr->pid, c->pcomm, sizeof(c->pcomm));
+	if (tr->pcomm[0])
+		memcpy(c->pcomm, tr->pcomm, sizeof(c->pcomm));
+	else
+		safety_read_pcomm(s->scan, tr->pid, c->pcomm, sizeof(c->pcomm));
 	return c;
 }
 
@@ -103,7 +106,7 @@ static void culprit_demote(struct safety *s, const struct snapshot *snap, struct
 	c->managed = safety_is_managed(s, snap, c->tid, c->starttime);
 	if (!c->managed || !alive)
 		return;
-	if (safety_demote_tid(c->tid, c->starttime) == 0) {
+	if (safety_scan_demote(s->scan, c->tid, c->pid, c->starttime) == 0) {
 		c->demoted = true;
 		t->n_demoted++;
 	} else {

@@ -1,6 +1,6 @@
 /* vmlinux.h: the few kernel types bpfobs.bpf.c reads, with only the fields it
  * reads, pinned in the tree. It is NOT generated from the build machine's
- * BTF, on purpose:
+ * BTF, on purpose (it serves bpfobs.bpf.c, catcher.bpf.c and tasks.bpf.c):
  *   - a Debian package is built in an sbuild chroot whose running kernel is
  *     the buildd's (any version, maybe without BTF, /sys maybe not mounted):
  *     a header generated there describes no kernel the package will run on,
@@ -42,6 +42,14 @@ enum { BPF_F_MMAPABLE = 1U << 10 };
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
+struct sched_entity {
+	__u64 sum_exec_runtime;            /* ns on a CPU: the first field of /proc's schedstat */
+};
+
+struct thread_info {
+	__u32 cpu;
+};
+
 struct task_struct {
 	unsigned int __state; /* Linux 5.14+ */
 	int on_cpu;           /* running, or being switched out of a CPU */
@@ -51,6 +59,37 @@ struct task_struct {
 	unsigned int policy;  /* SCHED_* */
 	char comm[16];        /* its name (TASK_COMM_LEN) */
 	struct pid *thread_pid; /* its pid in every namespace it is seen from (catcher.bpf.c) */
+	/* tasks.bpf.c */
+	unsigned int rt_priority;          /* 1..99 for SCHED_FIFO and SCHED_RR, else 0 */
+	struct sched_entity se;            /* its run time */
+	__u64 start_boottime;              /* CLOCK_BOOTTIME ns of its start (Linux 5.5+) */
+	struct task_struct *group_leader;  /* its process's first thread */
+	const struct cred *cred;           /* the credentials it acts with */
+	struct thread_info thread_info;    /* where it runs (Linux 5.16+; the ___pre516 flavour below) */
+};
+
+typedef struct {
+	__u32 val;
+} kuid_t;
+
+struct cred {
+	kuid_t euid;
+};
+
+/* Linux 5.5 to 5.15: the CPU was the task's own field */
+struct task_struct___pre516 {
+	unsigned int cpu;
+};
+
+/* A task iterator's context (iter/task programs, Linux 5.8+). */
+struct seq_file;
+struct bpf_iter_meta {
+	struct seq_file *seq;
+};
+
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task;
 };
 
 struct pid_namespace;
