@@ -8,7 +8,7 @@
 # Environment: top_builddir, top_srcdir (set by make); KERNEL_VERSION (default:
 # the newest linux-image-6.1.*-amd64 of bookworm, see fetch.sh; KERNEL_FLAVOUR=rt
 # for its PREEMPT_RT build, where tests/timerlat.sh runs); KERNEL_TESTS
-# (default "register rules restart authz irq-hotplug rlimit catcher isolate-systemd"); KERNEL_TIMEOUT (seconds for the
+# (default "register rules restart authz irq-hotplug rlimit catcher isolate-systemd watchdog-kernel"); KERNEL_TIMEOUT (seconds for the
 # whole guest run, default 5400; 900 with KERNEL_SET=ci); KERNEL_CACHE and
 # KERNEL_SUITE (see fetch.sh: KERNEL_SUITE=bookworm-backports boots Debian 12's
 # backported 6.12 kernel instead; results then go to out-bookworm-backports/);
@@ -27,14 +27,16 @@ HERE="$top_srcdir/tests/kernels"
 # catcher of refused calls (catcher: its BPF on 6.1's syscall tracepoints),
 # and isolate = yes where systemd owns cgroup2 (isolate-systemd: a booted
 # systemd in a container, which the CI machine cannot run, whose PID 1 holds
-# the v1 cpuset hierarchy; 6.1 resets affinities on cpuset changes).
+# the v1 cpuset hierarchy; 6.1 resets affinities on cpuset changes), and
+# the watchdog's BPF task iterators (watchdog-kernel: 6.1's is the oldest
+# one narrowed to a process).
 if [ "${KERNEL_SET:-}" = ci ]; then
-	: "${KERNEL_TESTS:=authz irq-hotplug rlimit catcher isolate-systemd}"
+	: "${KERNEL_TESTS:=authz irq-hotplug rlimit catcher isolate-systemd watchdog-kernel}"
 	# about 70 s under TCG: a guest that hangs fails in 15 minutes, not CI's 90
 	: "${KERNEL_TIMEOUT:=900}"
 	export AUTHZ_UNTIL=handoff
 fi
-TESTS=${KERNEL_TESTS:-register rules restart authz irq-hotplug rlimit catcher isolate-systemd}
+TESTS=${KERNEL_TESTS:-register rules restart authz irq-hotplug rlimit catcher isolate-systemd watchdog-kernel}
 OUT="$top_builddir/tests/kernels/out${KERNEL_SUITE:+-$KERNEL_SUITE}"
 T0=$(date +%s)
 

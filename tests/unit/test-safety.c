@@ -274,6 +274,61 @@ START_TEST(test_share)
 }
 END_TEST
 
+/* Three users on a starved CPU (runaway.sh's flake): an unmanaged runaway
+ * that ran 0.6 s, a steady audio thread that ran 0.3 s of the 3.4 s it was
+ * there, and a runaway that began 0.25 s ago and ran all of it. The share
+ * alone blames the runaway and the audio thread (the rest after the first,
+ * 0.55 s, is near half of 1.15 s); the audio thread's 9% is let off, as the
+ * runaway's 0.6 s alone accounts for the stall. */
+START_TEST(test_duty)
+{
+	uint64_t ran[3] = { 6 * S / 10, 3 * S / 10, 25 * S / 100 };
+	uint64_t span[3] = { 6 * S / 10, 34 * S / 10, 25 * S / 100 };
+	bool pick[3];
+
+	ck_assert_uint_eq(safety_pick_share(ran, 3, S / 2, pick), 2);
+	ck_assert(pick[0] && pick[1] && !pick[2]);
+	ck_assert_uint_eq(safety_pick_duty(ran, span, 3, S / 2, pick), 1);
+	ck_assert(pick[0] && !pick[1] && !pick[2]);
+	/* two equal runaways: both stay */
+	ran[0] = ran[1] = 19 * S / 10;
+	span[0] = span[1] = 4 * S;
+	ck_assert_uint_eq(safety_pick_share(ran, 2, S / 2, pick), 2);
+	ck_assert_uint_eq(safety_pick_duty(ran, span, 2, S / 2, pick), 2);
+	ck_assert(pick[0] && pick[1]);
+	/* two small shares that only together account for the stall: someone
+	 * is blamed all the same, both */
+	ran[0] = ran[1] = 3 * S / 10;
+	span[0] = span[1] = 34 * S / 10;
+	ck_assert_uint_eq(safety_pick_share(ran, 2, S / 2, pick), 2);
+	ck_assert_uint_eq(safety_pick_duty(ran, span, 2, S / 2, pick), 2);
+	/* of two small shares, the smaller goes first; the other then stays */
+	ran[0] = 4 * S / 10;
+	ran[1] = 3 * S / 10;
+	span[0] = 34 * S / 10;
+	span[1] = 36 * S / 10;
+	ran[2] = 7 * S / 10;
+	span[2] = 7 * S / 10;
+	for (int i = 0; i < 3; i++)
+		pick[i] = true;
+	ck_assert_uint_eq(safety_pick_duty(ran, span, 3, S / 2, pick), 1);
+	ck_assert(!pick[0] && !pick[1] && pick[2]);
+	ran[2] = 45 * S / 100;   /* now the runaway alone is under the bar: one small share stays */
+	span[2] = 45 * S / 100;
+	for (int i = 0; i < 3; i++)
+		pick[i] = true;
+	ck_assert_uint_eq(safety_pick_duty(ran, span, 3, S / 2, pick), 2);
+	ck_assert(pick[0] && !pick[1] && pick[2]);
+	/* a share at exactly 1/8 is a runaway's */
+	ran[0] = S;
+	span[0] = 8 * S;
+	ran[1] = S;
+	span[1] = S;
+	pick[0] = pick[1] = true;
+	ck_assert_uint_eq(safety_pick_duty(ran, span, 2, S / 2, pick), 2);
+}
+END_TEST
+
 START_TEST(test_demote_identity)
 {
 	struct proc_stat st;
@@ -326,6 +381,7 @@ int main(void)
 	tcase_add_test(tc, test_simulated_loads);
 	tcase_add_test(tc, test_culprit);
 	tcase_add_test(tc, test_share);
+	tcase_add_test(tc, test_duty);
 	tcase_add_test(tc, test_demote_identity);
 	tcase_add_test(tc, test_disabled);
 	suite_add_tcase(s, tc);

@@ -9,7 +9,8 @@
  * its policy; when the real-time threads together ran too little the trip
  * blames no one. What each thread ran is real CPU time (each spins
  * until its own clock says so), so nothing depends on the machine's speed.
- * Every case runs twice: reading the tasks from /proc, and through the BPF
+ * A user whose real-time threads ran a small share of the time they were
+ * there is let off while another accounts for the stall. Every case runs twice: reading the tasks from /proc, and through the BPF
  * task iterators (observe/bpf/tasks.h; skipped where they cannot load),
  * whose records are also compared with /proc's.
  * Needs a process that may be real-time (CAP_SYS_NICE): skipped without. */
@@ -25,7 +26,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,10 +54,20 @@ struct spinner {
 	volatile bool stop;
 };
 
+/* Spin until this thread has used ns of CPU time. */
+static void spin_cpu(uint64_t ns)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	while ((uint64_t)(t.tv_sec - t0.tv_sec) * NSEC + (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec < ns);
+}
+
 static void *spinner_main(void *arg)
 {
 	struct spinner *sp = arg;
-	struct timespec t0, t;
 
 	sp->tid = gettid();
 	sem_post(&sp->up);
@@ -63,10 +76,7 @@ static void *spinner_main(void *arg)
 			;
 		if (sp->stop)
 			return NULL;
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-		do
-			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-		while ((uint64_t)(t.tv_sec - t0.tv_sec) * NSEC + (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec < SPIN_NS);
+		spin_cpu(SPIN_NS);
 		sem_post(&sp->done);
 	}
 }
@@ -453,6 +463,78 @@ START_TEST(test_second_trip_kept)
 }
 END_TEST
 
+/* A process of its own (root: each process is a unit of blame) whose one
+ * thread, born now, turns SCHED_FIFO `prio` on CPU 0, spins `ns` of its
+ * own CPU time and then sleeps, real-time still. Returns once it has spun. */
+static pid_t spin_process(int prio, uint64_t ns)
+{
+	int done[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(done), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct sched_param p = { .sched_priority = prio };
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) < 0 || sched_setscheduler(0, SCHED_FIFO, &p) < 0)
+			_exit(1);
+		spin_cpu(ns);
+		if (write(done[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(done[1]);
+	ck_assert_int_eq(read(done[0], &c, 1), 1);
+	close(done[0]);
+	return pid;
+}
+
+static void process_stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* Three units on the starved CPU (runaway.sh's flake): a runaway process
+ * rtschedd does not manage (100 ms), a managed steady thread that ran 60 ms
+ * of the second it was there, and a second runaway process that ran 50 ms
+ * and has just begun. By share alone the steady thread was blamed with the
+ * first runaway (the rest after it, 110 of 210 ms, is near half) and
+ * demoted; its 6% of the time is an audio thread's, and the first runaway
+ * accounts for the stall without it: it keeps fifo, unnamed. */
+START_TEST(test_duty_let_off)
+{
+	struct spinner steady, *all[] = { &steady };
+	struct timespec wait = { 1, 0 };
+	const struct safety_culprit *c;
+	pid_t f, r;
+
+	spinner_start(&steady, 0, SCHED_FIFO, 2);
+	publish(all, 1, SIZE_MAX);
+	spinner_spin(&steady);   /* 60 ms */
+	f = spin_process(5, 100 * MSEC);
+	r = spin_process(4, 50 * MSEC);
+	nanosleep(&wait, NULL);
+
+	trip_cpu0();
+	ck_assert_ptr_null(culprit_of(steady.tid));
+	ck_assert_ptr_nonnull(c = culprit_of(f));
+	ck_assert(!c->managed && !c->demoted);
+	ck_assert_ptr_null(culprit_of(r));
+	ck_assert_int_eq(policy_of(steady.tid), SCHED_FIFO);
+	unpublish();
+	process_stop(f);
+	process_stop(r);
+	spinner_stop(&steady);
+}
+END_TEST
+
 /* A record of the iterator for tid, or false. */
 struct find {
 	pid_t tid;
@@ -568,6 +650,7 @@ static TCase *cases(const char *name, bool bpf)
 		tcase_add_test(tc, test_waiting_twins);
 	tcase_add_test(tc, test_blame_where_it_ran);
 	tcase_add_test(tc, test_second_trip_kept);
+	tcase_add_test(tc, test_duty_let_off);
 	if (bpf) {
 		tcase_add_test(tc, test_iter_matches_proc);
 		tcase_add_test(tc, test_iter_demote_identity);

@@ -257,5 +257,16 @@ int safety_pick_culprit(const struct proc_stat *t, size_t n, int cpu);
  * innocent thread using a quarter of the CPU is blamed alone. Sets pick[i];
  * returns how many. */
 size_t safety_pick_share(const uint64_t *ran, size_t n, uint64_t threshold_ns, bool *pick);
+/* A runner that ran less than 1/SAFETY_DUTY_MIN of the time it was there:
+ * an audio thread's share of a CPU, not a runaway's. */
+#define SAFETY_DUTY_MIN 8
+/* Of the runners safety_pick_share() picked, let off those that ran less
+ * than 1/SAFETY_DUTY_MIN of `span` (ns each was there in the episode), the
+ * lowest share first, while the others picked still ran at least
+ * `threshold_ns` without them: beside a runaway, another user's audio
+ * thread that had run a little longer in all (a third user's runaway had
+ * only just begun) is not blamed, but someone always is. Clears pick[i];
+ * returns how many remain picked. */
+size_t safety_pick_duty(const uint64_t *ran, const uint64_t *span, size_t n, uint64_t threshold_ns, bool *pick);
 
 #endif

@@ -89,6 +89,7 @@ struct track {
 		uint64_t ns;                 /* 0: a free entry */
 	} on[TRACK_CPUS];                /* what it ran in the episode, by the CPU each look saw it on */
 	uint64_t on_more;                /* and on CPUs past those (counted wherever it may run) */
+	uint64_t seen0, seen;            /* CLOCK_MONOTONIC ns of its first and last look in the episode */
 	int processor;                   /* where it last ran */
 	int policy, priority;
 	char state;                      /* as stat showed it: 'R' runs or waits to */
@@ -135,13 +136,14 @@ struct scan {
 	uint64_t since_boot_ticks;       /* its start, in the clock ticks of /proc's starttime */
 	uint64_t since_mono;             /* and in CLOCK_MONOTONIC ns */
 	uint64_t next_scan;              /* CLOCK_MONOTONIC ns of the next scan in it */
+	uint64_t look_mono;              /* CLOCK_MONOTONIC ns of the look under way */
 	unsigned long untracked;         /* threads past TRACK_MAX (not measured) */
 	uint64_t test_stall_ns;          /* RTSCHEDD_TEST_WATCHDOG_STALL_MS (testhook.h): each look
 					  * waits this long first, as one held in the kernel would */
 	/* trip.c's scratch: per starved CPU, runners and their run time */
 	size_t cand[TRACK_MAX];
 	uint64_t ran[TRACK_MAX], uran[TRACK_MAX];
-	uint64_t ukey[TRACK_MAX];
+	uint64_t ukey[TRACK_MAX], uspan[TRACK_MAX];
 	bool pick[TRACK_MAX], upick[TRACK_MAX];
 	struct safety_trip trip;         /* built here, copied to safety.trip when that is free */
 };
@@ -235,6 +237,9 @@ void safety_scan_run(struct scan *sc);
 /* Whether the tracked thread may run on cpu now (its affinity; the CPU it
  * last ran on, once it is gone). */
 bool safety_track_on(const struct track *t, int cpu);
+/* How long the tracked thread was there in the episode, from its first
+ * look to its last, and at least `ran` (what it ran there). */
+uint64_t safety_track_span(const struct track *t, uint64_t ran);
 /* What the tracked thread ran in the episode. */
 uint64_t safety_track_ran(const struct track *t);
 /* What it ran on cpu: the time between two looks counts for the CPU the

@@ -215,7 +215,9 @@ static void track_look(struct scan *sc, struct track *t, bool fresh, pid_t tid, 
 		memset(t->on, 0, sizeof(t->on));
 		t->on_more = 0;
 		t->pcomm[0] = '\0';
+		t->seen0 = sc->look_mono;
 	}
+	t->seen = sc->look_mono;
 	/* since the last look: where it is now (a look every tick/4 or so
 	 * during an episode, so a thread that moves is mostly charged right) */
 	if (run > t->run)
@@ -361,6 +363,7 @@ void safety_scan_run(struct scan *sc)
 		nanosleep(&ts, NULL);
 	}
 
+	sc->look_mono = clock_nsec(CLOCK_MONOTONIC);
 	for (size_t i = 0; i < sc->n; i++)
 		sc->t[i].alive = false;
 	if (sc->tasks) {
@@ -391,6 +394,15 @@ bool safety_track_on(const struct track *t, int cpu)
 	if (t->alive && sched_getaffinity(t->tid, sizeof(cpus), &cpus) == 0)
 		return CPU_ISSET(cpu, &cpus);
 	return t->processor == cpu;
+}
+
+uint64_t safety_track_span(const struct track *t, uint64_t ran)
+{
+	uint64_t span = t->seen - t->seen0;
+
+	/* seen once (born since the last look, or at the trip's own): not
+	 * less than it ran, so it never looks idle */
+	return span > ran ? span : ran;
 }
 
 uint64_t safety_track_ran(const struct track *t)

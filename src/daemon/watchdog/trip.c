@@ -59,6 +59,34 @@ size_t safety_pick_share(const uint64_t *ran, size_t n, uint64_t threshold_ns, b
 	return k;
 }
 
+size_t safety_pick_duty(const uint64_t *ran, const uint64_t *span, size_t n, uint64_t threshold_ns, bool *pick)
+{
+	uint64_t sum = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (pick[i]) {
+			sum += ran[i];
+			k++;
+		}
+	for (;;) {
+		size_t low = n;
+		/* the lowest share (ran / span) of the picked ones that ran under
+		 * 1/SAFETY_DUTY_MIN: compared as ran[i] * span[low] < ran[low] * span[i] */
+		for (size_t i = 0; i < n; i++) {
+			if (!pick[i] || SAFETY_DUTY_MIN * ran[i] >= span[i])
+				continue;
+			if (low == n || (unsigned __int128)ran[i] * span[low] < (unsigned __int128)ran[low] * span[i])
+				low = i;
+		}
+		if (low == n || sum - ran[low] < threshold_ns)
+			return k;
+		pick[low] = false;
+		sum -= ran[low];
+		k--;
+	}
+}
+
 /* --- the watchdog thread's side ---------------------------------------------- */
 
 /* Who a runner is: a non-root user (its processes and threads together: a
@@ -151,9 +179,13 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 			;
 		if (k == nu) {
 			sc->ukey[nu] = key;
+			sc->uspan[nu] = 0;
 			sc->uran[nu++] = 0;
 		}
 		sc->uran[k] += sc->ran[m++];
+		/* the user was there as long as its longest-seen thread */
+		if (safety_track_span(tr, ran) > sc->uspan[k])
+			sc->uspan[k] = safety_track_span(tr, ran);
 	}
 	if (t->n_cpu_sum < SAFETY_TRIP_CPUS)
 		t->cpu_sum[t->n_cpu_sum++] = (struct safety_cpu_sum){ cpu, total };
@@ -161,6 +193,9 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 	 * exited is counted up to the last scan: half the threshold is the bar */
 	if (!safety_pick_share(sc->uran, nu, threshold / 2, sc->upick))
 		return;   /* the real-time threads there ran too little to starve it */
+	/* a user whose threads ran a small share of the time they were there
+	 * is let off while the others picked account for the stall */
+	safety_pick_duty(sc->uran, sc->uspan, nu, threshold / 2, sc->upick);
 	for (size_t u = 0; u < nu; u++) {
 		uint64_t rest = sc->uran[u];
 		size_t best_dead = SIZE_MAX;
