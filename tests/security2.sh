@@ -32,6 +32,8 @@
 #      served
 #  11  (the control-socket audit, finding 5) each check opens system bus
 #      connections and starts a probe thread on the event loop
+#  12  (the review of 11's fix) a PID 1 that answers each property in
+#      300 ms: each check stopped the real-time loop for the lookup's 1.2 s
 . "$(dirname "$0")/lib.sh"
 need_root
 ABUSE="$top_builddir/tests/abuse-client"
@@ -714,8 +716,10 @@ if ! command -v strace >/dev/null || ! command -v dbus-daemon >/dev/null || [ ! 
 else
 	at_exit s11_cg_rm
 	mkdir -p "$SYSD/$S11.slice/$S11.service" "$SYSD/$S11.slice/$S11-target.service"
-	# bus_conf RECEIVE: a system bus like the real one (rtkit.sh's); RECEIVE
-	# "deny": it delivers no reply, a Hello's either (a bus that stalls)
+	# bus_conf RECEIVE [OWN]: a system bus like the real one (rtkit.sh's);
+	# RECEIVE "deny": it delivers no reply, a Hello's either (a bus that
+	# stalls); OWN "allow": org.freedesktop.systemd1 may be owned and
+	# called (case 12's stand-in)
 	bus_conf() {
 		cat >"$TMP/bus.conf" <<EOC
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
@@ -727,6 +731,8 @@ else
   <policy context="default">
     <allow user="*"/>
     <deny own="*"/>
+    <${2:-deny} own="org.freedesktop.systemd1"/>
+    <${2:-deny} receive_type="method_call"/>
     <deny send_type="method_call"/>
     <allow send_requested_reply="true" send_type="method_return"/>
     <allow send_requested_reply="true" send_type="error"/>
@@ -807,6 +813,34 @@ EOS
 		fail "11: with a bus that answers no Hello, check --pid: rc $RC, $ERR"
 	ctl status
 	expect_rc 0 "11: and status right after it"
+	daemon_stop
+
+	# --- 12. a PID 1 that answers slowly (the review of case 11's fix, F5)
+	# A lookup stopped the loop only past its 2 s deadline, and only then
+	# left the bus alone for a while; a PID 1 that answers each property in
+	# 300 ms (busy, or loaded by a user's messages) cost every lookup 1.2 s
+	# of the real-time loop: the daemon's own at start-up, then every
+	# check's. Now a lookup slower than 100 ms leaves the bus alone too: the
+	# start-up's 4 property reads are the last for 60 s
+	kill "$BUSP"; wait "$BUSP" 2>/dev/null
+	bus_conf allow allow
+	DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/bus "$top_builddir/tests/slow-systemd" 300 "$TMP/gets" >"$TMP/slow.out" 2>&1 &
+	BG="$BG $!"
+	wait_for grep -q ready "$TMP/slow.out" || fail "12: the slow systemd stand-in did not start: $(cat "$TMP/slow.out")"
+	RTSCHEDD=$TMP/in-svc
+	daemon_start "$CONF"
+	RTSCHEDD=$RTSCHEDD_REAL
+	for i in 1 2 3 4 5; do
+		ctl --json check --pid "$TGT"
+		[ "$RC" = 0 ] || fail "12: check --pid $TGT number $i: rc $RC, $ERR"
+	done
+	gets=$(cat "$TMP/gets" 2>/dev/null || echo 0)
+	echo "# 12: the start-up and 5 checks of pid $TGT asked the slow PID 1 $gets times"
+	[ "$gets" -ge 1 ] && [ "$gets" -le 4 ] &&
+		pass "12: a lookup that took over 100 ms leaves the bus alone: the start-up and 5 checks, $gets property reads, one lookup's" ||
+		fail "12: the start-up and 5 checks made $gets property reads of a PID 1 that answers in 300 ms (each lookup stops the loop for them)"
+	grep -q "slow" "$DLOG" && pass "12: the daemon says why it stops asking: $(grep -m1 -o 'diag: .*slow.*' "$DLOG" | cut -c1-160)" ||
+		fail "12: nothing logged of the slow bus"
 	daemon_stop
 	bg_stop
 	s11_cg_rm

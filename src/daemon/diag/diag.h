@@ -149,14 +149,19 @@ void diag_self_forget(void);
  * (connecting, or opened again after it closed) reads the unit's files
  * instead, so the loop never waits for the bus to answer a connect or a
  * Hello; each lookup waits DIAG_BUS_TIMEOUT_US at most in all, and after
- * one timed out the bus is left alone for DIAG_BUS_QUIET_US. 0 or -errno. */
+ * one timed out, or took DIAG_BUS_SLOW_US or more (a busy PID 1, or a bus a
+ * user loads with messages: each lookup stops the real-time loop), the bus
+ * is left alone for DIAG_BUS_QUIET_US. 0 or -errno. */
 int diag_bus_attach(sd_event *e);
 /* Close that connection (at exit); lookups open their own again. */
 void diag_bus_detach(void);
 
-/* What one unit lookup over the bus may take, all its calls together; and
- * for how long the daemon's connection stays closed after one timed out. */
+/* What one unit lookup over the bus may take, all its calls together; what
+ * makes it slow (a healthy systemd answers in about a millisecond); and for
+ * how long the daemon's connection stays closed after one timed out or was
+ * slow. */
 #define DIAG_BUS_TIMEOUT_US (2u * 1000000u)
+#define DIAG_BUS_SLOW_US (100u * 1000u)
 #define DIAG_BUS_QUIET_US (60u * 1000000u)
 
 /* An [irq NAME] or [kthread NAME] section, as diag_irq() checks it. */

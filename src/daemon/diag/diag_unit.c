@@ -20,6 +20,7 @@
 
 #include "daemon/sys/clock.h"
 #include "daemon/diag/diag_int.h"
+#include "daemon/sys/log.h"
 #include "daemon/sys/sysbus.h"
 
 #define MAX_DROPINS 64
@@ -215,14 +216,15 @@ static int bus_budget(sd_bus *bus, uint64_t deadline)
 
 /* RestrictRealtime= of a loaded system service, as systemd has it: 1 or 0,
  * else -errno (no bus, no systemd on it, not loaded, not a service). All
- * its calls together wait DIAG_BUS_TIMEOUT_US at most; when they time out
- * the daemon's connection is closed and for DIAG_BUS_QUIET_US not opened
- * again (lookups read files meanwhile), so a bus that stalls costs the
- * loop one timeout per DIAG_BUS_QUIET_US, not one per request. */
+ * its calls together wait DIAG_BUS_TIMEOUT_US at most; when they time out,
+ * or take DIAG_BUS_SLOW_US or more, the daemon's connection is closed and
+ * for DIAG_BUS_QUIET_US not opened again (lookups read files meanwhile), so
+ * a bus that stalls or crawls costs the loop one lookup per
+ * DIAG_BUS_QUIET_US, not one per request. */
 static int bus_restrict_rt(const char *unit, bool *transient, char *src, size_t len)
 {
 	size_t n = strlen(unit);
-	uint64_t deadline = clock_usec(CLOCK_MONOTONIC) + DIAG_BUS_TIMEOUT_US;
+	uint64_t deadline = clock_usec(CLOCK_MONOTONIC) + DIAG_BUS_TIMEOUT_US, took;
 	sd_bus *bus = NULL;
 	char *path = NULL, *load = NULL, *frag = NULL;
 	int on = 0, tr = 0, r;
@@ -255,10 +257,14 @@ static int bus_restrict_rt(const char *unit, bool *transient, char *src, size_t 
 	free(path);
 	free(load);
 	free(frag);
-	if (shared.event && bus == shared.bus && (r == -ETIMEDOUT || clock_usec(CLOCK_MONOTONIC) >= deadline)) {
+	took = clock_usec(CLOCK_MONOTONIC) - (deadline - DIAG_BUS_TIMEOUT_US);
+	if (shared.event && bus == shared.bus && (r == -ETIMEDOUT || took >= DIAG_BUS_SLOW_US)) {
 		sd_bus_detach_event(shared.bus);
 		shared.bus = sd_bus_close_unref(shared.bus);
 		shared.quiet_until = clock_usec(CLOCK_MONOTONIC) + DIAG_BUS_QUIET_US;
+		log_notice("diag: systemd was slow to answer about %s over D-Bus (%llu ms%s); units are read from "
+			   "their files for the next %u s", unit, (unsigned long long)(took / 1000u),
+			   r == -ETIMEDOUT ? ", timed out" : "", DIAG_BUS_QUIET_US / 1000000u);
 	}
 	if (shared.event)
 		sd_bus_unref(bus);
