@@ -4,7 +4,8 @@
  * returns one tasks_rec per task it writes: no path is looked up, no /proc
  * file opened, so the FIFO 99 watchdog never waits on a dcache lookup or an
  * inode lock that a starved task holds (the reason this exists; see
- * src/daemon/watchdog/scan.c). Read by tasks.c. */
+ * src/daemon/watchdog/scan.c). tasks.c loads it as a light skeleton (Linux
+ * 5.17: the kernel applies its CO-RE relocations) and reads it. */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>

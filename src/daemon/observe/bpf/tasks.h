@@ -5,10 +5,11 @@
  * the FIFO 99 watchdog for as long as it is starved. An iterator's read
  * runs under RCU and takes no lock another task can hold.
  *
- * tasks_new() loads the programs (CAP_BPF and CAP_PERFMON) and may
- * allocate; tasks_open() and tasks_open_process() are system calls only
- * (no malloc, no stdio, no lock), for the watchdog thread, and need no
- * capability once the object exists. */
+ * tasks_new() loads the programs (CAP_BPF and CAP_PERFMON; Linux 5.17 or
+ * later, a light skeleton: see tasks.c) and may allocate; tasks_open() and
+ * tasks_open_process() are system calls only (no malloc, no stdio, no
+ * lock), for the watchdog thread, and need no capability once the object
+ * exists. */
 #ifndef RTSCHED_TASKS_H
 #define RTSCHED_TASKS_H
 
