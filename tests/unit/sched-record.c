@@ -15,10 +15,14 @@ static int fail_err;
 static const char *fail_what;
 static void (*on_write)(pid_t tid, void *ud);
 static void *on_write_ud;
+static void (*after_write)(pid_t tid, void *ud);
+static void *after_write_ud;
 static bool passthrough;
 
 int __wrap_task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus, const char **what)
 {
+	int r;
+
 	if (on_write)
 		on_write(tid, on_write_ud);
 	ck_assert_msg(n_writes < SCHED_RECORD_MAX, "more than %d scheduling writes", SCHED_RECORD_MAX);
@@ -30,7 +34,10 @@ int __wrap_task_sched_write(pid_t tid, const struct task_sched *s, bool set_cpus
 		*what = fail_what;
 		return fail_err;
 	}
-	return passthrough ? __real_task_sched_write(tid, s, set_cpus, what) : 0;
+	r = passthrough ? __real_task_sched_write(tid, s, set_cpus, what) : 0;
+	if (after_write)
+		after_write(tid, after_write_ud);
+	return r;
 }
 
 void sched_record_reset(void)
@@ -41,6 +48,8 @@ void sched_record_reset(void)
 	fail_what = NULL;
 	on_write = NULL;
 	on_write_ud = NULL;
+	after_write = NULL;
+	after_write_ud = NULL;
 	passthrough = false;
 }
 
@@ -90,6 +99,12 @@ void sched_record_on_write(void (*fn)(pid_t tid, void *ud), void *ud)
 {
 	on_write = fn;
 	on_write_ud = ud;
+}
+
+void sched_record_after_write(void (*fn)(pid_t tid, void *ud), void *ud)
+{
+	after_write = fn;
+	after_write_ud = ud;
 }
 
 void sched_record_passthrough(bool on)

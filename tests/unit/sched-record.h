@@ -39,6 +39,9 @@ void sched_record_fail(int err, const char *what);
  * none); a test does there what may happen between the daemon's checks and
  * its write. */
 void sched_record_on_write(void (*fn)(pid_t tid, void *ud), void *ud);
+/* The same, after the write has returned: what may happen between the
+ * write and the daemon's check after it. */
+void sched_record_after_write(void (*fn)(pid_t tid, void *ud), void *ud);
 /* From now on writes also reach the kernel (task_sched_write itself), and
  * return what it returned: for a test of what the kernel ends up holding. */
 void sched_record_passthrough(bool on);

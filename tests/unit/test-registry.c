@@ -73,6 +73,25 @@ int __wrap_proc_read_status(pid_t tid, struct proc_status *out)
 	return e;
 }
 
+/* CLOCK_BOOTTIME, read once more, gives `boot_at` (then runs on): the
+ * registry's time of a write's return, taken when the write really
+ * returned, not after what a test hook did then. */
+static bool boot_held;
+static struct timespec boot_at;
+
+int __real_clock_gettime(clockid_t clk, struct timespec *ts);
+int __wrap_clock_gettime(clockid_t clk, struct timespec *ts);
+
+int __wrap_clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	if (boot_held && clk == CLOCK_BOOTTIME) {
+		boot_held = false;
+		*ts = boot_at;
+		return 0;
+	}
+	return __real_clock_gettime(clk, ts);
+}
+
 static void setup(void)
 {
 	sched_record_check_wrapped();
@@ -88,6 +107,7 @@ static void teardown(void)
 	registry_free(r, false);
 	r = NULL;
 	pretend_uid = (uid_t)-1;
+	boot_held = false;
 	sd_event_unref(ev);
 	config_free(c);
 	unit_rmdir(dir);
@@ -693,15 +713,21 @@ static pid_t sleeper(void)
 
 /* At the write (once): the task written to ends and its id goes to a new
  * process (ns_last_pid set just below it), which the write then reaches:
- * the id reuse the check after the write is there to catch. */
+ * the id reuse the check after the write is there to catch. With own_fifo
+ * (an int *), the new process is then given SCHED_FIFO at that priority,
+ * as a thread may have it of its own. */
 static pid_t reused_by;
 
-static void reuse_tid(pid_t tid, void *unused)
+static void reuse_tid(pid_t tid, void *own_fifo)
 {
 	int st;
 
-	(void)unused;
+	if (own_fifo) {   /* called after the write */
+		ck_assert_int_eq(__real_clock_gettime(CLOCK_BOOTTIME, &boot_at), 0);
+		boot_held = true;
+	}
 	sched_record_on_write(NULL, NULL);
+	sched_record_after_write(NULL, NULL);
 	ck_assert_int_eq(kill(tid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(tid, &st, 0), tid);
 	/* past the clock tick (10 ms) the old one started in: without thread
@@ -725,6 +751,8 @@ static void reuse_tid(pid_t tid, void *unused)
 		}
 	}
 	ck_assert_msg(reused_by == tid, "could not give id %d to a new process through ns_last_pid", (int)tid);
+	if (own_fifo)
+		ck_assert_int_eq(sched_setscheduler(tid, SCHED_FIFO, &(struct sched_param){ *(int *)own_fifo }), 0);
 }
 
 /* Root only (main): the tid is given to another task between the write and
@@ -754,6 +782,37 @@ START_TEST(test_reused_during_write)
 	ck_assert_uint_eq(sched_record_count(a), 2);
 	ck_assert_int_eq(sched_record_nth(a, 1)->s.policy, SCHED_OTHER);
 	ck_assert_int_eq(sched_record_nth(a, 1)->s.nice, 0);
+	sched_record_passthrough(false);
+	kill(a, SIGKILL);
+	waitpid(a, &st, 0);
+}
+END_TEST
+
+/* Root only (main): the thread written to ends after the write, and its
+ * id goes to a process that has the granted policy of its own (review R6).
+ * The grant is refused as stale, and the new holder, which began after the
+ * write, keeps its own policy: the undo is for a thread the write may have
+ * reached. */
+START_TEST(test_reused_after_write)
+{
+	struct sched_spec s = spec_of(SCHED_FIFO, 10);
+	char msg[512] = "";
+	pid_t a = sleeper();
+	int st, pol, own = 10;
+
+	reused_by = 0;
+	sched_record_passthrough(true);
+	sched_record_after_write(reuse_tid, &own);
+	ck_assert_int_eq(registry_add_thread(r, a, a, 0, REG_SOURCE_THREAD, &no_req, &s, NULL, NULL, msg, sizeof(msg)),
+			 REFUSE_STALE_THREAD);
+	ck_assert_int_eq(reused_by, a);
+	ck_assert_msg(strstr(msg, "exited while its scheduling was being set"), "%s", msg);
+	ck_assert_ptr_null(registry_find(r, a));
+	pol = sched_getscheduler(a);
+	ck_assert_msg(pol == SCHED_FIFO, "id %d, another process's since after the write, with SCHED_FIFO 10 of its "
+		      "own, was set to policy %d by the undo of a write that never reached it", (int)a, pol);
+	ck_assert_uint_eq(sched_record_count(a), 1);
+	ck_assert(!boot_held);
 	sched_record_passthrough(false);
 	kill(a, SIGKILL);
 	waitpid(a, &st, 0);
@@ -1142,10 +1201,13 @@ int main(void)
 	tcase_add_test(tc, test_rescan_keeps_own_registration);
 	tcase_add_test(tc, test_stale_and_gone);
 	if (geteuid() == 0 && access("/proc/sys/kernel/ns_last_pid", W_OK) == 0)
+	{
 		tcase_add_test(tc, test_reused_during_write);
-	else
-		unit_skip("test_reused_during_write: needs root and a writable /proc/sys/kernel/ns_last_pid, to "
-			  "give a tid to a new process");
+		tcase_add_test(tc, test_reused_after_write);
+	} else {
+		unit_skip("test_reused_during_write, test_reused_after_write: need root and a writable "
+			  "/proc/sys/kernel/ns_last_pid, to give a tid to a new process");
+	}
 	tcase_add_test(tc, test_reapply_gone);
 	tcase_add_test(tc, test_exit_paths);
 	tcase_add_test(tc, test_write_fails);

@@ -213,12 +213,28 @@ static int pass_limits(struct registry *r, const struct reg_thread *t, struct pr
 	return r->limits_err;
 }
 
+/* Whether the task tid names now began after written_ns (CLOCK_BOOTTIME),
+ * so that no write made before then can have reached it. /proc's start
+ * time is the kernel's, truncated to clock ticks: a start in a later tick
+ * than written_ns is surely later; one in the same tick may be either. */
+static bool started_after(pid_t tid, uint64_t written_ns)
+{
+	struct proc_stat st;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	return hz > 0 && proc_read_stat(tid, &st) == 0 && st.starttime > written_ns / (1000000000ull / (uint64_t)hz);
+}
+
 /* The check after a write found that tid names another thread now: the one
  * written to exited, and its id went to a new thread, which the write may
  * have reached. What the grant gave must not stay with it: like rtkit, set
  * it back to SCHED_OTHER, nice 0, if it still shows what was written (a
- * thread that set itself otherwise since is left as it is). */
-static void thread_unwrite(pid_t tid, const struct task_sched *written)
+ * thread that set itself otherwise since is left as it is). A thread that
+ * began after the write returned (written_ns) is left alone: the write
+ * reached the old one or no one, and a policy equal to the grant's is the
+ * new thread's own (inherited, or set by a privileged process), which
+ * would otherwise be taken from it. */
+static void thread_unwrite(pid_t tid, const struct task_sched *written, uint64_t written_ns)
 {
 	struct task_sched now, plain;
 	const char *what = "";
@@ -228,6 +244,8 @@ static void thread_unwrite(pid_t tid, const struct task_sched *written)
 		return; /* nothing above what any thread may set itself */
 	if (task_sched_read(tid, &now) < 0 || now.policy != written->policy || now.priority != written->priority ||
 	    (!policy_is_realtime(now.policy) && now.nice != written->nice))
+		return;
+	if (started_after(tid, written_ns))
 		return;
 	plain = now;
 	plain.policy = SCHED_OTHER;
@@ -248,6 +266,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 {
 	struct task_sched want = t->original;
 	const char *what = "";
+	uint64_t written_ns;
 	char desc[128];
 	int r;
 
@@ -282,6 +301,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	if (policy_is_realtime(want.policy))
 		registry_notify(tnode(t)->reg, REG_EV_THREAD_ARM, t, NULL);
 	r = task_sched_write(t->tid, &want, spec->has_cpus || t->cpus_changed, &what);
+	written_ns = clock_nsec(CLOCK_BOOTTIME);
 	if (r < 0) {
 		char why[512] = "";
 		struct diag_target dt = { .pid = t->tid, .policy = want.policy, .priority = want.priority,
@@ -297,7 +317,7 @@ static int thread_apply(struct reg_thread *t, const struct sched_spec *spec, cha
 	}
 	t->cpus_changed = spec->has_cpus;
 	if (!registry_same_thread(t)) {
-		thread_unwrite(t->tid, &want);
+		thread_unwrite(t->tid, &want, written_ns);
 		snprintf(msg, len, "tid %d exited while its scheduling was being set", (int)t->tid);
 		return REFUSE_STALE_THREAD;
 	}
