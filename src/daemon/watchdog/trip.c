@@ -155,7 +155,7 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct track *tr = &sc->t[i];
-		uint64_t key, ran;
+		uint64_t key, ran, span;
 		size_t k;
 
 		if (!tr->tid)
@@ -184,8 +184,9 @@ static void blame_cpu(struct safety *s, const struct snapshot *snap, struct safe
 		}
 		sc->uran[k] += sc->ran[m++];
 		/* the user was there as long as its longest-seen thread */
-		if (safety_track_span(tr, ran) > sc->uspan[k])
-			sc->uspan[k] = safety_track_span(tr, ran);
+		span = safety_track_span(tr, ran);
+		if (span > sc->uspan[k])
+			sc->uspan[k] = span;
 	}
 	if (t->n_cpu_sum < SAFETY_TRIP_CPUS)
 		t->cpu_sum[t->n_cpu_sum++] = (struct safety_cpu_sum){ cpu, total };
