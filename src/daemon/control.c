@@ -84,19 +84,22 @@ struct user_conns {
 	struct user_conns *prev, *next;
 };
 
-/* The connections of one pair of peer credentials (uid, primary gid)
- * accepted as not privileged. Privilege and account are functions of that
- * pair (and of the configuration, the user database and the subordinate
- * ranges), so a pair that holds MAX_PER_UID by itself is over its
- * account's cap: its next connection is refused without asking them, for
- * VERDICT_TRUST_US after a look-up last found it not privileged. Then one
- * connection is looked up again, so what changed (a reload or the user
- * database made it admin-group) is seen within that time, and a flood of
- * connections costs one look-up per VERDICT_TRUST_US, not one each. */
+/* The connections of one peer uid accepted as not privileged. Its account
+ * is a function of the uid, and its privilege of the uid and its primary
+ * gid (and of the configuration, the user database and the subordinate
+ * ranges): a uid found not privileged is not a member of admin-group, so
+ * only admin-group's own gid as its primary gid could make it privileged.
+ * So a uid that holds MAX_PER_UID by itself is over its account's cap: its
+ * next connection, with any other primary gid, is refused without asking
+ * them, for VERDICT_TRUST_US after a look-up last found it not privileged.
+ * Then one connection is looked up again, so what changed (a reload or the
+ * user database made it admin-group) is seen within that time, and a flood
+ * of connections costs one look-up per VERDICT_TRUST_US, not one each, with
+ * however many gids it comes. */
 struct tally {
 	uid_t uid;
-	gid_t gid;
 	uid_t account;            /* theirs (its closes are charged to it) */
+	gid_t admin_gid;          /* admin-group's gid at that look-up ((gid_t)-1: none) */
 	uint64_t confirmed;       /* CLOCK_MONOTONIC µs of the last look-up that found it not privileged */
 	unsigned n;
 	struct tally *prev, *next;
@@ -216,18 +219,17 @@ static void conns_put(struct user_conns *a)
 	free(a);
 }
 
-/* The tally of (uid, gid); made (n 0) if `add`; NULL if none or no memory. */
-static struct tally *tally_get(struct control *c, uid_t uid, gid_t gid, bool add)
+/* The tally of uid; made (n 0) if `add`; NULL if none or no memory. */
+static struct tally *tally_get(struct control *c, uid_t uid, bool add)
 {
 	struct tally *t;
 
 	for (t = c->tallies; t; t = t->next)
-		if (t->uid == uid && t->gid == gid)
+		if (t->uid == uid)
 			return t;
 	if (!add || !(t = calloc(1, sizeof(*t))))
 		return NULL;
 	t->uid = uid;
-	t->gid = gid;
 	t->next = c->tallies;
 	if (t->next)
 		t->next->prev = t;
@@ -634,26 +636,31 @@ static void accept_pause(struct control *c, const char *what)
 
 /* Whether a connection with these credentials must be refused, and why
  * (NULL: it may stay). The checks that need no look-up come first: all
- * slots taken, or its (uid, gid) already holding MAX_PER_UID connections
- * accepted as not privileged; only then its privilege and account (the
- * user database, the subordinate ranges). */
-static const char *refusal(struct control *c, const struct ucred *cred, bool *privileged, uid_t *account)
+ * slots taken, or its uid already holding MAX_PER_UID connections accepted
+ * as not privileged (with a primary gid other than admin-group's); only
+ * then its privilege and account (the user database, the subordinate
+ * ranges). */
+static const char *refusal(struct control *c, const struct ucred *cred, bool *privileged, uid_t *account,
+			   gid_t *admin_gid)
 {
-	struct tally *t = tally_get(c, cred->uid, cred->gid, false);
+	struct tally *t = tally_get(c, cred->uid, false);
 	uint64_t now = clock_usec(CLOCK_MONOTONIC);
 
 	*privileged = false;
 	*account = (uid_t)-1;
+	*admin_gid = (gid_t)-1;
 	if (c->n_clients >= MAX_CLIENTS)
 		return "all connections taken";
-	if (t && t->n >= MAX_PER_UID && now - t->confirmed < VERDICT_TRUST_US) {
+	if (t && t->n >= MAX_PER_UID && now - t->confirmed < VERDICT_TRUST_US && cred->gid != t->admin_gid) {
 		*account = t->account;
 		return "this user holds the most connections one user may";
 	}
-	*privileged = c->h->privileged(c->ud, cred->uid, cred->gid, cred->pid);
+	*privileged = c->h->privileged(c->ud, cred->uid, cred->gid, cred->pid, admin_gid);
 	*account = c->h->account(c->ud, cred->uid);
-	if (t && !*privileged && *account == t->account)
+	if (t && !*privileged && *account == t->account) {
 		t->confirmed = now;
+		t->admin_gid = *admin_gid;
+	}
 	if (!*privileged && c->n_clients >= MAX_CLIENTS - RESERVED_PRIVILEGED)
 		return "the free connections are kept for root and admin-group";
 	if (!*privileged && uid_clients(c, *account) >= MAX_PER_UID)
@@ -686,11 +693,12 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		bool privileged = false;
 		const char *full = NULL;
 		uid_t account = (uid_t)-1;
+		gid_t admin_gid = (gid_t)-1;
 		bool known = getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
 		if (!known)
 			full = "no credentials";
 		else
-			full = refusal(c, &cred, &privileged, &account);
+			full = refusal(c, &cred, &privileged, &account, &admin_gid);
 		if (full || !(cl = calloc(1, sizeof(*cl)))) {
 			/* one line per 1000, or a flood of connections floods the log */
 			if (c->turned_away++ % 1000 == 0) {
@@ -734,9 +742,11 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		cl->acct->n++;
 		/* out of memory for it, the connection is only not counted here */
 		cl->privileged = privileged;
-		if (!privileged && (cl->tally = tally_get(c, cred.uid, cred.gid, true))) {
-			if (!cl->tally->n || cl->tally->account == account)
+		if (!privileged && (cl->tally = tally_get(c, cred.uid, true))) {
+			if (!cl->tally->n || cl->tally->account == account) {
 				cl->tally->confirmed = clock_usec(CLOCK_MONOTONIC);
+				cl->tally->admin_gid = admin_gid;
+			}
 			cl->tally->account = account;
 			cl->tally->n++;
 		}

@@ -38,8 +38,10 @@ struct control_handlers {
 	 * socket instead of each costing the loop a refusal). */
 	uint64_t (*request)(void *ud, const struct peer *p, const void *data, size_t len, int *fd, reply_fn reply,
 			    void *reply_ud);
-	/* Root or a member of admin-group. */
-	bool (*privileged)(void *ud, uid_t uid, gid_t gid, pid_t pid);
+	/* Root or a member of admin-group. *admin_gid: admin-group's gid as
+	 * looked up ((gid_t)-1: none), the one primary gid that could make a
+	 * uid found not privileged so (its membership is the uid's own). */
+	bool (*privileged)(void *ud, uid_t uid, gid_t gid, pid_t pid, gid_t *admin_gid);
 	/* The user uid counts as (grant.h's account: a subordinate uid's owner). */
 	uid_t (*account)(void *ud, uid_t uid);
 };

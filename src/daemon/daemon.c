@@ -335,7 +335,7 @@ static int rk_grant(void *ud, const struct peer *p, pid_t tid, const struct gran
 
 static bool rk_privileged(void *ud, const struct peer *p)
 {
-	return dispatch_privileged(ud, p->uid, p->gid, p->pid);
+	return dispatch_privileged(ud, p->uid, p->gid, p->pid, NULL);
 }
 
 static size_t rk_reset(void *ud, bool all)
@@ -364,9 +364,9 @@ static uint64_t on_request(void *ud, const struct peer *p, const void *data, siz
 	return dispatch_request(ud, p, data, len, fd, reply, reply_ud);
 }
 
-static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid)
+static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid, gid_t *admin_gid)
 {
-	return dispatch_privileged(ud, uid, gid, pid);
+	return dispatch_privileged(ud, uid, gid, pid, admin_gid);
 }
 
 static uid_t on_account(void *ud, uid_t uid)

@@ -90,14 +90,19 @@ static uint64_t hold_until(const struct ratelimit *rl, uid_t account, unsigned r
 	return now + ratelimit_wait(rl, account, now, rate);
 }
 
-/* Root, or admin-group: grant_subject_init()'s answer, without a name for root. */
-bool dispatch_privileged(struct service *s, uid_t uid, gid_t gid, pid_t pid)
+/* Root, or admin-group: grant_subject_init()'s answer, without a name for
+ * root; *admin_gid (if not NULL) as grant_subject's. */
+bool dispatch_privileged(struct service *s, uid_t uid, gid_t gid, pid_t pid, gid_t *admin_gid)
 {
 	struct grant_subject subj;
 
+	if (admin_gid)
+		*admin_gid = (gid_t)-1;
 	if (uid == 0)
 		return true;
 	grant_subject_init(&subj, s->config, uid, gid, pid);
+	if (admin_gid)
+		*admin_gid = subj.admin_gid;
 	return subj.privileged;
 }
 

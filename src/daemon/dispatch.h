@@ -16,8 +16,9 @@
 
 struct service;
 
-/* Root, or a member of the configured admin-group. */
-bool dispatch_privileged(struct service *s, uid_t uid, gid_t gid, pid_t pid);
+/* Root, or a member of the configured admin-group. *admin_gid (if not
+ * NULL): that group's gid as the look-up found it, (gid_t)-1 if none. */
+bool dispatch_privileged(struct service *s, uid_t uid, gid_t gid, pid_t pid, gid_t *admin_gid);
 
 /* Parse, authorize and carry out one request, replying through `reply`.
  * *fd is a descriptor the client passed (-1 if none): set to -1 when the

@@ -60,6 +60,7 @@ static struct {
 	int huge;                 /* replies to a "huge" request */
 	int privileged;           /* the next this many accepts are privileged */
 	int n_privileged;         /* calls of on_privileged (look-ups of a peer) */
+	gid_t admin_gid;          /* what on_privileged says admin-group's gid is */
 	int first_other;          /* requests served before the first of another uid's (-1: none yet) */
 } H;
 
@@ -112,9 +113,10 @@ static uint64_t on_request(void *ud, const struct peer *p, const void *data, siz
 	return 0;
 }
 
-static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid)
+static bool on_privileged(void *ud, uid_t uid, gid_t gid, pid_t pid, gid_t *admin_gid)
 {
 	H.n_privileged++;
+	*admin_gid = H.admin_gid;
 	if (H.privileged > 0) {
 		H.privileged--;
 		return true;
@@ -257,6 +259,7 @@ static void setup(void)
 	snprintf(path, sizeof(path), "%s/run/rtschedd/control", dir);
 	memset(&H, 0, sizeof(H));
 	H.first_other = -1;
+	H.admin_gid = (gid_t)-1;
 	ck_assert_int_ge(sd_event_new(&ev), 0);
 	unsetenv("LISTEN_FDS");
 	ck_assert_int_eq(closer_new(&closer, ev, on_drained, NULL), 0);
@@ -427,6 +430,57 @@ START_TEST(test_quota_per_uid)
 	/* one line, not one per refusal */
 	ck_assert_int_eq(unit_count(log, "this user holds"), 1);
 	for (int i = 0; i < MAX_PER_UID + 3; i++)
+		close(c[i]);
+	pump();
+	ck_assert_int_eq(control_n_clients(ctl), 0);
+}
+END_TEST
+
+/* A connection made with effective gid `gid` (root only). */
+static int client_as_gid(gid_t gid)
+{
+	int fd;
+
+	ck_assert_int_eq(setegid(gid), 0);
+	fd = client();
+	ck_assert_int_eq(setegid(0), 0);
+	return fd;
+}
+
+/* Root only (main): a uid at the cap that connects with other primary
+ * gids (sg, newgrp, a user namespace's mapped gids) is refused without a
+ * look-up too (review R4: the tally was per (uid, gid), so each new gid
+ * brought back a look-up per connection); only admin-group's own gid,
+ * which could make the uid privileged, is looked up, and let in. */
+START_TEST(test_quota_other_gid)
+{
+	int c[MAX_PER_UID + 4];
+
+	H.admin_gid = 4242;
+	for (int i = 0; i < MAX_PER_UID; i++) {
+		c[i] = client();
+		ck_assert_int_ge(c[i], 0);
+		if (i % 64 == 63)
+			pump();
+	}
+	pump();
+	ck_assert_int_eq(control_n_clients(ctl), MAX_PER_UID);
+	ck_assert_int_eq(H.n_privileged, MAX_PER_UID);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_ge(c[MAX_PER_UID + i] = client_as_gid(12345 + (gid_t)i), 0);
+	pump();
+	for (int i = 0; i < 3; i++)
+		ck_assert(closed_soon(c[MAX_PER_UID + i]));
+	ck_assert_msg(H.n_privileged == MAX_PER_UID, "%d look-ups for 3 connections over the cap with new gids",
+		      H.n_privileged - MAX_PER_UID);
+	/* admin-group's gid may make it privileged: looked up, and let in */
+	H.privileged = 1;
+	ck_assert_int_ge(c[MAX_PER_UID + 3] = client_as_gid(4242), 0);
+	pump();
+	ck_assert_int_eq(H.n_privileged, MAX_PER_UID + 1);
+	ck_assert_int_eq(control_n_clients(ctl), MAX_PER_UID + 1);
+	ck_assert(!closed_by_server(c[MAX_PER_UID + 3]));
+	for (int i = 0; i < MAX_PER_UID + 4; i++)
 		close(c[i]);
 	pump();
 	ck_assert_int_eq(control_n_clients(ctl), 0);
@@ -784,6 +838,10 @@ int main(void)
 	tcase_add_test(tc, test_socket);
 	tcase_add_test(tc, test_fds);
 	tcase_add_test(tc, test_quota_per_uid);
+	if (geteuid() == 0)
+		tcase_add_test(tc, test_quota_other_gid);
+	else
+		unit_skip("test_quota_other_gid: needs root, to connect with other gids");
 	/* a client is three descriptors here: its end, the daemon's, the pidfd */
 	getrlimit(RLIMIT_NOFILE, &rl);
 	if (rl.rlim_cur < 3 * MAX_CLIENTS + 256 && rl.rlim_max >= 3 * MAX_CLIENTS + 256) {

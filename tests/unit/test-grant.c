@@ -238,6 +238,10 @@ START_TEST(test_admin_path)
 	grant_subject_init(&s, c, daemon_uid, daemon_gid, 1);
 	ck_assert(!s.privileged);
 	ck_assert_str_eq(s.user, "daemon");
+	/* the one primary gid that would make it privileged (control.c's tally) */
+	ck_assert_uint_eq(s.admin_gid, nogroup_gid);
+	grant_subject_init(&s, c, daemon_uid, s.admin_gid, 1);
+	ck_assert(s.privileged);
 	/* root is privileged whatever admin-group says, and needs no name lookup */
 	grant_subject_init(&s, c, 0, 12345, 1);
 	ck_assert(s.privileged);

@@ -17,12 +17,14 @@
 
 /* Whether s is in the group named group: its own gid, or the account's
  * primary or a supplementary group (accounts.h: looked up once per uid). */
-static bool in_group(const struct grant_subject *s, const char *group)
+static bool in_group(const struct grant_subject *s, const char *group, gid_t *gid)
 {
 	gid_t g;
 
 	if (accounts_group_gid(group, &g) < 0)
 		return false;
+	if (gid)
+		*gid = g;
 	if (g == s->gid)
 		return true;
 	return s->user[0] && accounts_in_group(s->account, g) == 1;
@@ -80,6 +82,7 @@ void grant_subject_init(struct grant_subject *s, const struct config *c, uid_t u
 	s->gid = gid;
 	s->pid = pid;
 	s->account = uid;
+	s->admin_gid = (gid_t)-1;
 	/* root needs no name: it is privileged whatever the groups say */
 	if (uid == 0) {
 		snprintf(s->user, sizeof(s->user), "root");
@@ -100,7 +103,7 @@ void grant_subject_init(struct grant_subject *s, const struct config *c, uid_t u
 		if (gid == (gid_t)-1)
 			s->gid = a.gid;
 	}
-	s->privileged = c->admin_group[0] && in_group(s, c->admin_group);
+	s->privileged = c->admin_group[0] && in_group(s, c->admin_group, &s->admin_gid);
 }
 
 /* Copy one principal's keys into l where set; widen when `widen`. */
@@ -178,7 +181,7 @@ void grant_limits_get(const struct config *c, const struct grant_subject *s, str
 	if (u)
 		merge(l, u, false);
 	for (size_t i = 0; i < c->n_principals; i++)
-		if (c->principals[i].is_group && in_group(s, c->principals[i].name) &&
+		if (c->principals[i].is_group && in_group(s, c->principals[i].name, NULL) &&
 		    section_counts(&c->principals[i], s, &active, l))
 			merge(l, &c->principals[i], true);
 }

@@ -36,6 +36,9 @@ struct grant_subject {
 	uid_t account;
 	bool subordinate;             /* account is the owner of uid's subordinate range */
 	bool privileged;              /* root or a member of admin-group (never a subordinate uid) */
+	/* admin-group's gid as this look-up found it ((gid_t)-1: none): for a
+	 * uid that is not privileged, the one peer gid that would make it so */
+	gid_t admin_gid;
 	bool has_nice_floor;          /* the front end has a nice floor of its own ([rtkit] min-nice-level) */
 	int nice_floor;
 	char user[CONFIG_NAME_MAX];   /* the account's name, "" if it has none */
