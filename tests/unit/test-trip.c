@@ -10,7 +10,8 @@
  * blames no one. What each thread ran is real CPU time (each spins
  * until its own clock says so), so nothing depends on the machine's speed.
  * A user whose real-time threads ran a small share of the time they were
- * there is let off while another accounts for the stall. Every case runs twice: reading the tasks from /proc, and through the BPF
+ * there is let off while another accounts for the stall. Every case runs
+ * twice: reading the tasks from /proc, and through the BPF
  * task iterators (observe/bpf/tasks.h; skipped where they cannot load),
  * whose records are also compared with /proc's.
  * Needs a process that may be real-time (CAP_SYS_NICE): skipped without. */
@@ -46,13 +47,31 @@ int unit_run(Suite *s);
 
 /* A thread of the test: runs as told, spins SPIN_NS of its own CPU time at
  * each `go`, and blocks in between (no wake-ups: an idle thread's run time
- * stays near 0 however slow the machine). */
+ * stays near 0 however slow the machine). Each case keeps its spinners in
+ * static storage, never on its stack: a case that fails (under valgrind
+ * every case runs in one process, CK_FORK=no) leaves by a longjmp, and its
+ * spinners, still running, must not share memory with the next case's;
+ * the fixture's teardown (leftovers()) stops them. */
 struct spinner {
 	pthread_t th;
 	pid_t tid;
 	sem_t up, go, done;
 	volatile bool stop;
 };
+
+#define LIVE_MAX 16
+static struct spinner *live[LIVE_MAX];   /* started, not yet stopped */
+static pid_t kids[LIVE_MAX];             /* spin_process()'s, not yet stopped */
+
+static void live_add(struct spinner *sp)
+{
+	for (size_t i = 0; i < LIVE_MAX; i++)
+		if (!live[i]) {
+			live[i] = sp;
+			return;
+		}
+	ck_abort_msg("more than %d spinners at once", LIVE_MAX);
+}
 
 /* Spin until this thread has used ns of CPU time. */
 static void spin_cpu(uint64_t ns)
@@ -92,6 +111,7 @@ static void spinner_start(struct spinner *sp, int cpu, int policy, int prio)
 	sem_init(&sp->go, 0, 0);
 	sem_init(&sp->done, 0, 0);
 	ck_assert_int_eq(pthread_create(&sp->th, NULL, spinner_main, sp), 0);
+	live_add(sp);
 	while (sem_wait(&sp->up) < 0)
 		;
 	CPU_ZERO(&one);
@@ -107,11 +127,15 @@ static void spinner_spin(struct spinner *sp)
 		;
 }
 
+/* (a hog_main() thread too: it ends at `stop` whether it had `go` or not) */
 static void spinner_stop(struct spinner *sp)
 {
 	sp->stop = true;
 	sem_post(&sp->go);
 	pthread_join(sp->th, NULL);
+	for (size_t i = 0; i < LIVE_MAX; i++)
+		if (live[i] == sp)
+			live[i] = NULL;
 }
 
 static int policy_of(pid_t tid)
@@ -169,13 +193,21 @@ static void publish(struct spinner **sp, size_t n, size_t stale)
 	safety_scan_run(s.scan);   /* the baseline: what ran before does not count */
 }
 
+static void scan_drop(void)
+{
+	if (!s.scan)
+		return;
+	close(s.scan->proc);
+	free(s.scan);
+	s.scan = NULL;
+	close(s.notify);
+}
+
 static void unpublish(void)
 {
 	/* an iterator that failed would have left these cases to /proc */
 	ck_assert_uint_eq(s.scan->iter_failed, 0);
-	close(s.scan->proc);
-	free(s.scan);
-	close(s.notify);
+	scan_drop();
 }
 
 /* A trip: CPU 0 starved, three thresholds' worth, now. */
@@ -204,7 +236,7 @@ static const struct safety_culprit *culprit_of(pid_t tid)
  * thread's) is named with what it ran but keeps its policy. */
 START_TEST(test_culprits)
 {
-	struct spinner culprit, idle, elsewhere, other, stale;
+	static struct spinner culprit, idle, elsewhere, other, stale;
 	struct spinner *all[] = { &culprit, &idle, &elsewhere, &other, &stale };
 	const struct safety_culprit *c;
 	uint64_t v;
@@ -254,7 +286,8 @@ END_TEST
  * nothing is named or demoted; the main loop gets the CPU's total to log. */
 START_TEST(test_no_culprit)
 {
-	struct spinner idle, *all[] = { &idle };
+	static struct spinner idle;
+	struct spinner *all[] = { &idle };
 
 	spinner_start(&idle, 0, SCHED_FIFO, 2);
 	spinner_spin(&idle);   /* before the window */
@@ -274,7 +307,8 @@ END_TEST
  * both are culprits, each named and demoted. */
 START_TEST(test_two_culprits)
 {
-	struct spinner a, b, *all[] = { &a, &b };
+	static struct spinner a, b;
+	struct spinner *all[] = { &a, &b };
 
 	spinner_start(&a, 0, SCHED_FIFO, 1);
 	spinner_start(&b, 0, SCHED_RR, 5);
@@ -327,7 +361,8 @@ static uint64_t cpu_time_of(pthread_t th)
  * own. */
 START_TEST(test_waiting_twins)
 {
-	struct spinner head, twin[3], *all[] = { &head, &twin[0], &twin[1], &twin[2] };
+	static struct spinner head, twin[3];
+	struct spinner *all[] = { &head, &twin[0], &twin[1], &twin[2] };
 	struct sched_param p = { .sched_priority = 1 };
 	cpu_set_t one, was;
 	const struct safety_culprit *c;
@@ -349,6 +384,7 @@ START_TEST(test_waiting_twins)
 	ck_assert_int_eq(pthread_attr_setschedpolicy(&a, SCHED_FIFO), 0);
 	ck_assert_int_eq(pthread_attr_setschedparam(&a, &p), 0);
 	ck_assert_int_eq(pthread_create(&head.th, &a, hog_main, &head), 0);
+	live_add(&head);
 	pthread_attr_destroy(&a);
 	while (sem_wait(&head.up) < 0)
 		;
@@ -372,8 +408,7 @@ START_TEST(test_waiting_twins)
 	ck_assert_uint_eq(s.trip[0].n_demoted, 4);
 	ck_assert_int_eq(policy_of(head.tid), SCHED_OTHER);
 	unpublish();
-	head.stop = true;
-	pthread_join(head.th, NULL);
+	spinner_stop(&head);
 	for (size_t i = 0; i < 3; i++) {
 		while (sem_wait(&twin[i].done) < 0)
 			;
@@ -400,7 +435,8 @@ static void move_to(struct spinner *sp, int a, int b)
  * check: the test looks once after they ran, before they move.) */
 START_TEST(test_blame_where_it_ran)
 {
-	struct spinner hopper, bystander, *all[] = { &hopper, &bystander };
+	static struct spinner hopper, bystander;
+	struct spinner *all[] = { &hopper, &bystander };
 	const struct safety_culprit *c;
 
 	spinner_start(&hopper, 0, SCHED_FIFO, 1);
@@ -432,7 +468,8 @@ END_TEST
  * its user's hold; none is only counted as unlogged. */
 START_TEST(test_second_trip_kept)
 {
-	struct spinner a, b, *all[] = { &a, &b };
+	static struct spinner a, b;
+	struct spinner *all[] = { &a, &b };
 
 	spinner_start(&a, 0, SCHED_FIFO, 1);
 	spinner_start(&b, 0, SCHED_FIFO, 2);
@@ -489,6 +526,11 @@ static pid_t spin_process(int prio, uint64_t ns)
 		for (;;)
 			pause();
 	}
+	for (size_t i = 0; i < LIVE_MAX; i++)
+		if (!kids[i]) {
+			kids[i] = pid;
+			break;
+		}
 	close(done[1]);
 	ck_assert_int_eq(read(done[0], &c, 1), 1);
 	close(done[0]);
@@ -499,6 +541,28 @@ static void process_stop(pid_t pid)
 {
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	for (size_t i = 0; i < LIVE_MAX; i++)
+		if (kids[i] == pid)
+			kids[i] = 0;
+}
+
+/* The test's CPUs, as main() found them (test_waiting_twins moves off CPU 0). */
+static cpu_set_t test_cpus;
+
+/* After each case (checked fixture; in one process too, CK_FORK=no, after
+ * a failed one): what it left running is stopped, so that a failure is
+ * reported as one, not as a hang of a later case waiting for a thread that
+ * an earlier one's leftover took the wake-up of. */
+static void leftovers(void)
+{
+	for (size_t i = 0; i < LIVE_MAX; i++) {
+		if (live[i])
+			spinner_stop(live[i]);
+		if (kids[i])
+			process_stop(kids[i]);
+	}
+	scan_drop();
+	sched_setaffinity(0, sizeof(test_cpus), &test_cpus);
 }
 
 /* Three units on the starved CPU (runaway.sh's flake): a runaway process
@@ -510,7 +574,8 @@ static void process_stop(pid_t pid)
  * accounts for the stall without it: it keeps fifo, unnamed. */
 START_TEST(test_duty_let_off)
 {
-	struct spinner steady, *all[] = { &steady };
+	static struct spinner steady;
+	struct spinner *all[] = { &steady };
 	struct timespec wait = { 1, 0 };
 	const struct safety_culprit *c;
 	pid_t f, r;
@@ -564,7 +629,7 @@ static void find_rec(struct find *f, int fd)
  * process's. */
 START_TEST(test_iter_matches_proc)
 {
-	struct spinner rt, other;
+	static struct spinner rt, other;
 	struct find f = { 0 }, g = { 0 };
 	struct proc_stat st;
 	uint64_t run_after, tick_ns = NSEC / (uint64_t)sysconf(_SC_CLK_TCK);
@@ -613,7 +678,7 @@ END_TEST
  * touched; the right one is set to SCHED_OTHER. */
 START_TEST(test_iter_demote_identity)
 {
-	struct spinner rt;
+	static struct spinner rt;
 	struct proc_stat st;
 	struct scan *sc = calloc(1, sizeof(*sc));
 
@@ -639,8 +704,7 @@ static TCase *cases(const char *name, bool bpf)
 	TCase *tc = tcase_create(name);
 
 	tcase_set_timeout(tc, 60);
-	if (bpf)
-		tcase_add_checked_fixture(tc, use_iter, NULL);
+	tcase_add_checked_fixture(tc, bpf ? use_iter : NULL, leftovers);
 	tcase_add_test(tc, test_culprits);
 	tcase_add_test(tc, test_no_culprit);
 	tcase_add_test(tc, test_two_culprits);
@@ -650,12 +714,7 @@ static TCase *cases(const char *name, bool bpf)
 		tcase_add_test(tc, test_waiting_twins);
 	tcase_add_test(tc, test_blame_where_it_ran);
 	tcase_add_test(tc, test_second_trip_kept);
-	/* it forks real-time spinners of its own: under valgrind (every case
-	 * in one process, a forked child under a valgrind of its own) CI run
-	 * 23 hung in it, its steady thread's semaphores overlapping a thread a
-	 * case before had left running (not reproduced in 9 runs here) */
-	if (!strstr(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "", "vgpreload"))
-		tcase_add_test(tc, test_duty_let_off);
+	tcase_add_test(tc, test_duty_let_off);
 	if (bpf) {
 		tcase_add_test(tc, test_iter_matches_proc);
 		tcase_add_test(tc, test_iter_demote_identity);
@@ -677,8 +736,11 @@ int main(void)
 		suite_add_tcase(su, tcase_create("none"));
 	} else {
 		if (strstr(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "", "vgpreload"))
-			unit_skip("test_waiting_twins: under valgrind, which queues threads on its own lock; "
-				  "test_duty_let_off: it forks real-time spinners, and hung once under valgrind");
+			unit_skip("test_waiting_twins: under valgrind, which queues threads on its own lock");
+		if (sched_getaffinity(0, sizeof(test_cpus), &test_cpus) < 0) {
+			perror("sched_getaffinity");
+			return 1;
+		}
 		suite_add_tcase(su, cases("proc", false));
 		if (tasks_new(&iter, why, sizeof(why)) < 0) {
 			unit_skip("test-trip's bpf cases: the task iterators cannot load here");
