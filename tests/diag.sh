@@ -254,6 +254,40 @@ if [ -w "$CPU/cpu.rt_runtime_us" ] && cg_make "$CPU/$P" && cg_make "$CPU/$P/inne
 	q --pid "$B"
 	expect_in "$OUT" "OK       rt-group-budget: pid $B is in cpu cgroup /$P/inner with an RT budget of" "rt-group-budget ok after the fix"
 	kill -KILL "$B"; gone "$B"
+
+	# rtschedd's own group (watchdog audit M4): its loop (loop-budget 10%)
+	# and its watchdog's scans (5%) share the group's RT budget, 15% here
+	echo 0 > "$CPU/$P/inner/cpu.rt_runtime_us"
+	echo 200000 > "$CPU/$P/cpu.rt_runtime_us"
+	echo 50000 > "$CPU/$P/inner/cpu.rt_runtime_us"
+	in_inner() { run sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CPU/$P/inner" "$@"; }
+	in_inner "$RTSCHEDD" --config /dev/null --check --json
+	J=$OUT
+	expect_in "$(finding self-rt-group-budget-small message)" "is in cpu cgroup /$P/inner, whose RT budget of 50000 of every 1000000 µs is less than the 15% of a CPU its own real-time threads may take" \
+		"self-rt-group-budget-small: rtschedd's own group holds less than its loop and watchdog may take"
+	[ "$(finding self-rt-group-budget-small severity)" = warning ] && pass "self-rt-group-budget-small is a warning" ||
+		fail "severity: $(finding self-rt-group-budget-small severity)"
+	fix=$(finding self-rt-group-budget-small fix | sed 's/ (.*//')
+	# its claim: a FIFO 99 thread there (the watchdog) waits for the next
+	# period once a FIFO 1 thread of the group (the loop) spent the budget
+	# (a lower bound: a busy machine only makes the wait longer)
+	if command -v cyclictest >/dev/null 2>&1; then
+		in_inner sh -c 'taskset -c 1 chrt -f 1 sh -c "while :; do :; done" & s=$!
+			taskset -c 1 timeout 10 cyclictest -p 99 -i 10000 -D 3 -q -m 2>&1; kill $s; wait $s'
+		max=$(printf '%s\n' "$OUT" | sed -n 's/.*Max: *\([0-9]*\).*/\1/p' | head -1)
+		[ -n "$max" ] && [ "$max" -ge 100000 ] &&
+			pass "the claim: a FIFO 99 thread of the group waited $max µs behind a spent budget" ||
+			fail "a FIFO 99 thread of the throttled group waited only '${max:-?}' µs: $OUT"
+	else
+		echo "SKIP part: no cyclictest: the throttling claim is not checked"
+	fi
+	case "$fix" in "echo 150000 > $CPU/$P/inner/cpu.rt_runtime_us")
+		if eval "$fix"; then pass "ran the fix: $fix"; else fail "fix failed: $fix"; fi ;;
+		*) fail "unexpected fix: $fix" ;; esac
+	in_inner "$RTSCHEDD" --config /dev/null --check
+	expect_in "$OUT" "OK       self-rt-group-budget: rtschedd (pid " "self-rt-group-budget ok after the fix"
+	expect_in "$OUT" "with an RT budget of 150000 of every 1000000 µs, at least the 15% its own real-time threads may take" \
+		"self-rt-group-budget: the budget and the share"
 else
 	echo "SKIP part: no writable cgroup-v1 cpu hierarchy with cpu.rt_runtime_us at $CPU (cgroup v2 or no CONFIG_RT_GROUP_SCHED): no RT budget checks"
 fi

@@ -101,6 +101,8 @@ static void set_line(const char *rel, const char *key, const char *line)
 	put(rel, "%s", out);
 }
 
+static int self_pct;   /* the target's self_rt_pct */
+
 static void setup(void)
 {
 	char cmd[PATH_MAX * 2];
@@ -120,6 +122,7 @@ static void setup(void)
 	env = (struct diag_env){ .proc = p_proc, .sys = p_sys, .limits_conf = p_conf,
 				 .limits_dir = p_ldir, .unit_path = p_units, .boot = p_boot };
 	diag_report_init(&rep);
+	self_pct = 0;
 }
 
 static void teardown(void)
@@ -134,7 +137,8 @@ static void teardown(void)
 /* Run the diagnosis into rep; cpus is a list or NULL. */
 static void run(pid_t pid, const char *user, int policy, int prio, const cpu_set_t *cpus)
 {
-	struct diag_target t = { .pid = pid, .user = user, .policy = policy, .priority = prio, .cpus = cpus };
+	struct diag_target t = { .pid = pid, .user = user, .policy = policy, .priority = prio, .cpus = cpus,
+				 .self_rt_pct = self_pct };
 	int r;
 
 	diag_report_free(&rep);
@@ -555,6 +559,41 @@ START_TEST(test_rt_group_budget)
 	run(4242, NULL, -1, 0, NULL);
 	expect_none("rt-group-budget-zero");
 	expect_none("rt-group-budget");
+}
+END_TEST
+
+/* rtschedd's own group (/system.slice: 100000 of every 1000000 µs) against
+ * what its own real-time threads may take (watchdog audit M4). */
+START_TEST(test_self_rt_budget)
+{
+	char want[PATH_MAX * 2];
+
+	run(0, NULL, -1, 0, NULL);
+	expect_none("self-rt-group-budget");
+	expect_none("self-rt-group-budget-small");
+	self_pct = 10;
+	run(0, NULL, -1, 0, NULL);
+	expect("self-rt-group-budget", DIAG_OK, "cpu cgroup /system.slice with an RT budget of 100000 of every "
+	       "1000000 µs, at least the 10%", "");
+	self_pct = 15;
+	run(0, NULL, -1, 0, NULL);
+	expect_none("self-rt-group-budget");
+	snprintf(want, sizeof(want), "echo 150000 > %s/sys/fs/cgroup/cpu,cpuacct/system.slice/cpu.rt_runtime_us "
+		 "(its parent groups'", root);
+	expect("self-rt-group-budget-small", DIAG_WARNING, "budget of 100000 of every 1000000 µs is less than the 15%",
+	       want);
+	expect("self-rt-group-budget-small", DIAG_WARNING, "the FIFO 99 watchdog too", NULL);
+	/* a share that is no round number of µs: the fix rounds up */
+	put("sys/fs/cgroup/cpu,cpuacct/system.slice/cpu.rt_period_us", "333333\n");
+	self_pct = 40;   /* 133333.2 µs */
+	run(0, NULL, -1, 0, NULL);
+	snprintf(want, sizeof(want), "echo 134000 > %s/sys/fs/cgroup/cpu,cpuacct/system.slice/cpu.rt_runtime_us", root);
+	expect("self-rt-group-budget-small", DIAG_WARNING, "of every 333333 µs is less than the 40%", want);
+	/* the root group's budget is kernel.sched_rt_runtime_us' (rt-throttling) */
+	put("proc/self/cgroup", "12:cpu,cpuacct:/\n0::/\n");
+	run(0, NULL, -1, 0, NULL);
+	expect_none("self-rt-group-budget");
+	expect_none("self-rt-group-budget-small");
 }
 END_TEST
 
@@ -993,6 +1032,7 @@ static Suite *diag_suite(void)
 	tcase_add_test(f, test_rttime);
 	tcase_add_test(f, test_restrict_realtime);
 	tcase_add_test(f, test_rt_group_budget);
+	tcase_add_test(f, test_self_rt_budget);
 	tcase_add_test(f, test_timer_slack);
 	tcase_add_test(f, test_rt_throttling);
 	tcase_add_test(f, test_preempt_model);

@@ -103,6 +103,9 @@ struct diag_target {
 	int policy;              /* requested SCHED_*; -1: none */
 	int priority;            /* requested priority, for a real-time policy */
 	const cpu_set_t *cpus;   /* requested CPUs; NULL: none */
+	/* the share of one CPU (percent) the checking process's own real-time
+	 * threads may take per period (rtloop_self_share()); 0: none */
+	int self_rt_pct;
 };
 
 /* Run the system-wide checks and those of t into *out (initialised here;

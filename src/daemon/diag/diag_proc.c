@@ -132,6 +132,48 @@ void diag_fix_cap(const struct diag_proc *p, char *fix, size_t len)
 	diag_fmt(fix, len, "run it as root, or give its binary the capability: setcap cap_sys_nice+ep BINARY");
 }
 
+/* The checking process's own cgroup-v1 RT budget against what its own
+ * real-time threads may take (c->t->self_rt_pct: the loop's budget and the
+ * watchdog's scans). The kernel throttles a group whose budget is spent
+ * until the next period, every thread in it: the FIFO 99 watchdog too,
+ * which then misses the starvation it is there for. */
+static void check_self_budget(struct diag_ctx *c)
+{
+	const struct diag_proc *s = &c->self;
+	int pct = c->t->self_rt_pct, r;
+	struct diag_budget b;
+	char fix[DIAG_TEXT_MAX];
+	long long need;
+
+	if (pct <= 0 || (r = diag_rt_budget(c, s, &b)) == -ENOENT)
+		return;   /* nothing of its own real-time, or no RT budget per group */
+	if (r < 0) {
+		diag_failed(c, "the RT budget of the checking process's own cpu cgroup", r);
+		return;
+	}
+	/* zero: every real-time policy refused (self-rt-refused); the root
+	 * group's budget is kernel.sched_rt_runtime_us (rt-throttling) */
+	if (r == 1 || strcmp(b.group, "/") == 0 || b.runtime < 0 || b.period <= 0)
+		return;
+	need = (b.period * pct + 99) / 100;
+	if (b.runtime >= need) {
+		diag_add(c, "self-rt-group-budget", DIAG_OK, NULL, "%s (pid %d) is in cpu cgroup %s with an RT "
+			 "budget of %lld of every %lld µs, at least the %d%% its own real-time threads may take",
+			 s->st.name, (int)s->pid, b.group, b.runtime, b.period, pct);
+		return;
+	}
+	if (need % 1000)
+		need += 1000 - need % 1000;
+	diag_fmt(fix, sizeof(fix), "echo %lld > %s (its parent groups' budgets first, where they hold less)",
+		 need, b.file);
+	diag_add(c, "self-rt-group-budget-small", DIAG_WARNING, fix, "%s (pid %d) is in cpu cgroup %s, whose RT "
+		 "budget of %lld of every %lld µs is less than the %d%% of a CPU its own real-time threads may "
+		 "take (its loop's loop-budget, and the watchdog's scans during an episode): once the group has "
+		 "spent it, the kernel throttles them all until the next period, the FIFO 99 watchdog too, "
+		 "which then misses the starvation it watches for", s->st.name, (int)s->pid, b.group, b.runtime,
+		 b.period, pct);
+}
+
 void diag_check_self(struct diag_ctx *c)
 {
 	const struct diag_proc *s = &c->self;
@@ -194,6 +236,7 @@ void diag_check_self(struct diag_ctx *c)
 			 "(Seccomp: 2) of unknown origin; if it refuses sched_setattr or real-time policies, every "
 			 "apply fails with EPERM", s->st.name, (int)s->pid);
 	}
+	check_self_budget(c);
 }
 
 /* A limits.conf value as text. */

@@ -11,6 +11,7 @@
 #include "daemon/core/registry.h"
 #include "daemon/core/rlimit.h"
 #include "daemon/diag/diag.h"
+#include "daemon/sys/rtloop.h"
 #include "daemon/cpu/cpucheck.h"
 #include "daemon/irq/irqcheck.h"
 #include "daemon/irq/irqmgr.h"
@@ -146,7 +147,9 @@ static int check_target(struct ctx *x, struct diag_target *t)
 void op_check(struct ctx *x)
 {
 	const struct grant_subject *subj = &x->subj;
-	struct diag_target t = { .policy = -1 };
+	const struct config *c = x->svc->config;
+	struct rtloop_params loop = { .priority = c->loop_priority, .budget_pct = c->loop_budget };
+	struct diag_target t = { .policy = -1, .self_rt_pct = rtloop_self_share(&loop, c->watchdog) };
 	struct diag_report rep;
 	int r;
 

@@ -69,6 +69,7 @@
 #define SAFETY_FLOOR_MS 50u          /* shorter waits are ordinary scheduling latency */
 #define SAFETY_ALERT_TICK_MS 10u     /* a canary's tick for a window after a wait that counted */
 #define SAFETY_SUSPEND_MARGIN_MS 100u /* BOOTTIME ahead of MONOTONIC by more: a suspend */
+#define SAFETY_SCAN_SHARE_PCT 5u     /* an episode's scans take at most this share of one CPU */
 #define SAFETY_WATCHDOG_PRIORITY 99   /* above every managed thread: max-priority must be <= 98 */
 
 struct safety_params {

@@ -128,17 +128,17 @@ static uint64_t boot_ticks(const struct safety *s, uint64_t boot_ns)
 
 /* Scan, and say when to next: a thread that lives shorter than the gap
  * between two scans is missed, so during an episode they come four times
- * per check, but never oftener than every 20 times what one takes (a
- * machine with many tasks is scanned less often, not at the cost of a
- * CPU at priority 99). */
+ * per check, but never oftener than SAFETY_SCAN_SHARE_PCT of the time
+ * allows (a machine with many tasks is scanned less often, not at the
+ * cost of a CPU at priority 99). */
 static void scan_now(struct safety *s)
 {
 	struct scan *sc = s->scan;
 	uint64_t t0 = clock_nsec(CLOCK_MONOTONIC), took, gap = safety_tick_ns(s) / 4;
 
 	safety_scan_run(sc);
-	took = clock_nsec(CLOCK_MONOTONIC) - t0;
-	sc->next_scan = t0 + (gap > 20 * took ? gap : 20 * took);
+	took = (clock_nsec(CLOCK_MONOTONIC) - t0) * (100 / SAFETY_SCAN_SHARE_PCT);
+	sc->next_scan = t0 + (gap > took ? gap : took);
 }
 
 /* One check: sample each running canary; true if one starved (it tripped).
