@@ -310,7 +310,17 @@ daemon_stop
 # --- 4. subordinate uids are their owner's ------------------------------------------------
 SU=rtsd-sub$$
 useradd -M -N -g nogroup -s /usr/sbin/nologin "$SU" || skip "cannot add a test user"
-sub_cleanup() { userdel "$SU" 2>/dev/null; true; }
+# userdel refuses while a process of the user lives (the namespace's
+# clients may still be exiting): kill them, then try for a while, and say so
+# if the user stays (such users piled up here, each with a subuid range)
+sub_cleanup() {
+	pkill -KILL -u "$SU" 2>/dev/null
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		userdel "$SU" 2>/dev/null && return 0
+		sleep 0.3
+	done
+	echo "# could not remove the test user $SU: $(userdel "$SU" 2>&1)"
+}
 at_exit sub_cleanup
 SUID_=$(id -u "$SU")
 grep -q "^$SU:" /etc/subuid || usermod --add-subuids 300000-365535 --add-subgids 300000-365535 "$SU"
@@ -588,20 +598,20 @@ ln -s "$PY" "$TMP/s9p/rt-suid"
 rtprio() { awk '/^Max realtime priority/ { print $4 ":" $5 }' "/proc/$1/limits"; }
 daemon_start "$CONF"
 setpriv --reuid=nobody --regid=nogroup --clear-groups "$TMP/s9u/rt-suid" 3600 &   # not as_nobody: $! is the program
-SU=$!; BG="$BG $SU"
-wait_for sh -c "awk '/^Uid:/ { exit !(\$2 == $NOBODY && \$3 == 0) }' /proc/$SU/status && grep -qx rt-suid /proc/$SU/comm"
+S9=$!; BG="$BG $S9"
+wait_for sh -c "awk '/^Uid:/ { exit !(\$2 == $NOBODY && \$3 == 0) }' /proc/$S9/status && grep -qx rt-suid /proc/$S9/comm"
 ctl reload   # a reload rescans every task before it answers: a match is decided by then
-[ "$(kern "$SU")" = other/0 ] && pass "9: nobody's setuid-root sleep named rt-suid (uid $NOBODY, euid 0) is not root's to the rule: other/0" ||
-	fail "9: nobody's setuid-root program under the rule's name became $(kern "$SU")"
-code=$(row "$SU" | jq -r '.state_code // empty')
-[ "$code" = not-own-thread ] && pass "9: listed as refused, not-own-thread" || fail "9: its row: $(row "$SU")"
-grep "rule suid-name matched tid $SU " "$DLOG" | grep -q "runs as uid $NOBODY (effective 0)" &&
-	pass "9: the log says why: $(grep "rule suid-name matched tid $SU " "$DLOG" | head -1 | sed 's/.*rule suid/rule suid/' | cut -c1-150)" ||
+[ "$(kern "$S9")" = other/0 ] && pass "9: nobody's setuid-root sleep named rt-suid (uid $NOBODY, euid 0) is not root's to the rule: other/0" ||
+	fail "9: nobody's setuid-root program under the rule's name became $(kern "$S9")"
+code=$(row "$S9" | jq -r '.state_code // empty')
+[ "$code" = not-own-thread ] && pass "9: listed as refused, not-own-thread" || fail "9: its row: $(row "$S9")"
+grep "rule suid-name matched tid $S9 " "$DLOG" | grep -q "runs as uid $NOBODY (effective 0)" &&
+	pass "9: the log says why: $(grep "rule suid-name matched tid $S9 " "$DLOG" | head -1 | sed 's/.*rule suid/rule suid/' | cut -c1-150)" ||
 	fail "9: no log line naming uid $NOBODY (effective 0)"
 # grant-rlimit: only raised where rtschedd holds CAP_SYS_RESOURCE (the qemu
 # guest of make check-kernels; not this VM, where this check cannot fail)
-[ "$(rtprio "$SU")" = "$(rtprio $$)" ] && pass "9: its RLIMIT_RTPRIO was not raised: $(rtprio "$SU") as the shell's" ||
-	fail "9: its RLIMIT_RTPRIO became $(rtprio "$SU") (the shell's: $(rtprio $$))"
+[ "$(rtprio "$S9")" = "$(rtprio $$)" ] && pass "9: its RLIMIT_RTPRIO was not raised: $(rtprio "$S9") as the shell's" ||
+	fail "9: its RLIMIT_RTPRIO became $(rtprio "$S9") (the shell's: $(rtprio $$))"
 # the positive control: root's own program under the same name
 "$TMP/s9r/rt-suid" 3600 &
 RS=$!; BG="$BG $RS"
