@@ -19,8 +19,10 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon/core/grant.h"
@@ -461,27 +463,65 @@ START_TEST(test_session)
 }
 END_TEST
 
-/* The owner of a subordinate uid (subid.h), as shadow writes /etc/subuid. */
+/* The owner of a subordinate uid (subid.h), as libsubid reads /etc/subuid:
+ * root only (main), in a child with a mount namespace of its own where a
+ * file of the test's lies over /etc/subuid. What the child found comes
+ * back through a pipe: {uid asked, subid_owner()'s result, the owner}. */
+struct subid_answer {
+	uid_t uid;
+	int r;
+	uid_t owner;
+};
+
 START_TEST(test_subid)
 {
-	char path[PATH_MAX + 32], name[64];
+	static const uid_t ask[] = { 100000, 165535, 165536, 200009, 200010, 300005, 1 };
+	struct subid_answer got[sizeof(ask) / sizeof(ask[0])];
+	char path[PATH_MAX + 32];
+	int fds[2], st;
+	uid_t nobody = getpwnam("nobody")->pw_uid;
 	FILE *f;
+	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/subuid", dir);
 	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
-	fputs("nobody:100000:65536\nbroken line\n1234:200000:10\nx:1:2:3\n", f);
+	/* a name, a uid in digits, a line shadow skips, a range of root's */
+	fputs("nobody:100000:65536\nbroken line\n1234:200000:10\n0:300000:10\n", f);
 	fclose(f);
-	ck_assert_int_eq(subid_owner(path, 100000, name, sizeof(name)), 0);
-	ck_assert_str_eq(name, "nobody");
-	ck_assert_int_eq(subid_owner(path, 165535, name, sizeof(name)), 0);
-	ck_assert_int_eq(subid_owner(path, 165536, name, sizeof(name)), -ENOENT);
-	ck_assert_int_eq(subid_owner(path, 200009, name, sizeof(name)), 0);
-	ck_assert_str_eq(name, "1234");
-	ck_assert_int_eq(subid_owner(path, 200010, name, sizeof(name)), -ENOENT);
-	ck_assert_int_eq(subid_owner(path, 1, name, sizeof(name)), -ENOENT);
-	snprintf(path, sizeof(path), "%s/no-such-subuid", dir);
-	ck_assert_int_eq(subid_owner(path, 100000, name, sizeof(name)), -ENOENT);
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount(path, "/etc/subuid", NULL, MS_BIND, NULL) < 0)
+			_exit(2);
+		for (size_t i = 0; i < sizeof(ask) / sizeof(ask[0]); i++) {
+			struct subid_answer a = { ask[i], 0, (uid_t)-1 };
+
+			a.r = subid_owner(ask[i], &a.owner);
+			if (write(fds[1], &a, sizeof(a)) != (ssize_t)sizeof(a))
+				_exit(3);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	for (size_t i = 0; i < sizeof(ask) / sizeof(ask[0]); i++)
+		ck_assert_int_eq(read(fds[0], &got[i], sizeof(got[i])), (ssize_t)sizeof(got[i]));
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child could not lay the file over /etc/subuid");
+	ck_assert_int_eq(got[0].r, 0);
+	ck_assert_uint_eq(got[0].owner, nobody);
+	ck_assert_int_eq(got[1].r, 0);
+	ck_assert_uint_eq(got[1].owner, nobody);
+	ck_assert_int_eq(got[2].r, -ENOENT);
+	ck_assert_int_eq(got[3].r, 0);
+	ck_assert_uint_eq(got[3].owner, 1234);
+	ck_assert_int_eq(got[4].r, -ENOENT);
+	ck_assert_int_eq(got[5].r, -ENOENT);   /* root's only */
+	ck_assert_int_eq(got[6].r, -ENOENT);
 }
 END_TEST
 
@@ -1053,7 +1093,10 @@ int main(void)
 	tcase_add_test(tc, test_nice_floor);
 	tcase_add_test(tc, test_quota);
 	tcase_add_test(tc, test_session);
-	tcase_add_test(tc, test_subid);
+	if (geteuid() == 0 && access("/etc/subuid", F_OK) == 0)
+		tcase_add_test(tc, test_subid);
+	else
+		unit_skip("test_subid: needs root and an /etc/subuid to lay a file of its own over");
 	tcase_add_test(tc, test_rtprio_cap_limits_conf);
 	tcase_add_test(tc, test_rtprio_cap_rlimit);
 	tcase_add_test(tc, test_first_refusal_named);

@@ -36,21 +36,14 @@ bool grant_owns(uid_t uid, const struct proc_status *target)
 }
 
 /* The user who owns uid's subordinate range in *out, or false if uid lies
- * in none (or in root's: a root-owned range is the host's containers, whose
- * users are their own). */
+ * in none (or in root's only: a root-owned range is the host's containers,
+ * whose users are their own). */
 static bool subordinate_owner(uid_t uid, struct account *out)
 {
-	char owner[CONFIG_NAME_MAX];
-	char *end;
-	unsigned long n;
-	int r;
+	uid_t owner;
 
-	if (subid_owner(SUBID_FILE, uid, owner, sizeof(owner)) < 0)
-		return false;
-	/* shadow takes a user name or a uid in digits */
-	n = strtoul(owner, &end, 10);
-	r = *owner && !*end ? accounts_by_uid((uid_t)n, out) : accounts_by_name(owner, out);
-	return r == 0 && out->uid != 0 && out->uid != uid;
+	return subid_owner(uid, &owner) == 0 && accounts_by_uid(owner, out) == 0 && out->uid != 0 &&
+	       out->uid != uid;
 }
 
 uid_t grant_account(uid_t uid)
