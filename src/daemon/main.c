@@ -19,7 +19,7 @@
 #include "daemon/sys/policy.h"
 #include "daemon/daemon.h"
 #include "daemon/diag/diag.h"
-#include "daemon/sys/rtloop.h"
+#include "daemon/watchdog/safety.h"
 #include "daemon/core/rlimit.h"
 #include "daemon/cpu/cpucheck.h"
 #include "daemon/irq/irqcheck.h"
@@ -105,10 +105,9 @@ static void parse_sched_flags(const char *pol_s, const char *prio_s, struct over
  * user) for the default policy; exit 1 when a finding is an error. */
 static int run_check(const struct config *c, pid_t pid, const char *user, bool json)
 {
-	struct rtloop_params loop = { .priority = c->loop_priority, .budget_pct = c->loop_budget };
 	struct diag_target t = { .pid = pid, .user = user, .policy = c->dflt.policy, .priority = c->dflt.priority,
 				 .cpus = c->dflt.has_cpus ? &c->dflt.cpus : NULL,
-				 .self_rt_pct = rtloop_self_share(&loop, c->watchdog) };
+				 .self_rt_pct = safety_self_share(c->loop_priority, c->loop_budget, c->watchdog) };
 	struct diag_report rep;
 	int r;
 

@@ -329,6 +329,18 @@ START_TEST(test_duty)
 }
 END_TEST
 
+/* What the daemon's own real-time threads may take of a CPU (check's
+ * self-rt-group-budget): the loop's budget and the watchdog's scans. */
+START_TEST(test_self_share)
+{
+	ck_assert_int_eq(safety_self_share(1, 10, true), 15);
+	ck_assert_int_eq(safety_self_share(1, 10, false), 10);
+	ck_assert_int_eq(safety_self_share(0, 10, true), (int)SAFETY_SCAN_SHARE_PCT);
+	ck_assert_int_eq(safety_self_share(1, -1, true), 100);   /* a loop without a budget */
+	ck_assert_int_eq(safety_self_share(0, 10, false), 0);
+}
+END_TEST
+
 START_TEST(test_demote_identity)
 {
 	struct proc_stat st;
@@ -382,6 +394,7 @@ int main(void)
 	tcase_add_test(tc, test_culprit);
 	tcase_add_test(tc, test_share);
 	tcase_add_test(tc, test_duty);
+	tcase_add_test(tc, test_self_share);
 	tcase_add_test(tc, test_demote_identity);
 	tcase_add_test(tc, test_disabled);
 	suite_add_tcase(s, tc);

@@ -104,7 +104,7 @@ struct diag_target {
 	int priority;            /* requested priority, for a real-time policy */
 	const cpu_set_t *cpus;   /* requested CPUs; NULL: none */
 	/* the share of one CPU (percent) the checking process's own real-time
-	 * threads may take per period (rtloop_self_share()); 0: none */
+	 * threads may take per period (safety_self_share()); 0: none */
 	int self_rt_pct;
 };
 

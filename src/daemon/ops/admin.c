@@ -11,7 +11,7 @@
 #include "daemon/core/registry.h"
 #include "daemon/core/rlimit.h"
 #include "daemon/diag/diag.h"
-#include "daemon/sys/rtloop.h"
+#include "daemon/watchdog/safety.h"
 #include "daemon/cpu/cpucheck.h"
 #include "daemon/irq/irqcheck.h"
 #include "daemon/irq/irqmgr.h"
@@ -148,8 +148,8 @@ void op_check(struct ctx *x)
 {
 	const struct grant_subject *subj = &x->subj;
 	const struct config *c = x->svc->config;
-	struct rtloop_params loop = { .priority = c->loop_priority, .budget_pct = c->loop_budget };
-	struct diag_target t = { .policy = -1, .self_rt_pct = rtloop_self_share(&loop, c->watchdog) };
+	struct diag_target t = { .policy = -1,
+				 .self_rt_pct = safety_self_share(c->loop_priority, c->loop_budget, c->watchdog) };
 	struct diag_report rep;
 	int r;
 

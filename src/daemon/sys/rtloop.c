@@ -12,7 +12,6 @@
 #include "daemon/sys/log.h"
 #include "daemon/sys/rtloop.h"
 #include "daemon/sys/clock.h"
-#include "daemon/watchdog/safety.h"
 
 #define NSEC_PER_MS 1000000ull
 
@@ -210,15 +209,4 @@ void rtloop_free(struct rtloop *l)
 	sd_event_source_disable_unref(l->restore);
 	sd_event_unref(l->event);
 	free(l);
-}
-
-int rtloop_self_share(const struct rtloop_params *p, bool watchdog)
-{
-	int pct = 0;
-
-	if (p->priority > 0)
-		pct += p->budget_pct > 0 ? p->budget_pct : 100;
-	if (watchdog)
-		pct += (int)SAFETY_SCAN_SHARE_PCT;
-	return pct > 100 ? 100 : pct;
 }

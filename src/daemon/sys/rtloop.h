@@ -59,12 +59,5 @@ pid_t rtloop_bounded_tid(const struct rtloop *l);
 void rtloop_get_status(const struct rtloop *l, struct rtloop_status *out);
 /* Back to SCHED_OTHER and free; NULL is fine. */
 void rtloop_free(struct rtloop *l);
-/* The share of one CPU, in percent, that the daemon's own real-time threads
- * may take per period with loop p: the loop's budget (all of the CPU
- * without one) and, with the watchdog on, its scans during an episode
- * (SAFETY_SCAN_SHARE_PCT); at most 100, 0 if none of them is real-time. A
- * cgroup-v1 RT budget below it throttles the FIFO 99 watchdog with them
- * (`check`'s self-rt-group-budget). */
-int rtloop_self_share(const struct rtloop_params *p, bool watchdog);
 
 #endif

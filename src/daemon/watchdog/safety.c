@@ -473,3 +473,14 @@ bool safety_free(struct safety *s)
 	free(s);
 	return true;
 }
+
+int safety_self_share(int loop_priority, int loop_budget, bool watchdog)
+{
+	int pct = 0;
+
+	if (loop_priority > 0)
+		pct += loop_budget > 0 ? loop_budget : 100;
+	if (watchdog)
+		pct += (int)SAFETY_SCAN_SHARE_PCT;
+	return pct > 100 ? 100 : pct;
+}

@@ -195,6 +195,14 @@ void safety_get_status(const struct safety *s, struct safety_status *out);
  * if it is still the thread started at `starttime`. 0 if done or not
  * real-time, -ESRCH if gone or reused, else -errno. */
 int safety_demote_tid(pid_t tid, uint64_t starttime);
+/* The share of one CPU, in percent, that the daemon's own real-time threads
+ * may take per period: its event loop's (rtloop.h: loop_budget of it at
+ * loop_priority, all of a CPU without a budget, none at priority 0) and,
+ * with the watchdog on, the watchdog's scans during an episode
+ * (SAFETY_SCAN_SHARE_PCT); at most 100. A cgroup-v1 RT budget below it
+ * throttles the FIFO 99 watchdog with them (`check`'s
+ * self-rt-group-budget). */
+int safety_self_share(int loop_priority, int loop_budget, bool watchdog);
 
 /* --- the pure decisions, exposed for the unit tests -------------------------- */
 
