@@ -494,8 +494,8 @@ START_TEST(test_subid)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		close(fds[0]);
-		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    mount(path, "/etc/subuid", NULL, MS_BIND, NULL) < 0)
+		if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount(path, "/etc/subuid", "none", MS_BIND, NULL) < 0)
 			_exit(2);
 		for (size_t i = 0; i < sizeof(ask) / sizeof(ask[0]); i++) {
 			struct subid_answer a = { ask[i], 0, (uid_t)-1 };
