@@ -39,6 +39,10 @@
 #      bpf(BPF_ITER_CREATE)), so no lookup a starved task has in flight can
 #      hold it; and the runaway is still demoted. Skipped in a build
 #      without BPF, whose watchdog reads /proc (status says so).
+#   M  a runaway that steps aside for 1 ms every 40 ms (97.5% of CPU 0): no
+#      canary's wait ever reaches the 50 ms floor, so only the watchdog's
+#      duty windows (watchdog-duty, 90% of a window) see it (audit I1).
+#      Skipped without BPF, as L. (runaway.sh's 60% of a CPU stays.)
 #
 # Every assertion about scheduling reads the kernel. The bounds of the waits
 # (HANG_S) only end a hang; how long each took is printed, never judged.
@@ -351,6 +355,26 @@ bpf)
 	echo "# L skipped: $how" ;;
 *)
 	fail "L: the watchdog does not read tasks through BPF iterators in a build with BPF: watchdog_tasks ${how:-missing}" ;;
+esac
+
+# --- M. a runaway that lets the canary run: the duty window ------------------------------------
+restart
+case "$("$RTSCHEDCTL" --socket "$SOCK" status | sed -n 's/^ *watchdog_tasks *//p')" in
+bpf)
+	expect_in "$("$RTSCHEDCTL" --socket "$SOCK" status | grep watchdog_duty)" "90%" "M: status says the share it allows: watchdog_duty 90%"
+	spin m2 nobody --name sidestep --mode duty --busy-ms 40 --period-ms 41 --register - --seconds 120
+	M2=$(started m2)
+	wait_for is_sched "$M2" fifo
+	wait_for grep -q 'managed real-time threads kept' "$DLOG" &&
+		pass "M: a duty trip: $(grep -m1 -o 'watchdog: CPU 0: managed.*' "$DLOG" | cut -c1-170)" ||
+		fail "M: no duty trip while a runaway kept 40 ms of every 41 on CPU 0: $(grep watchdog "$DLOG" | tail -3)"
+	wait_for is_sched "$M2" other
+	expect_sched "$M2" "policy=other" "M: the runaway that let the canary run is demoted"
+	grep -q 'SCHED_OTHER tasks were kept waiting' "$DLOG" &&
+		echo "# M: a canary also counted a wait: $(grep -m1 -o 'watchdog: CPU 0: SCHED_OTHER.*' "$DLOG" | cut -c1-150)"
+	;;
+*)
+	echo "# M skipped: the watchdog reads /proc, and duty windows need the task iterators" ;;
 esac
 
 spin_stop

@@ -116,6 +116,7 @@ void guard_configure(struct guard *g)
 	const struct config *c = s->config;
 	struct safety_params p = { .enabled = c->watchdog, .threshold_ms = c->watchdog_threshold_ms,
 				   .cooldown_s = c->watchdog_cooldown_s, .demote_all = c->watchdog_demote_all,
+				   .duty_pct = c->watchdog_duty > 0 ? (unsigned)c->watchdog_duty : 0,
 				   .loop_tid = rtloop_bounded_tid(s->loop), .tasks = s->tasks };
 	int r;
 

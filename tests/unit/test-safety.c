@@ -329,6 +329,26 @@ START_TEST(test_duty)
 }
 END_TEST
 
+/* A duty window's verdict (duty.c): a CPU whose managed threads ran the
+ * share or more of the span, and no other. */
+START_TEST(test_duty_busy)
+{
+	const uint64_t ms = 1000000;
+	uint64_t ran[4] = { 3600 * ms, 3599 * ms, 2000 * ms, 0 }, worst;
+	cpu_set_t busy;
+
+	ck_assert_uint_eq(safety_duty_busy(ran, 4, 4000 * ms, 90, &busy, &worst), 1);
+	ck_assert(CPU_ISSET(0, &busy) && !CPU_ISSET(1, &busy) && !CPU_ISSET(2, &busy));
+	ck_assert_uint_eq(worst, 3600 * ms);
+	ck_assert_uint_eq(safety_duty_busy(ran, 4, 4000 * ms, 50, &busy, &worst), 3);
+	ck_assert(CPU_ISSET(2, &busy) && !CPU_ISSET(3, &busy));
+	/* off, or nothing measured yet */
+	ck_assert_uint_eq(safety_duty_busy(ran, 4, 4000 * ms, 0, &busy, &worst), 0);
+	ck_assert_uint_eq(safety_duty_busy(ran, 4, 0, 90, &busy, &worst), 0);
+	ck_assert_int_eq(CPU_COUNT(&busy), 0);
+}
+END_TEST
+
 /* What the daemon's own real-time threads may take of a CPU (check's
  * self-rt-group-budget): the loop's budget and the watchdog's scans. */
 START_TEST(test_self_share)
@@ -395,6 +415,7 @@ int main(void)
 	tcase_add_test(tc, test_share);
 	tcase_add_test(tc, test_duty);
 	tcase_add_test(tc, test_self_share);
+	tcase_add_test(tc, test_duty_busy);
 	tcase_add_test(tc, test_demote_identity);
 	tcase_add_test(tc, test_disabled);
 	suite_add_tcase(s, tc);

@@ -217,7 +217,7 @@ static void trip_cpu0(void)
 
 	CPU_ZERO(&starved);
 	CPU_SET(0, &starved);
-	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC));
+	safety_trip(&s, &starved, 3 * THRESHOLD_NS, clock_nsec(CLOCK_MONOTONIC), 0);
 }
 
 /* The record's entry for tid, or NULL. */

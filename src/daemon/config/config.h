@@ -217,6 +217,7 @@ struct config {
 	unsigned watchdog_threshold_ms;
 	unsigned watchdog_cooldown_s;
 	bool watchdog_demote_all; /* watchdog-demote = all: every real-time thread on the CPU, grants held for all */
+	int watchdog_duty;        /* percent of a CPU managed real-time threads may keep over a window, -1 = off */
 	struct rtkit_conf rtkit;
 	struct irq_avoid irq_avoid;
 	struct irq_conf *irqs;

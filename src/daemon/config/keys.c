@@ -102,6 +102,10 @@ static const struct config_key daemon_keys[D_N] = {
 									{ NULL, 0 } },
 				.bad = "'%s' is not valid; use culprit (the threads that used the starved CPU) or "
 				       "all (every managed real-time thread there)" },
+	/* the share of a CPU managed real-time threads may keep over a window,
+	 * however they let the canary run (src/daemon/watchdog/duty.c) */
+	[D_WATCHDOG_DUTY] = { .name = "watchdog-duty", .type = KEY_INT, .min = 50, .max = 99, AT(C, watchdog_duty),
+			      .def = 90, .flags = KEY_OFF },
 	/* BPF observer slots, 29 KiB of kernel memory each */
 	[D_OBSERVE_THREADS] = { .name = "observe-threads", .type = KEY_INT, .min = 0, .max = 4096,
 				AT(C, observe_threads), .def = 64 },
@@ -136,7 +140,7 @@ static const unsigned char daemon_print_order[D_N] = {
 	D_PROCESS_EVENTS,
 	D_RTPRIO_CAP, D_OVER_CAP, D_LIMITS_CONF, D_LIMITS_DIR, D_USER, D_STATE_FILE, D_METRICS_FILE,
 	D_METRICS_INTERVAL, D_WATCHDOG, D_WATCHDOG_THRESHOLD, D_WATCHDOG_COOLDOWN, D_WATCHDOG_DEMOTE,
-	D_CPU_DMA_LATENCY, D_IRQ_AVOID_CPUS, D_LOOP_PRIORITY, D_LOOP_BUDGET,
+	D_WATCHDOG_DUTY, D_CPU_DMA_LATENCY, D_IRQ_AVOID_CPUS, D_LOOP_PRIORITY, D_LOOP_BUDGET,
 };
 
 /* A rule's policy is required and its reset-on-fork follows [daemon]'s

@@ -87,6 +87,15 @@ void op_status(struct ctx *x)
 			snprintf(buf, sizeof(buf), "/proc (%s)", s->tasks_why);
 			proto_add(&x->out, "watchdog_tasks", buf);
 		}
+		/* duty windows (watchdog/duty.c) need the iterators */
+		if (!ss.duty_pct) {
+			proto_add(&x->out, "watchdog_duty", "off");
+		} else {
+			char buf[96];
+			snprintf(buf, sizeof(buf), "%u%%%s", ss.duty_pct,
+				 ss.tasks_iter ? "" : " (not measured: the watchdog reads /proc)");
+			proto_add(&x->out, "watchdog_duty", buf);
+		}
 		if (ss.last_culprit[0])
 			proto_add(&x->out, "watchdog_last", ss.last_culprit);
 		if (ss.cooldown) {

@@ -324,6 +324,8 @@ void safety_set_params(struct safety *s, const struct safety_params *p)
 	s->params.cooldown_s = p->cooldown_s;
 	s->params.demote_all = p->demote_all;
 	atomic_store(&s->demote_all, p->demote_all);   /* the watchdog thread reads it at a trip */
+	s->params.duty_pct = p->duty_pct;
+	atomic_store(&s->duty_pct, p->duty_pct);
 	s->params.loop_tid = p->loop_tid;
 	atomic_store(&s->loop_tid, p->loop_tid);
 	if (atomic_load(&s->threshold_ns) != (uint64_t)p->threshold_ms * MSEC) {
@@ -367,6 +369,7 @@ void safety_get_status(const struct safety *s, struct safety_status *out)
 		}
 	}
 	snprintf(out->last_culprit, sizeof(out->last_culprit), "%s", s->last_culprit);
+	out->duty_pct = s->params.duty_pct;
 	if (s->scan) {
 		out->tasks_iter = s->scan->tasks != NULL;
 		out->iter_failed = s->scan->iter_failed;
@@ -395,6 +398,7 @@ int safety_new(struct safety **ret, sd_event *e, const struct safety_params *p, 
 	s->wd.kick = -1;
 	atomic_store(&s->threshold_ns, (uint64_t)p->threshold_ms * MSEC);
 	atomic_store(&s->demote_all, p->demote_all);
+	atomic_store(&s->duty_pct, p->duty_pct);
 	atomic_store(&s->loop_tid, p->loop_tid);
 	*ret = s;
 	if (!p->enabled)

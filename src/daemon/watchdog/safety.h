@@ -77,6 +77,8 @@ struct safety_params {
 	unsigned threshold_ms;  /* SAFETY_THRESHOLD_MS_MIN..MAX */
 	unsigned cooldown_s;    /* 1..SAFETY_COOLDOWN_S_MAX */
 	bool demote_all;        /* every managed real-time thread on a guilty CPU, not the culprits */
+	unsigned duty_pct;      /* a CPU its managed real-time threads kept this share of over a window
+				 * trips too, whatever its canary waited (duty.c); 0: off */
 	pid_t loop_tid;         /* the daemon's own event loop while a budget bounds its real-time
 				 * run time (sys/rtloop.h), 0 if none: never blamed */
 	const struct tasks *tasks; /* BPF task iterators (observe/bpf/tasks.h) to read the tasks
@@ -84,7 +86,9 @@ struct safety_params {
 				    * must outlive the object. */
 };
 
-#define SAFETY_PARAMS_DEFAULT { true, SAFETY_THRESHOLD_MS_DEFAULT, SAFETY_COOLDOWN_S_DEFAULT, false, 0, NULL }
+#define SAFETY_DUTY_PCT_DEFAULT 90u
+#define SAFETY_PARAMS_DEFAULT \
+	{ true, SAFETY_THRESHOLD_MS_DEFAULT, SAFETY_COOLDOWN_S_DEFAULT, false, SAFETY_DUTY_PCT_DEFAULT, 0, NULL }
 
 /* A managed real-time thread, as the main loop publishes it. */
 struct safety_thread {
@@ -123,6 +127,9 @@ struct safety_trip {
 	uint64_t stall_ms;              /* the worst canary's wait within the window */
 	uint64_t span_ns;               /* how long run times were measured before it */
 	bool demote_all;                /* the params' demote_all when it tripped */
+	unsigned duty_pct;              /* 0: a canary starved; else a duty trip: the managed real-time
+					 * threads kept this share of the CPUs over span_ns (stall_ms: the
+					 * most they ran on one) */
 	struct safety_culprit c[SAFETY_TRIP_MAX];
 	size_t n;
 	struct safety_cpu_sum cpu_sum[SAFETY_TRIP_CPUS];
@@ -157,6 +164,7 @@ struct safety_status {
 	uint64_t canary_stall_ms;       /* what those waits added up to */
 	char last_culprit[SAFETY_CULPRITS_MAX]; /* "" if never tripped */
 	bool tasks_iter;                /* it reads the tasks through BPF iterators, not /proc */
+	unsigned duty_pct;              /* watchdog-duty, 0: off */
 	unsigned long iter_failed;      /* looks for which an iterator failed (/proc then) */
 };
 
@@ -266,6 +274,11 @@ int safety_pick_culprit(const struct proc_stat *t, size_t n, int cpu);
  * innocent thread using a quarter of the CPU is blamed alone. Sets pick[i];
  * returns how many. */
 size_t safety_pick_share(const uint64_t *ran, size_t n, uint64_t threshold_ns, bool *pick);
+/* The CPUs (of ran[0..n), what managed real-time threads ran on each in
+ * span_ns) they kept pct percent of span_ns or more: into *busy, the most
+ * one of them ran into *worst; how many. 0 with pct 0 (duty.c). */
+unsigned safety_duty_busy(const uint64_t *ran, size_t n, uint64_t span_ns, unsigned pct, cpu_set_t *busy,
+			  uint64_t *worst);
 /* A runner that ran less than 1/SAFETY_DUTY_MIN of the time it was there:
  * an audio thread's share of a CPU, not a runaway's. */
 #define SAFETY_DUTY_MIN 8

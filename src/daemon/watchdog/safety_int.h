@@ -132,7 +132,10 @@ struct scan {
 	struct track t[TRACK_MAX];
 	size_t n;                        /* slots of t in use */
 	int32_t slot[TRACK_SLOTS];       /* hash of tids: index into t, -1 empty */
-	bool on;                         /* an episode: some canary was late */
+	bool on;                         /* an episode: some canary was late, or a duty window */
+	bool duty;                       /* the episode is a duty window (duty.c), no canary late */
+	uint64_t duty_end;               /* CLOCK_MONOTONIC ns its window ends */
+	uint64_t duty_ran[CPU_SETSIZE];  /* duty.c's scratch: what managed threads ran per CPU */
 	uint64_t since_boot_ticks;       /* its start, in the clock ticks of /proc's starttime */
 	uint64_t since_mono;             /* and in CLOCK_MONOTONIC ns */
 	uint64_t next_scan;              /* CLOCK_MONOTONIC ns of the next scan in it */
@@ -156,6 +159,7 @@ struct safety {
 	cpu_set_t allowed;                 /* CPUs this process may pin a canary to */
 	_Atomic uint64_t threshold_ns;
 	_Atomic bool demote_all;
+	_Atomic unsigned duty_pct;         /* params.duty_pct, for the watchdog thread */
 	_Atomic pid_t loop_tid;            /* params.loop_tid, for the watchdog thread */
 	_Atomic uint64_t since;            /* CLOCK_MONOTONIC ns: waits before it don't count */
 	_Atomic unsigned param_epoch;
@@ -251,11 +255,21 @@ void safety_read_pcomm(struct scan *sc, pid_t pid, char *buf, size_t len);
  * iterator where there is one (no /proc lookup). */
 int safety_scan_demote(struct scan *sc, pid_t tid, pid_t pid, uint64_t starttime);
 
+/* duty.c */
+
+/* At a check without a late canary (late: whether one was): run the duty
+ * windows, one after another, and at each window's end trip on the CPUs
+ * whose managed real-time threads ran duty_pct of it or more. True if it
+ * tripped. */
+bool safety_duty_check(struct safety *s, bool late, uint64_t now_mono, uint64_t boot_ticks);
+
 /* trip.c */
 
 /* Starvation on `starved`: demote the culprits, in the watchdog thread, then
- * tell the main loop. */
-void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, uint64_t now_mono);
+ * tell the main loop. duty_pct: 0 for a canary's trip, else the share of
+ * the CPU the managed threads kept (a duty trip, duty.c); worst_ns is then
+ * what they ran there. */
+void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, uint64_t now_mono, unsigned duty_pct);
 /* The main loop's side of a trip (the `notify` eventfd): log, start the
  * cooldown, call ops->demoted. */
 int safety_on_notify(sd_event_source *src, int fd, uint32_t revents, void *userdata);

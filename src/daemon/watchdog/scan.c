@@ -134,6 +134,7 @@ int safety_scan_init(struct scan *sc)
 void safety_scan_end(struct scan *sc)
 {
 	sc->on = false;
+	sc->duty = false;
 	sc->n = 0;
 	sc->untracked = 0;
 	memset(sc->slot, 0xff, sizeof(sc->slot));

@@ -296,7 +296,7 @@ static void blame_all(struct safety *s, const struct snapshot *snap, struct safe
  * main loop may be starved by the very thread to demote, or stopped inside
  * a lock; then hand the record over (if the main loop took the last one)
  * and tell it. */
-void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, uint64_t now_mono)
+void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, uint64_t now_mono, unsigned duty_pct)
 {
 	struct scan *sc = s->scan;
 	struct safety_trip *t = &sc->trip;
@@ -314,6 +314,7 @@ void safety_trip(struct safety *s, const cpu_set_t *starved, uint64_t worst_ns, 
 	t->stall_ms = worst_ns / MSEC;
 	t->span_ns = now_mono > sc->since_mono ? now_mono - sc->since_mono : 0;
 	t->demote_all = atomic_load(&s->demote_all);
+	t->duty_pct = duty_pct;
 	snap = safety_snap_get(s);
 	if (t->demote_all) {
 		blame_all(s, snap, t, starved);
@@ -441,11 +442,18 @@ static void trip_take(struct safety *s, size_t slot)
 	s->cooldown_until = t->cooldown_until_usec;
 	s->trips++;
 	snprintf(s->last_culprit, sizeof(s->last_culprit), "%s", t->culprits);
-	log_warnx("watchdog: CPU %s: SCHED_OTHER tasks were kept waiting %.1f s of the last %.1f s by real-time "
-		  "threads; demoted %zu managed real-time thread%s to SCHED_OTHER (watchdog-demote = %s), real-time "
-		  "grants held back for %u s", cpus, t->stall_ms / 1000.0,
-		  atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR / 1e9, t->n_demoted, t->n_demoted == 1 ? "" : "s",
-		  t->demote_all ? "all" : "culprit", s->params.cooldown_s);
+	if (t->duty_pct)
+		log_warnx("watchdog: CPU %s: managed real-time threads kept up to %.1f s of the last %.1f s there "
+			  "(watchdog-duty = %u%%), however often they let its canary run; demoted %zu managed real-time "
+			  "thread%s to SCHED_OTHER (watchdog-demote = %s), real-time grants held back for %u s", cpus,
+			  t->stall_ms / 1000.0, (double)t->span_ns / NSEC, t->duty_pct, t->n_demoted,
+			  t->n_demoted == 1 ? "" : "s", t->demote_all ? "all" : "culprit", s->params.cooldown_s);
+	else
+		log_warnx("watchdog: CPU %s: SCHED_OTHER tasks were kept waiting %.1f s of the last %.1f s by real-time "
+			  "threads; demoted %zu managed real-time thread%s to SCHED_OTHER (watchdog-demote = %s), "
+			  "real-time grants held back for %u s", cpus, t->stall_ms / 1000.0,
+			  atomic_load(&s->threshold_ns) * SAFETY_WINDOW_FACTOR / 1e9, t->n_demoted,
+			  t->n_demoted == 1 ? "" : "s", t->demote_all ? "all" : "culprit", s->params.cooldown_s);
 	log_warnx("watchdog: %s", t->culprits);
 	if (t->n_failed)
 		log_warnx("watchdog: %zu real-time thread%s could not be demoted", t->n_failed, t->n_failed == 1 ? "" : "s");

@@ -174,16 +174,21 @@ static bool watchdog_check(struct safety *s, const struct safety_clocks *now)
 				worst = w;
 		}
 	}
-	if (late && !sc->on)
+	/* a canary's episode starts afresh, a duty window's looks too: what
+	 * ran before the first late canary is not what starved it (a steady
+	 * thread's seconds before a runaway came) */
+	if (late && (!sc->on || sc->duty))
 		safety_scan_begin(sc, now->mono, boot_ticks(s, now->boot));
-	else if (!late && sc->on)
+	else if (!late && sc->on && !sc->duty)
 		safety_scan_end(sc);
 	if (sc->on)
 		scan_now(s);
-	if (!CPU_COUNT(&starved))
-		return false;
-	safety_trip(s, &starved, worst, now->mono);
-	return true;
+	if (CPU_COUNT(&starved)) {
+		safety_trip(s, &starved, worst, now->mono, 0);
+		return true;
+	}
+	/* no canary starved: did managed threads keep a CPU all the same? */
+	return safety_duty_check(s, late, now->mono, boot_ticks(s, now->boot));
 }
 
 /* Check every tick while something is published; park otherwise. */
@@ -219,12 +224,16 @@ void *safety_watch_main(void *arg)
 			next = prev.mono + period;
 		}
 		t = clock_nsec(CLOCK_MONOTONIC);
-		if (t < next && s->scan->on && t >= s->scan->next_scan) {
-			scan_now(s);   /* between two checks, during an episode */
+		/* between two checks during a canary's episode; a duty window
+		 * looks once a check */
+		bool between = s->scan->on && !s->scan->duty;
+
+		if (t < next && between && t >= s->scan->next_scan) {
+			scan_now(s);
 			continue;
 		}
 		if (t < next) {
-			uint64_t until = s->scan->on && s->scan->next_scan < next ? s->scan->next_scan : next;
+			uint64_t until = between && s->scan->next_scan < next ? s->scan->next_scan : next;
 			safety_worker_wait(&s->wd, until - t);
 			continue;   /* kicked or not: re-read what to do */
 		}
