@@ -170,6 +170,7 @@ int waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns)
 	w->c.adapt_samples++;
 	w->c.adapt_misses += (uint64_t)miss;
 	w->adapt_beyond_share += ((double)beyond - w->adapt_beyond_share) / WAITER_ADAPT_REACH_SLEEPS;
+	w->adapt_beyond_long += ((double)beyond - w->adapt_beyond_long) / WAITER_ADAPT_REACH_LONG_SLEEPS;
 	if (beyond) {
 		w->c.adapt_beyond++;
 		return miss;
@@ -288,6 +289,7 @@ int waiter_set_adaptive(struct waiter *w, int64_t min_guard_ns, int64_t max_guar
 	w->adapt_guard_ns = g < min_guard_ns ? min_guard_ns : g > max_guard_ns ? max_guard_ns : g;
 	w->adapt_g = (double)w->adapt_guard_ns;
 	w->adapt_beyond_share = 0;
+	w->adapt_beyond_long = 0;
 	adapt_steps(w, WAITER_ADAPT_MISS_PPM, WAITER_ADAPT_HALVE_NS, WAITER_ADAPT_MIN_STEPS, &w->adapt_up,
 		    &w->adapt_down);
 	adapt_steps(w, WAITER_ADAPT_BODY_MISS_PPM, WAITER_ADAPT_BODY_HALVE_NS, WAITER_ADAPT_BODY_MIN_STEPS,

@@ -44,10 +44,16 @@
  *             design held 0.8%, which put the p99.9 among the misses: tens
  *             of us). That is bought only while it can be had: when the
  *             stalls beyond max_guard are themselves more than
- *             WAITER_ADAPT_REACH_PPM of the recent sleeps (an exponential
- *             average over WAITER_ADAPT_REACH_SLEEPS), they and the tail's
+ *             WAITER_ADAPT_REACH_PPM of the sleeps, they and the tail's
  *             own misses pass 0.1%: the p99.9 is out of any guard's reach,
- *             and spinning for it would be CPU for nothing; then the body:
+ *             and spinning for it would be CPU for nothing. Two exponential
+ *             averages of the stalls say so together: over the recent
+ *             WAITER_ADAPT_REACH_SLEEPS sleeps (the stalls go on) and over
+ *             the last WAITER_ADAPT_REACH_LONG_SLEEPS (they are that common,
+ *             not one burst: a host that takes the CPU away for 5 ms makes
+ *             several sleeps in a row stalls, which over 5000 sleeps alone
+ *             read as 0.1%); the stalls gone, the recent average gives the
+ *             tail back within seconds. While both are above it, the body:
  *             misses held at
  *             WAITER_ADAPT_BODY_MISS_PPM (0.8%), the p99 at the floor, as
  *             the first design did. Over n sleeps within reach in one mode
@@ -98,9 +104,11 @@ enum waiter_strategy {
  * over (fewer would make each step too coarse for a quantile this far out:
  * a miss multiplies the guard by 2^((1 - m) / (m steps))). The body's
  * (below 1%: the p99 at the floor), when the tail is out of reach: stalls
- * beyond the largest guard above WAITER_ADAPT_REACH_PPM of the last
- * WAITER_ADAPT_REACH_SLEEPS or so sleeps (what the 0.1% budget leaves
- * beside the tail's own misses). */
+ * beyond the largest guard above WAITER_ADAPT_REACH_PPM (what the 0.1%
+ * budget leaves beside the tail's own misses) both of the last
+ * WAITER_ADAPT_REACH_SLEEPS or so sleeps and of the last
+ * WAITER_ADAPT_REACH_LONG_SLEEPS: at 0.04%, 2 stalls are expected in 5000
+ * sleeps, so one burst would pass it, and 20 in 50,000. */
 #define WAITER_ADAPT_MISS_PPM 600
 #define WAITER_ADAPT_HALVE_NS INT64_C(5000000000)
 #define WAITER_ADAPT_MIN_STEPS 5000
@@ -109,6 +117,7 @@ enum waiter_strategy {
 #define WAITER_ADAPT_BODY_MIN_STEPS 200
 #define WAITER_ADAPT_REACH_PPM 400
 #define WAITER_ADAPT_REACH_SLEEPS 5000
+#define WAITER_ADAPT_REACH_LONG_SLEEPS 50000
 /* Adaptive bounds: below a few us the spin can't absorb a clock read plus a
  * context switch; the ceiling keeps a noisy machine from turning adaptive into
  * busy-waiting: at most WAITER_ADAPT_BUDGET_PCT of each period is spent
@@ -167,6 +176,7 @@ struct waiter {
 	double adapt_down;      /* factor per sleep in time, < 1 */
 	double adapt_body_up, adapt_body_down; /* the same for the body's target */
 	double adapt_beyond_share; /* recent sleeps later than max_guard (average) */
+	double adapt_beyond_long;  /* the same over WAITER_ADAPT_REACH_LONG_SLEEPS */
 	struct waiter_counters c;
 };
 
@@ -213,7 +223,8 @@ enum waiter_hybrid_branch waiter_hybrid_branch(const struct waiter *w, int64_t r
  * is in force, not the body's? */
 static inline int waiter_adapt_tail(const struct waiter *w)
 {
-	return w->adapt_beyond_share * 1e6 <= WAITER_ADAPT_REACH_PPM;
+	return w->adapt_beyond_share * 1e6 <= WAITER_ADAPT_REACH_PPM ||
+	       w->adapt_beyond_long * 1e6 <= WAITER_ADAPT_REACH_PPM;
 }
 int waiter_adapt_sample(struct waiter *w, int64_t sleep_late_ns);
 /* CLOCK_MONOTONIC now, in ns; -errno on failure (never in practice). */
