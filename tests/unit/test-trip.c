@@ -632,7 +632,7 @@ START_TEST(test_iter_matches_proc)
 	static struct spinner rt, other;
 	struct find f = { 0 }, g = { 0 };
 	struct proc_stat st;
-	uint64_t run_after, tick_ns = NSEC / (uint64_t)sysconf(_SC_CLK_TCK);
+	uint64_t run_after;
 	char buf[128];
 	FILE *fp;
 
@@ -650,7 +650,7 @@ START_TEST(test_iter_matches_proc)
 
 	ck_assert(f.found);
 	ck_assert_int_eq(f.r.pid, getpid());
-	ck_assert_uint_eq(f.r.start_ns / tick_ns, st.starttime);
+	ck_assert_uint_eq(clock_ticks_of(f.r.start_ns, sysconf(_SC_CLK_TCK)), st.starttime);
 	ck_assert_uint_eq(f.r.euid, geteuid());
 	ck_assert_int_eq(f.r.cpu, 1);
 	ck_assert_uint_eq(f.r.policy, SCHED_RR);

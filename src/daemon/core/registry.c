@@ -222,7 +222,7 @@ static bool started_after(pid_t tid, uint64_t written_ns)
 	struct proc_stat st;
 	long hz = sysconf(_SC_CLK_TCK);
 
-	return hz > 0 && proc_read_stat(tid, &st) == 0 && st.starttime > written_ns / (1000000000ull / (uint64_t)hz);
+	return hz > 0 && proc_read_stat(tid, &st) == 0 && st.starttime > clock_ticks_of(written_ns, hz);
 }
 
 /* The check after a write found that tid names another thread now: the one

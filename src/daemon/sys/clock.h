@@ -20,4 +20,12 @@ static inline uint64_t clock_usec(clockid_t clk)
 	return clock_nsec(clk) / 1000u;
 }
 
+/* A CLOCK_BOOTTIME reading in the kernel's clock ticks (hz > 0, from
+ * sysconf(_SC_CLK_TCK)), as /proc's start times count them: truncated, so a
+ * task that started in a later tick than this began surely after it. */
+static inline uint64_t clock_ticks_of(uint64_t boot_ns, long hz)
+{
+	return boot_ns / (1000000000ull / (uint64_t)hz);
+}
+
 #endif

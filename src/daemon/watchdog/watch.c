@@ -123,7 +123,7 @@ static void watchdog_restart(struct safety *s, uint64_t mono)
 /* CLOCK_BOOTTIME in the clock ticks /proc's starttime counts in. */
 static uint64_t boot_ticks(const struct safety *s, uint64_t boot_ns)
 {
-	return boot_ns / (NSEC / (uint64_t)s->clk_tck);
+	return clock_ticks_of(boot_ns, s->clk_tck);
 }
 
 /* Scan, and say when to next: a thread that lives shorter than the gap
