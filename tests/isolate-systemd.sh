@@ -217,6 +217,37 @@ wait_for isolated || fail "not isolated again"
 sctl stop "$UNIT"
 snapshot "$TMP/after"
 same "$TMP/before" "$TMP/after" "after systemctl stop"
+
+# systemd slower than rtschedd's 5 s wait for an answer: a polkit rule that
+# takes 6 s over init.scope (on a loaded machine polkit's answer can be that
+# late). The call rtschedd gave up waiting for is carried out all the same
+# when polkit answers, so rtschedd must count it as made (journaled before
+# the call) and give the unit back at stop.
+cin sh -c 'cat >/etc/polkit-1/rules.d/40-slow.rules' <<'EOR'
+polkit.addRule(function(action, subject) {
+	if (action.id == "org.freedesktop.systemd1.manage-units" && action.lookup("unit") == "init.scope") {
+		var t = Date.now();
+		while (Date.now() - t < 6000) {}
+	}
+});
+EOR
+sctl try-restart polkit.service
+init_allowed() { [ "$(sctl show -P AllowedCPUs init.scope)" = "$1" ]; }
+h register iso-worker iso
+wait_for isolated || fail "not isolated with the slow rule: $(st isolation) $(st isolation_error)"
+gave_up() { cin journalctl -u "$UNIT" -o cat --no-pager | grep -q "did not answer within .* on init.scope"; }
+wait_for gave_up && pass "rtschedd stopped waiting for systemd's answer about init.scope" ||
+	fail "the slow polkit rule did not make rtschedd's call time out: $(cin journalctl -u "$UNIT" -o cat --no-pager | grep init.scope | tail -2 | tr '\n' ';')"
+wait_for init_allowed "$HK" && pass "init.scope has AllowedCPUs=$HK once polkit's late answer came" ||
+	fail "init.scope AllowedCPUs='$(sctl show -P AllowedCPUs init.scope)'"
+sctl stop "$UNIT"
+wait_for init_allowed "" && pass "after systemctl stop, init.scope has every CPU again" ||
+	fail "init.scope kept AllowedCPUs='$(sctl show -P AllowedCPUs init.scope)' after the stop: $(cin journalctl -u "$UNIT" -o cat --no-pager | grep -i 'init.scope' | tail -3 | tr '\n' ';')"
+snapshot "$TMP/after"
+same "$TMP/before" "$TMP/after" "after systemctl stop with a slow polkit"
+cin rm /etc/polkit-1/rules.d/40-slow.rules
+sctl try-restart polkit.service
+
 h register iso-worker iso
 wait_for isolated || fail "not isolated again"
 cin sed -i '/^isolate = yes/d' /etc/rtschedd.conf

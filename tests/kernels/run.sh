@@ -105,6 +105,15 @@ for t in $TESTS; do
 	printf '%-10s | %-45s | %-45s\n' "$t" "$h" "$g"
 	case "$h$g" in *FAIL*|*TIMEOUT*|*"NOT RUN"*) failed=1 ;; esac
 done
+# what failed, in this output: a CI run keeps it, not the logs
+for d in host guest; do
+	[ "$d" = host ] && [ "${KERNEL_HOST:-yes}" = no ] && continue
+	for t in $TESTS; do
+		[ -f "$OUT/$d/$t.log" ] && grep -q '^FAIL' "$OUT/$d/$t.log" || continue
+		echo "--- $d: $t's failures (of $OUT/$d/$t.log)"
+		grep '^FAIL' "$OUT/$d/$t.log" | head -10 | cut -c1-600
+	done
+done
 echo
 echo "=== check-kernels: mechanisms (from a daemon started in each kernel) ==="
 m() { sed -n "s/^$2: //p" "$1/mechanisms" 2>/dev/null | head -1; }

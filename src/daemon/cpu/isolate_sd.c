@@ -8,10 +8,10 @@
  * other units. The unit that holds a managed thread keeps every CPU, and
  * what else runs in it (its other threads: cgroup2 puts a process's threads
  * in one group) leaves by affinity; so do the kernel threads of the root
- * group, as on v1. Each unit's AllowedCPUs= before goes into the journal
- * ("U ID CPUS GROUP") and back on release. A unit started later beside a
- * managed one is restricted when its first process is seen (the process
- * events connector). Groups below a unit that systemd does not know (a
+ * group, as on v1. Each unit's AllowedCPUs= goes into the journal ("U ID
+ * CPUS GROUP") before the call that changes it, and back on release. A
+ * unit started later beside a managed one is restricted when its first
+ * process is seen (the process events connector). Groups below a unit that systemd does not know (a
  * user manager's own units) are not units of PID 1: their tasks leave by
  * affinity.
  *
@@ -42,6 +42,8 @@
 #define SD_DEST "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"
 #define SD_MANAGER "org.freedesktop.systemd1.Manager"
+/* how long a call waits for systemd (and polkit, for user rtschedd) */
+#define ISO_SD_CALL_TIMEOUT_S 5
 
 bool iso_sd_owns(void)
 {
@@ -116,7 +118,7 @@ static int bus_open(struct isolate *m)
 	if ((r = sd_bus_open_system(&m->bus)) < 0)
 		return r;
 	/* a stuck systemd must not hold the event loop for sd-bus's 25 s */
-	sd_bus_set_method_call_timeout(m->bus, 5 * 1000000);
+	sd_bus_set_method_call_timeout(m->bus, ISO_SD_CALL_TIMEOUT_S * 1000000ULL);
 	return 0;
 }
 
@@ -267,6 +269,14 @@ static void settle(struct isolate *m, const cpu_set_t *iso)
 	registry_repin(m->registry);
 }
 
+/* A call rtschedd stopped waiting for (sd-bus's method timeout): systemd
+ * may still carry it out, when polkit answers it. */
+static bool no_answer(int r, const sd_bus_error *err)
+{
+	return r == -ETIMEDOUT || sd_bus_error_has_name(err, SD_BUS_ERROR_TIMEOUT) ||
+	       sd_bus_error_has_name(err, SD_BUS_ERROR_NO_REPLY);
+}
+
 /* AllowedCPUs=hk on the unit of group (once; again if hk changed). */
 static int restrict_unit(struct isolate *m, const char *group, const char *unit, const cpu_set_t *hk,
 			 const cpu_set_t *iso)
@@ -274,7 +284,7 @@ static int restrict_unit(struct isolate *m, const char *group, const char *unit,
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	struct iso_rec *rec = unit_rec(m, group);
 	cpu_set_t cpus;
-	bool has;
+	bool has, fresh = !rec;
 	int r;
 
 	if (rec && CPU_EQUAL(hk, &m->hk_applied))
@@ -291,10 +301,19 @@ static int restrict_unit(struct isolate *m, const char *group, const char *unit,
 		}
 		goto out;
 	}
-	if ((r = set_allowed(m, unit, hk, &err)) < 0)
+	/* journaled before the call: a call that times out is carried out when
+	 * systemd gets polkit's answer, and rtschedd may die in between */
+	if (fresh && !(rec = iso_rec_add(m, 'U', 0, 0, has ? &cpus : NULL, group))) {
+		iso_stay(m, unit);
 		goto out;
-	if (!rec)
-		iso_rec_add(m, 'U', 0, 0, has ? &cpus : NULL, group);
+	}
+	if ((r = set_allowed(m, unit, hk, &err)) < 0 && no_answer(r, &err)) {
+		log_notice("isolation: systemd did not answer within %d s about AllowedCPUs= on %s; it may still set "
+			   "them, and they are given back at release either way", ISO_SD_CALL_TIMEOUT_S, unit);
+		r = 0;
+	} else if (r < 0 && fresh) {
+		iso_rec_drop(m, rec); /* systemd said no: nothing to give back */
+	}
 out:
 	if (r < 0 && (sd_bus_error_has_name(&err, SD_BUS_ERROR_ACCESS_DENIED) ||
 		      sd_bus_error_has_name(&err, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED) || !err.name)) {
@@ -378,9 +397,20 @@ static void unit_back(struct isolate *m, struct iso_rec *r)
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	const char *unit = strrchr(r->text, '/') + 1;
 
-	if (bus_open(m) < 0 || set_allowed(m, unit, r->has_cpus ? &r->cpus : NULL, &err) < 0)
-		log_warnx("isolation: cannot give %s its AllowedCPUs= back: %s", unit,
-			  err.message ? err.message : "no system bus");
+	char was[256] = "";
+	int e;
+
+	if (r->has_cpus)
+		cpulist_format(&r->cpus, was, sizeof(was));
+	if ((e = bus_open(m)) >= 0)
+		e = set_allowed(m, unit, r->has_cpus ? &r->cpus : NULL, &err);
+	if (e < 0 && no_answer(e, &err))
+		log_notice("isolation: systemd did not answer within %d s about giving %s its AllowedCPUs= back; it may "
+			   "still do it, if not: systemctl set-property --runtime %s AllowedCPUs=%s",
+			   ISO_SD_CALL_TIMEOUT_S, unit, unit, was);
+	else if (e < 0)
+		log_warnx("isolation: cannot give %s its AllowedCPUs= back: %s; as root: systemctl set-property "
+			  "--runtime %s AllowedCPUs=%s", unit, err.message ? err.message : strerror(-e), unit, was);
 	sd_bus_error_free(&err);
 	iso_rec_drop(m, r);
 }
