@@ -248,6 +248,34 @@ same "$TMP/before" "$TMP/after" "after systemctl stop with a slow polkit"
 cin rm /etc/polkit-1/rules.d/40-slow.rules
 sctl try-restart polkit.service
 
+# a directory named like PID 1's unit in a subtree its owner may write (a
+# delegated unit, user@UID.service: made here as root for the test) beside
+# a managed thread's group: rtschedd must not restrict the real unit of
+# that name (system.slice holds rtschedd.service and the thread's own
+# unit), and moves what runs in the directory off by affinity instead
+D=/sys/fs/cgroup/system.slice/iso-helper.service
+cin mkdir "$D/payload" "$D/system.slice"
+cin sh -c "echo $HP >$D/payload/cgroup.procs"
+# a process of another unit moved into the directory
+cin systemd-run --quiet --unit=iso-fake sleep 600
+FP=$(sctl show -P MainPID iso-fake)
+moved=$(cin sh -c "echo $FP >$D/system.slice/cgroup.procs" 2>&1) || fail "could not move pid $FP into $D/system.slice: $moved"
+h register iso-worker iso
+wait_for isolated || fail "not isolated again: $(st isolation) $(st isolation_error)"
+fake_aff() { cin sed -n 's/^Cpus_allowed_list:\t//p' "/proc/$FP/status"; }
+fake_off() { a=$(fake_aff); [ -n "$a" ] && ! has_iso "$a"; }
+[ -z "$moved" ] && wait_for fake_off && pass "the process in $D/system.slice left CPU $ISO by affinity ($(fake_aff))" ||
+	fail "the process in the directory named system.slice: '$(fake_aff)'"
+[ -z "$(sctl show -P AllowedCPUs system.slice)" ] && pass "PID 1's system.slice still keeps every CPU" ||
+	fail "a directory named system.slice in a unit's subtree had PID 1's system.slice restricted: AllowedCPUs=$(sctl show -P AllowedCPUs system.slice)"
+expect_sched "$T" "policy=fifo priority=10 cpus=$ISO" "the managed thread, in $D/payload, keeps CPU $ISO"
+h unregister iso-worker
+wait_for released || fail "not released: $(st isolation)"
+cin kill "$FP"
+sctl stop iso-fake
+cin sh -c "echo $HP >$D/cgroup.procs"
+for _ in 1 2 3 4 5 6 7 8 9 10; do cin rmdir "$D/system.slice" "$D/payload" 2>/dev/null && break; sleep 0.2; done
+
 h register iso-worker iso
 wait_for isolated || fail "not isolated again"
 cin sed -i '/^isolate = yes/d' /etc/rtschedd.conf

@@ -44,6 +44,7 @@ struct state {
 	char base[256];
 	FILE *f;
 	size_t lines;
+	size_t compacted;        /* the lines the last compaction wrote: every module's live ones */
 	size_t adopted_threads, adopted_procs;
 	bool loading;
 	char **extra;         /* other modules' lines from the last run, until taken */
@@ -159,6 +160,7 @@ static int compact(struct state *s)
 		return r;
 	}
 	setvbuf(s->f, NULL, _IOLBF, 0);
+	s->compacted = s->lines;
 	return 0;
 }
 
@@ -177,10 +179,16 @@ void state_observe(struct state *s, int ev, struct reg_thread *t, struct reg_pro
 	maybe_compact(s);
 }
 
-/* Compact when the journal holds more than twice the live lines. */
+/* Compact when the journal holds more than twice the live lines: the
+ * registry's now, or every module's at the last compaction (other modules'
+ * lines, isolation's or the IRQ manager's, may be most of them: counting
+ * the registry's alone would compact at every line). */
 static void maybe_compact(struct state *s)
 {
 	size_t live = registry_n_threads(s->registry) + registry_n_processes(s->registry);
+
+	if (s->compacted > live)
+		live = s->compacted;
 
 	if (++s->lines > 2 * live + 1024 && compact(s) < 0)
 		log_warn("compacting %s", s->path);

@@ -518,6 +518,20 @@ static void release(struct isolate *m)
 	log_info("isolation of CPU %s released in %.1f ms", cpus, m->release_usec / 1000.0);
 }
 
+/* The tasks moved (M) or narrowed by affinity (A) that are gone: nothing
+ * to put back, and their tids may be another task's now. Bounds the
+ * records (and journal lines) by the tasks alive. */
+void iso_prune_gone(struct isolate *m)
+{
+	struct iso_rec *r, *next;
+
+	for (r = m->recs; r; r = next) {
+		next = r->next;
+		if ((r->kind == 'A' || r->kind == 'M') && !iso_same_task((pid_t)r->id, r->starttime))
+			iso_rec_drop(m, r);
+	}
+}
+
 void isolate_update(struct isolate *m, const struct config *c)
 {
 	cpu_set_t want, online, hk;
@@ -556,6 +570,7 @@ void isolate_update(struct isolate *m, const struct config *c)
 		return;
 	uint64_t t0 = clock_usec(CLOCK_MONOTONIC);
 	bool first = CPU_COUNT(&m->active) == 0;
+	iso_prune_gone(m);
 	m->stay[0] = '\0';
 	m->code = NULL;
 	r = m->backend == ISO_V1 ? iso_v1_apply(m, &hk) : iso_sd_apply(m, &hk);
@@ -694,6 +709,7 @@ void isolate_free(struct isolate *m, bool restore)
 	if (restore && leftovers(m))
 		release(m);
 	state_remove_writer(m->state, journal_writer, m);
+	strmap_clear(&m->sd_seen);
 	while (m->recs) {
 		struct iso_rec *r = m->recs;
 		m->recs = r->next;

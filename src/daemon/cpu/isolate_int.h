@@ -9,6 +9,7 @@
 
 #include "daemon/cpu/isolate.h"
 #include "daemon/sys/cgroupfs.h"
+#include "daemon/sys/strmap.h"
 
 /* The housekeeping group of the v1 hierarchy, below its root. */
 #define ISO_GROUP CGROUPFS_HOUSEKEEPING
@@ -64,6 +65,7 @@ struct isolate {
 	void *irq_ud;
 	struct sd_bus *bus;      /* systemd's, while units are restricted */
 	cpu_set_t hk_applied;    /* the units' AllowedCPUs= now */
+	struct strmap sd_seen;   /* the groups the last sweep left by affinity (isolate_sd.c) */
 };
 
 /* --- isolate.c: shared by the backends --- */
@@ -75,6 +77,8 @@ struct iso_rec *iso_rec_add(struct isolate *m, char kind, long id, uint64_t star
 struct iso_rec *iso_rec_find(struct isolate *m, char kind, long id);
 /* Forget a change (its journal line goes too). */
 void iso_rec_drop(struct isolate *m, struct iso_rec *rec);
+/* Forget the M and A changes of tasks that are gone. */
+void iso_prune_gone(struct isolate *m);
 /* Name a task that stays on the isolated CPUs in the list status shows
  * ("ksoftirqd/1, migration/1, ..."). */
 void iso_stay(struct isolate *m, const char *comm);

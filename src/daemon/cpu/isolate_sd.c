@@ -38,6 +38,7 @@
 #include "daemon/sys/kfile.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/proc.h"
+#include "daemon/sys/strmap.h"
 
 #define SD_DEST "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"
@@ -215,32 +216,59 @@ static bool leaves_iso(const cpu_set_t *aff, const cpu_set_t *iso, cpu_set_t *re
 	return true;
 }
 
-/* Every task of group that is not kept leaves iso by affinity. */
-static void group_by_affinity(struct isolate *m, const char *group, const cpu_set_t *iso)
+/* Task tid (of the group being swept) leaves iso by affinity, unless it
+ * is kept, or moved already. */
+static void task_by_affinity(struct isolate *m, pid_t tid, const cpu_set_t *iso)
 {
-	char p[PATH_MAX], line[32];
-	FILE *f;
+	struct iso_rec *a;
+	struct proc_stat st;
+	cpu_set_t aff, rest;
 
-	if (kfile_path(p, sizeof(p), m->fs.mount, "%s/cgroup.threads", strcmp(group, "/") ? group : "") < 0 ||
-	    !(f = fopen(p, "re")))
+	if (tid <= 0 || iso_keeps(m, tid) || proc_read_stat(tid, &st) < 0)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		pid_t tid = (pid_t)atoi(line);
-		struct proc_stat st;
-		cpu_set_t aff, rest;
-
-		if (tid <= 0 || iso_keeps(m, tid) || iso_rec_find(m, 'A', tid) || proc_read_stat(tid, &st) < 0)
-			continue;
-		if (st.flags & PROC_PF_KTHREAD) {
-			iso_kthread(m, tid, st.comm, st.flags, st.starttime, iso);
-			continue;
-		}
-		if (sched_getaffinity(tid, sizeof(aff), &aff) < 0 || !leaves_iso(&aff, iso, &rest))
-			continue;
-		if (sched_setaffinity(tid, sizeof(rest), &rest) == 0)
-			iso_rec_add(m, 'A', tid, st.starttime, &aff, NULL);
+	if ((a = iso_rec_find(m, 'A', tid))) {
+		if (a->starttime == st.starttime)
+			return;
+		iso_rec_drop(m, a); /* a task gone, its tid reused */
 	}
-	fclose(f);
+	if (st.flags & PROC_PF_KTHREAD) {
+		iso_kthread(m, tid, st.comm, st.flags, st.starttime, iso);
+		return;
+	}
+	if (sched_getaffinity(tid, sizeof(aff), &aff) < 0 || !leaves_iso(&aff, iso, &rest))
+		return;
+	if (sched_setaffinity(tid, sizeof(rest), &rest) == 0)
+		iso_rec_add(m, 'A', tid, st.starttime, &aff, NULL);
+}
+
+/* Every task of group that is not kept leaves iso by affinity; with
+ * below, the tasks of the groups below it too (a subtree that is not
+ * PID 1's units: a user manager's, or a kept unit's own). */
+static void group_by_affinity(struct isolate *m, const char *group, const cpu_set_t *iso, bool below, int depth)
+{
+	const char *g = strcmp(group, "/") ? group : "";
+	char p[PATH_MAX], line[32];
+	struct dirent *e;
+	FILE *f;
+	DIR *d;
+
+	if (kfile_path(p, sizeof(p), m->fs.mount, "%s/cgroup.threads", g) < 0)
+		return;
+	if ((f = fopen(p, "re"))) {
+		while (fgets(line, sizeof(line), f))
+			task_by_affinity(m, (pid_t)atoi(line), iso);
+		fclose(f);
+	}
+	if (!below || depth >= 32 || kfile_path(p, sizeof(p), m->fs.mount, "%s", g) < 0 || !(d = opendir(p)))
+		return;
+	while ((e = readdir(d))) {
+		char child[PATH_MAX];
+
+		if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+		    snprintf(child, sizeof(child), "%s/%s", g, e->d_name) < (int)sizeof(child) && cgroupfs_path_ok(child))
+			group_by_affinity(m, child, iso, true, depth + 1);
+	}
+	closedir(d);
 }
 
 /* Once systemd has written the cgroups of the properties set so far (it
@@ -277,9 +305,35 @@ static bool no_answer(int r, const sd_bus_error *err)
 	       sd_bus_error_has_name(err, SD_BUS_ERROR_NO_REPLY);
 }
 
-/* AllowedCPUs=hk on the unit of group (once; again if hk changed). */
-static int restrict_unit(struct isolate *m, const char *group, const char *unit, const cpu_set_t *hk,
-			 const cpu_set_t *iso)
+/* 1: unit is PID 1's unit of group; 0: it is not (no such unit, or its
+ * group is elsewhere: a directory named like it in a delegated subtree,
+ * such as a user's own "system.slice" below user@UID.service, must not
+ * make rtschedd restrict the real one); -errno. */
+static int unit_at(struct isolate *m, const char *unit, const char *group, sd_bus_error *err)
+{
+	char *path = NULL, *cg = NULL;
+	int r;
+
+	if ((r = sd_bus_path_encode(SD_PATH "/unit", unit, &path)) < 0)
+		return r;
+	r = sd_bus_get_property_string(m->bus, SD_DEST, path, unit_iface(unit), "ControlGroup", err, &cg);
+	free(path);
+	if (r < 0 && (sd_bus_error_has_name(err, SD_BUS_ERROR_UNKNOWN_OBJECT) ||
+		      sd_bus_error_has_name(err, "org.freedesktop.systemd1.NoSuchUnit"))) {
+		sd_bus_error_free(err);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	r = strcmp(cg, group) == 0;
+	free(cg);
+	return r;
+}
+
+/* AllowedCPUs=hk on the unit of group (once; again if hk changed); 1:
+ * group is not PID 1's unit of that name, for the caller to sweep by
+ * affinity. */
+static int restrict_unit(struct isolate *m, const char *group, const char *unit, const cpu_set_t *hk)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	struct iso_rec *rec = unit_rec(m, group);
@@ -292,13 +346,9 @@ static int restrict_unit(struct isolate *m, const char *group, const char *unit,
 	if (rec) {
 		if ((r = get_allowed(m, unit, &has, &cpus, &err)) == 0 && CPU_EQUAL(&cpus, hk))
 			goto out;
-	} else if ((r = get_allowed(m, unit, &has, &cpus, &err)) < 0) {
-		/* not one of PID 1's units (a user manager's): by affinity */
-		if (sd_bus_error_has_name(&err, SD_BUS_ERROR_UNKNOWN_OBJECT) ||
-		    sd_bus_error_has_name(&err, "org.freedesktop.systemd1.NoSuchUnit")) {
-			group_by_affinity(m, group, iso);
-			r = 0;
-		}
+	} else if ((r = unit_at(m, unit, group, &err)) == 0) {
+		return 1; /* not one of PID 1's units (a user manager's, a user's directory) */
+	} else if (r < 0 || (r = get_allowed(m, unit, &has, &cpus, &err)) < 0) {
 		goto out;
 	}
 	/* journaled before the call: a call that times out is carried out when
@@ -330,11 +380,44 @@ out:
 	return r;
 }
 
+/* What a sweep found a group to be (struct isolate's sd_seen): its tasks,
+ * and those below it, leave the isolated CPUs by affinity; and whether it
+ * is named like a unit but is not PID 1's (not to ask systemd again). */
+#define SEEN_AFFINITY 1u
+#define SEEN_NOT_UNIT 2u
+
+static void seen_put(struct strmap *seen, const char *group, size_t how)
+{
+	int added;
+	struct strmap_entry *e = strmap_put(seen, group, &added);
+
+	if (e)
+		e->value = how;
+}
+
+/* Is group, or a group above it, one whose tasks leave by affinity? */
+static bool seen_affinity(const struct isolate *m, const char *group)
+{
+	char g[PATH_MAX], *slash;
+	struct strmap_entry *e;
+
+	if (snprintf(g, sizeof(g), "%s", group) >= (int)sizeof(g))
+		return false;
+	do {
+		if ((e = strmap_get(&m->sd_seen, g)) && (e->value & SEEN_AFFINITY))
+			return true;
+		slash = strrchr(g, '/');
+		if (slash)
+			*slash = '\0';
+	} while (slash && g[0]);
+	return false;
+}
+
 /* Restrict every unit below group but those that hold kept groups, which
  * are descended into (or, kept themselves, left with their tasks by
- * affinity). */
+ * affinity). What is swept by affinity goes into seen. */
 static int walk(struct isolate *m, const char *group, const struct keep *k, const cpu_set_t *hk,
-		const cpu_set_t *iso, int depth)
+		const cpu_set_t *iso, int depth, struct strmap *seen)
 {
 	char p[PATH_MAX], child[PATH_MAX];
 	struct dirent *e;
@@ -344,20 +427,31 @@ static int walk(struct isolate *m, const char *group, const struct keep *k, cons
 	if (kfile_path(p, sizeof(p), m->fs.mount, "%s", strcmp(group, "/") ? group : "/") < 0 || !(d = opendir(p)))
 		return -errno;
 	while ((e = readdir(d)) && r >= 0) {
+		struct strmap_entry *was;
+		size_t how = SEEN_AFFINITY;
+
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
 		if (snprintf(child, sizeof(child), "%s/%s", strcmp(group, "/") ? group : "", e->d_name) >= (int)sizeof(child) ||
 		    !cgroupfs_path_ok(child))
 			continue;
 		int kk = kept(k, child);
-		if (kk == 1)
-			group_by_affinity(m, child, iso);
-		else if (kk == 2 && depth < 32)
-			r = walk(m, child, k, hk, iso, depth + 1);
-		else if (kk == 0 && unit_iface(e->d_name))
-			r = restrict_unit(m, child, e->d_name, hk, iso);
-		else if (kk == 0)
-			group_by_affinity(m, child, iso); /* not a unit (a delegated subtree's own group) */
+		if (kk == 2) {
+			if (depth < 32)
+				r = walk(m, child, k, hk, iso, depth + 1, seen);
+			continue;
+		}
+		if (kk == 0 && unit_iface(e->d_name)) {
+			if ((was = strmap_get(&m->sd_seen, child)) && (was->value & SEEN_NOT_UNIT))
+				how |= SEEN_NOT_UNIT;
+			else if ((r = restrict_unit(m, child, e->d_name, hk)) <= 0)
+				continue;
+			else
+				how |= SEEN_NOT_UNIT, r = 0;
+		}
+		/* kept, not a unit (a delegated subtree's own group), or not PID 1's */
+		group_by_affinity(m, child, iso, true, 0);
+		seen_put(seen, child, how);
 	}
 	closedir(d);
 	return r;
@@ -366,6 +460,7 @@ static int walk(struct isolate *m, const char *group, const struct keep *k, cons
 int iso_sd_apply(struct isolate *m, const cpu_set_t *hk)
 {
 	struct keep k = { NULL, 0 };
+	struct strmap seen = { NULL, 0, 0 };
 	cpu_set_t online, iso;
 	int r;
 
@@ -378,9 +473,11 @@ int iso_sd_apply(struct isolate *m, const cpu_set_t *hk)
 	CPU_XOR(&iso, &online, hk);
 	keep_collect(m, &k);
 	m->moved = 0;
-	r = walk(m, "/", &k, hk, &iso, 0);
+	r = walk(m, "/", &k, hk, &iso, 0, &seen);
+	strmap_clear(&m->sd_seen);
+	m->sd_seen = seen;
 	/* the root group's own tasks: kernel threads */
-	group_by_affinity(m, "/", &iso);
+	group_by_affinity(m, "/", &iso, false, 0);
 	keep_free(&k);
 	settle(m, &iso);
 	if (r < 0)
@@ -437,6 +534,7 @@ void iso_sd_release(struct isolate *m)
 	settle(m, NULL);
 	m->bus = sd_bus_flush_close_unref(m->bus);
 	CPU_ZERO(&m->hk_applied);
+	strmap_clear(&m->sd_seen);
 }
 
 int iso_sd_admit(struct isolate *m, pid_t tid)
@@ -468,6 +566,13 @@ void iso_sd_fork(struct isolate *m, pid_t tid)
 	}
 	if (cgroupfs_task_group(&m->fs, tid, g, sizeof(g)) < 0 || restricted(m, g))
 		return; /* born in a restricted unit, as it should */
-	/* a new unit beside a managed one, or a new task of a kept unit */
+	/* a new task of a group the last sweep saw: this task alone, not a
+	 * sweep per fork (each costs a walk of the tree and calls to PID 1) */
+	if (seen_affinity(m, g)) {
+		task_by_affinity(m, tid, &m->active);
+		return;
+	}
+	/* a new unit beside a managed one */
+	iso_prune_gone(m);
 	iso_sd_apply(m, &m->hk_applied);
 }

@@ -317,6 +317,12 @@ int iso_v1_admit(struct isolate *m, pid_t tid)
 	changed_group(m, tid, g, sizeof(g), &ours);
 	if (!g[0])
 		return 0;
+	/* a name the journal's "M" line cannot hold (a blank in it): the task
+	 * could not be put back there after a restart, so it stays */
+	if (!ours && !cgroupfs_path_ok(g)) {
+		log_notice("isolation: tid %d stays in cpuset group %s (a name rtschedd does not journal)", (int)tid, g);
+		return 0;
+	}
 	if (!ours && !iso_rec_find(m, 'M', tid) && proc_read_stat(tid, &st) == 0)
 		iso_rec_add(m, 'M', tid, st.starttime, NULL, g);
 	r = move_task(m, "/", tid);
