@@ -688,6 +688,42 @@ START_TEST(test_discard)
 }
 END_TEST
 
+/* Another module's 3000 live lines (the registry has none). */
+static size_t many_lines(void *ud, FILE *f)
+{
+	(void)ud;
+	for (int i = 0; i < 3000; i++)
+		fprintf(f, "Z %d x\n", i);
+	return 3000;
+}
+
+/* Compaction counts every module's live lines: 100 lines appended after
+ * other modules' 3000 rewrite the journal once at most, not at each line
+ * (the registry's live lines alone, none here, made it compact at every
+ * one: 100 rewrites of 3000 lines on the daemon's loop). */
+START_TEST(test_compaction_counts_writers)
+{
+	struct stat sb;
+	ino_t last = 0;
+	int rewrites = 0;
+
+	open_state();
+	ck_assert_int_eq(state_add_writer(st, many_lines, NULL), 0);
+	for (int i = 0; i < 1100; i++)
+		state_put(st, "Z %d y", i); /* past 1024: the first compaction */
+	ck_assert_int_eq(stat(path, &sb), 0);
+	last = sb.st_ino;
+	for (int i = 0; i < 100; i++) {
+		state_put(st, "Z %d z", i);
+		ck_assert_int_eq(stat(path, &sb), 0);
+		rewrites += sb.st_ino != last;
+		last = sb.st_ino;
+	}
+	ck_assert_int_le(rewrites, 1);
+	state_remove_writer(st, many_lines, NULL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("state");
@@ -708,6 +744,7 @@ int main(void)
 	tcase_add_test(tc, test_starttime_mismatch);
 	tcase_add_test(tc, test_refused_restored);
 	tcase_add_test(tc, test_discard);
+	tcase_add_test(tc, test_compaction_counts_writers);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
