@@ -332,7 +332,7 @@ static int unit_at(struct isolate *m, const char *unit, const char *group, sd_bu
 
 /* AllowedCPUs=hk on the unit of group (once; again if hk changed); 1:
  * group is not PID 1's unit of that name, for the caller to sweep by
- * affinity. */
+ * affinity; 2: systemd will not restrict it (it keeps the CPUs). */
 static int restrict_unit(struct isolate *m, const char *group, const char *unit, const cpu_set_t *hk)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
@@ -374,17 +374,19 @@ out:
 		/* one unit that will not (a unit type without resource control) keeps the CPUs */
 		log_notice("isolation: %s keeps the isolated CPUs: systemd says %s", unit, err.message);
 		iso_stay(m, unit);
-		r = 0;
+		r = 2;
 	}
 	sd_bus_error_free(&err);
 	return r;
 }
 
 /* What a sweep found a group to be (struct isolate's sd_seen): its tasks,
- * and those below it, leave the isolated CPUs by affinity; and whether it
- * is named like a unit but is not PID 1's (not to ask systemd again). */
+ * and those below it, leave the isolated CPUs by affinity; whether it is
+ * named like a unit but is not PID 1's; or a unit systemd would not
+ * restrict, which keeps the CPUs (neither asked about again). */
 #define SEEN_AFFINITY 1u
 #define SEEN_NOT_UNIT 2u
+#define SEEN_STAYS 4u
 
 static void seen_put(struct strmap *seen, const char *group, size_t how)
 {
@@ -395,22 +397,23 @@ static void seen_put(struct strmap *seen, const char *group, size_t how)
 		e->value = how;
 }
 
-/* Is group, or a group above it, one whose tasks leave by affinity? */
-static bool seen_affinity(const struct isolate *m, const char *group)
+/* What the last sweep found group, or the nearest group above it, to be
+ * (SEEN_*); 0: nothing (a group made since). */
+static size_t seen_how(const struct isolate *m, const char *group)
 {
 	char g[PATH_MAX], *slash;
 	struct strmap_entry *e;
 
 	if (snprintf(g, sizeof(g), "%s", group) >= (int)sizeof(g))
-		return false;
+		return 0;
 	do {
-		if ((e = strmap_get(&m->sd_seen, g)) && (e->value & SEEN_AFFINITY))
-			return true;
+		if ((e = strmap_get(&m->sd_seen, g)))
+			return e->value;
 		slash = strrchr(g, '/');
 		if (slash)
 			*slash = '\0';
 	} while (slash && g[0]);
-	return false;
+	return 0;
 }
 
 /* Restrict every unit below group but those that hold kept groups, which
@@ -442,12 +445,24 @@ static int walk(struct isolate *m, const char *group, const struct keep *k, cons
 			continue;
 		}
 		if (kk == 0 && unit_iface(e->d_name)) {
-			if ((was = strmap_get(&m->sd_seen, child)) && (was->value & SEEN_NOT_UNIT))
-				how |= SEEN_NOT_UNIT;
-			else if ((r = restrict_unit(m, child, e->d_name, hk)) <= 0)
+			was = strmap_get(&m->sd_seen, child);
+			if (was && (was->value & SEEN_STAYS)) {
+				iso_stay(m, e->d_name);
+				seen_put(seen, child, SEEN_STAYS);
 				continue;
-			else
-				how |= SEEN_NOT_UNIT, r = 0;
+			}
+			if (was && (was->value & SEEN_NOT_UNIT)) {
+				how |= SEEN_NOT_UNIT;
+			} else if ((r = restrict_unit(m, child, e->d_name, hk)) == 2) {
+				seen_put(seen, child, SEEN_STAYS);
+				r = 0;
+				continue;
+			} else if (r <= 0) {
+				continue;
+			} else {
+				how |= SEEN_NOT_UNIT;
+				r = 0;
+			}
 		}
 		/* kept, not a unit (a delegated subtree's own group), or not PID 1's */
 		group_by_affinity(m, child, iso, true, 0);
@@ -568,7 +583,10 @@ void iso_sd_fork(struct isolate *m, pid_t tid)
 		return; /* born in a restricted unit, as it should */
 	/* a new task of a group the last sweep saw: this task alone, not a
 	 * sweep per fork (each costs a walk of the tree and calls to PID 1) */
-	if (seen_affinity(m, g)) {
+	size_t how = seen_how(m, g);
+	if (how & SEEN_STAYS)
+		return; /* a unit systemd would not restrict */
+	if (how & SEEN_AFFINITY) {
 		task_by_affinity(m, tid, &m->active);
 		return;
 	}
