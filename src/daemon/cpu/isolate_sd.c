@@ -11,9 +11,11 @@
  * group, as on v1. Each unit's AllowedCPUs= goes into the journal ("U ID
  * CPUS GROUP") before the call that changes it, and back on release. A
  * unit started later beside a managed one is restricted when its first
- * process is seen (the process events connector). Groups below a unit that systemd does not know (a
- * user manager's own units) are not units of PID 1: their tasks leave by
- * affinity.
+ * process is seen (the process events connector); a new task of a group
+ * already swept is moved alone. A directory is PID 1's unit only if that
+ * unit's ControlGroup is the directory: groups below a unit that PID 1
+ * does not manage (a user manager's units, anything a delegated subtree's
+ * owner made, whatever its name) leave by affinity, with their subtrees.
  *
  * Setting properties of other units needs root, or polkit's
  * org.freedesktop.systemd1.manage-units for the verb "set-property" (the
