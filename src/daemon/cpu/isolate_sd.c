@@ -299,6 +299,14 @@ static void settle(struct isolate *m, const cpu_set_t *iso)
 	registry_repin(m->registry);
 }
 
+/* What a sweep found a group to be (struct isolate's sd_seen): its tasks,
+ * and those below it, leave the isolated CPUs by affinity; whether it is
+ * named like a unit but is not PID 1's; or a unit systemd would not
+ * restrict, which keeps the CPUs (neither asked about again). */
+#define SEEN_AFFINITY 1u
+#define SEEN_NOT_UNIT 2u
+#define SEEN_STAYS 4u
+
 /* A call rtschedd stopped waiting for (sd-bus's method timeout): systemd
  * may still carry it out, when polkit answers it. */
 static bool no_answer(int r, const sd_bus_error *err)
@@ -332,9 +340,10 @@ static int unit_at(struct isolate *m, const char *unit, const char *group, sd_bu
 	return r;
 }
 
-/* AllowedCPUs=hk on the unit of group (once; again if hk changed); 1:
- * group is not PID 1's unit of that name, for the caller to sweep by
- * affinity; 2: systemd will not restrict it (it keeps the CPUs). */
+/* AllowedCPUs=hk on the unit of group (once; again if hk changed): 0 or
+ * -errno; SEEN_NOT_UNIT: group is not PID 1's unit of that name (the
+ * caller sweeps it by affinity); SEEN_STAYS: systemd will not restrict it
+ * (it keeps the CPUs). */
 static int restrict_unit(struct isolate *m, const char *group, const char *unit, const cpu_set_t *hk)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
@@ -349,7 +358,7 @@ static int restrict_unit(struct isolate *m, const char *group, const char *unit,
 		if ((r = get_allowed(m, unit, &has, &cpus, &err)) == 0 && CPU_EQUAL(&cpus, hk))
 			goto out;
 	} else if ((r = unit_at(m, unit, group, &err)) == 0) {
-		return 1; /* not one of PID 1's units (a user manager's, a user's directory) */
+		return SEEN_NOT_UNIT; /* a user manager's unit, a user's directory */
 	} else if (r < 0 || (r = get_allowed(m, unit, &has, &cpus, &err)) < 0) {
 		goto out;
 	}
@@ -376,19 +385,11 @@ out:
 		/* one unit that will not (a unit type without resource control) keeps the CPUs */
 		log_notice("isolation: %s keeps the isolated CPUs: systemd says %s", unit, err.message);
 		iso_stay(m, unit);
-		r = 2;
+		r = SEEN_STAYS;
 	}
 	sd_bus_error_free(&err);
 	return r;
 }
-
-/* What a sweep found a group to be (struct isolate's sd_seen): its tasks,
- * and those below it, leave the isolated CPUs by affinity; whether it is
- * named like a unit but is not PID 1's; or a unit systemd would not
- * restrict, which keeps the CPUs (neither asked about again). */
-#define SEEN_AFFINITY 1u
-#define SEEN_NOT_UNIT 2u
-#define SEEN_STAYS 4u
 
 static void seen_put(struct strmap *seen, const char *group, size_t how)
 {
@@ -418,6 +419,20 @@ static size_t seen_how(const struct isolate *m, const char *group)
 	return 0;
 }
 
+/* A directory named like a unit: restrict_unit()'s answer, or the last
+ * sweep's where it found the directory not PID 1's unit or one that stays. */
+static int unit_dir(struct isolate *m, const char *group, const char *unit, const cpu_set_t *hk)
+{
+	struct strmap_entry *was = strmap_get(&m->sd_seen, group);
+	size_t known = was ? was->value & (SEEN_NOT_UNIT | SEEN_STAYS) : 0;
+
+	if (!known)
+		return restrict_unit(m, group, unit, hk);
+	if (known & SEEN_STAYS)
+		iso_stay(m, unit);
+	return (int)known;
+}
+
 /* Restrict every unit below group but those that hold kept groups, which
  * are descended into (or, kept themselves, left with their tasks by
  * affinity). What is swept by affinity goes into seen. */
@@ -432,7 +447,6 @@ static int walk(struct isolate *m, const char *group, const struct keep *k, cons
 	if (kfile_path(p, sizeof(p), m->fs.mount, "%s", strcmp(group, "/") ? group : "/") < 0 || !(d = opendir(p)))
 		return -errno;
 	while ((e = readdir(d)) && r >= 0) {
-		struct strmap_entry *was;
 		size_t how = SEEN_AFFINITY;
 
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
@@ -447,24 +461,15 @@ static int walk(struct isolate *m, const char *group, const struct keep *k, cons
 			continue;
 		}
 		if (kk == 0 && unit_iface(e->d_name)) {
-			was = strmap_get(&m->sd_seen, child);
-			if (was && (was->value & SEEN_STAYS)) {
-				iso_stay(m, e->d_name);
-				seen_put(seen, child, SEEN_STAYS);
+			if ((r = unit_dir(m, child, e->d_name, hk)) <= 0)
+				continue; /* restricted (or refused: the walk ends) */
+			how = (size_t)r;
+			r = 0;
+			if (how == SEEN_STAYS) {
+				seen_put(seen, child, how);
 				continue;
 			}
-			if (was && (was->value & SEEN_NOT_UNIT)) {
-				how |= SEEN_NOT_UNIT;
-			} else if ((r = restrict_unit(m, child, e->d_name, hk)) == 2) {
-				seen_put(seen, child, SEEN_STAYS);
-				r = 0;
-				continue;
-			} else if (r <= 0) {
-				continue;
-			} else {
-				how |= SEEN_NOT_UNIT;
-				r = 0;
-			}
+			how |= SEEN_AFFINITY;
 		}
 		/* kept, not a unit (a delegated subtree's own group), or not PID 1's */
 		group_by_affinity(m, child, iso, true, 0);
@@ -514,10 +519,10 @@ static void unit_back(struct isolate *m, struct iso_rec *r)
 	char was[256] = "";
 	int e;
 
-	if (r->has_cpus)
-		cpulist_format(&r->cpus, was, sizeof(was));
 	if ((e = bus_open(m)) >= 0)
 		e = set_allowed(m, unit, r->has_cpus ? &r->cpus : NULL, &err);
+	if (e < 0 && r->has_cpus)
+		cpulist_format(&r->cpus, was, sizeof(was));
 	if (e < 0 && no_answer(e, &err))
 		log_notice("isolation: systemd did not answer within %d s about giving %s its AllowedCPUs= back; it may "
 			   "still do it, if not: systemctl set-property --runtime %s AllowedCPUs=%s",
